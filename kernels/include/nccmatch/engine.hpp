@@ -1,0 +1,48 @@
+// The nccmatch engine: normalized cross-correlation of 8-bit frames against a bank of templates.
+// No GStreamer inside; usable from any application. Backends (CPU, CUDA) sit behind one API.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch {
+
+enum class Backend { Auto, Cpu, Cuda };
+const char* backendName(Backend backend);
+
+// True when this build has the CUDA backend and a usable device is present; otherwise false and,
+// if `why` is given, the reason.
+bool cudaAvailable(std::string* why = nullptr);
+
+struct EngineOptions {
+  Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
+  int cudaDevice = -1;              // -1: the current/first device
+  int threads = 0;                  // CPU worker threads; 0: one per core
+};
+
+class Engine {
+ public:
+  static Status create(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+  virtual ~Engine() = default;
+
+  virtual Backend backend() const = 0;
+
+  // Replaces the template bank. Every template needs width, height >= 1 and width*height pixels.
+  // Per-bank preparation (statistics, layouts) happens here or on the next frame of a new size.
+  virtual Status setTemplates(std::vector<TemplateImage> bank) = 0;
+  virtual const std::vector<TemplateImage>& templates() const = 0;
+
+  // Matches one frame against the bank. Templates larger than the frame are skipped (best[i]
+  // empty). The frame's size may change from call to call.
+  virtual Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) = 0;
+
+  // The full score map of one template (width-w+1 by height-h+1, row-major), copied to the host.
+  // For tests and tools; match() never copies the map.
+  virtual Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
+                          std::vector<double>* map) = 0;
+};
+
+}  // namespace nccmatch

@@ -1,0 +1,69 @@
+#include "nccmatch/engine.hpp"
+
+#include <cstring>
+
+#include "cpu_engine.hpp"
+
+namespace nccmatch {
+
+#ifdef NCCMATCH_HAVE_CUDA
+// Defined in cuda_probe.cpp (and the CUDA backend), built only when CUDA is enabled.
+bool cudaDevicePresent(std::string* why);
+#endif
+#ifdef NCCMATCH_HAVE_CUDA_BACKEND
+Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+#endif
+
+namespace {
+const char* const kMethodNames[] = {"sqdiff", "sqdiff-normed", "ccorr",
+                                    "ccorr-normed", "ccoeff", "ccoeff-normed"};
+}
+
+const char* methodName(Method method) {
+  int m = static_cast<int>(method);
+  return (m >= 0 && m <= 5) ? kMethodNames[m] : "invalid";
+}
+
+bool parseMethod(const std::string& text, Method* method) {
+  for (int m = 0; m <= 5; ++m) {
+    if (text == kMethodNames[m] || text == std::to_string(m)) {
+      *method = static_cast<Method>(m);
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* backendName(Backend backend) {
+  switch (backend) {
+    case Backend::Auto: return "auto";
+    case Backend::Cpu: return "cpu";
+    case Backend::Cuda: return "cuda";
+  }
+  return "invalid";
+}
+
+bool cudaAvailable(std::string* why) {
+#if defined(NCCMATCH_HAVE_CUDA) && defined(NCCMATCH_HAVE_CUDA_BACKEND)
+  return cudaDevicePresent(why);
+#else
+  if (why) *why = "this build of nccmatch has no CUDA backend";
+  return false;
+#endif
+}
+
+Status Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  if (engine == nullptr) return Status::error("Engine::create: engine pointer is null");
+  if (options.threads < 0) return Status::error("Engine::create: threads must be >= 0");
+  std::string why;
+  bool haveCuda = options.backend != Backend::Cpu && cudaAvailable(&why);
+  if (options.backend == Backend::Cuda && !haveCuda)
+    return Status::error("CUDA backend requested but unavailable: " + why);
+#ifdef NCCMATCH_HAVE_CUDA_BACKEND
+  if (haveCuda) return createCudaEngine(options, engine);
+#endif
+  engine->reset(new CpuEngine(options.threads));
+  return Status();
+}
+
+}  // namespace nccmatch

@@ -1,0 +1,25 @@
+// Peak finding on one template's score map: threshold, local extrema, greedy non-maximum
+// suppression, max-matches, sub-pixel refinement. The reference every backend must reproduce.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "nccmatch/types.hpp"
+
+namespace nccmatch {
+
+// Intersection over union of two boxes.
+double boxIou(const Match& a, const Match& b);
+
+// Parabola through (−1, left), (0, centre), (+1, right): the offset of its vertex, in
+// [-0.5, 0.5]; 0 when the three points are collinear or a neighbour is missing.
+double parabolaOffset(double left, double centre, double right);
+
+// map is mapWidth x mapHeight, row-major. Appends this template's matches to *matches (best
+// first) and sets *best to the global best position (ties: smallest y, then x).
+void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth,
+               int templateHeight, uint32_t templateIndex, const MatchParams& params,
+               std::vector<Match>* matches, std::optional<Match>* best);
+
+}  // namespace nccmatch

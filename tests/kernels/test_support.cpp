@@ -1,0 +1,120 @@
+#include "test_support.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace nccmatch::test {
+
+uint64_t testSeed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("NCCMATCH_TEST_SEED");
+    uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("[ seed     ] NCCMATCH_TEST_SEED=%llu\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 gen(testSeed());
+  return gen;
+}
+
+namespace {
+uint8_t pixelFor(Fill fill, int x, int y, int w, int h, uint8_t flatValue, double phase) {
+  switch (fill) {
+    case Fill::Random: return uint8_t(rng()() & 0xff);
+    case Fill::Flat: return flatValue;
+    case Fill::Binary: return (rng()() & 1) ? 255 : 0;
+    case Fill::Smooth: {
+      // Bright, slowly varying: large sums that nearly cancel in the centred numerator.
+      double v = 200.0 + 20.0 * std::sin(phase + 6.0 * x / std::max(1, w)) * std::cos(4.0 * y / std::max(1, h));
+      return uint8_t(std::lround(v));
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+Image makeImage(int width, int height, Fill fill, std::size_t padding, uint8_t flatValue) {
+  Image img;
+  img.width = width;
+  img.height = height;
+  img.stride = std::size_t(width) + padding;
+  img.bytes.assign(img.stride * height, 0xA5);  // poison in the padding
+  double phase = std::uniform_real_distribution<double>(0, 6.28)(rng());
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) img.at(x, y) = pixelFor(fill, x, y, width, height, flatValue, phase);
+  return img;
+}
+
+TemplateImage cutTemplate(const Image& image, int x, int y, int width, int height, std::string name) {
+  TemplateImage t;
+  t.name = std::move(name);
+  t.width = width;
+  t.height = height;
+  t.pixels.resize(std::size_t(width) * height);
+  for (int ty = 0; ty < height; ++ty)
+    for (int tx = 0; tx < width; ++tx) t.pixels[std::size_t(ty) * width + tx] = image.at(x + tx, y + ty);
+  return t;
+}
+
+TemplateImage makeTemplate(int width, int height, Fill fill, std::string name, uint8_t flatValue) {
+  Image img = makeImage(width, height, fill, 0, flatValue);
+  return cutTemplate(img, 0, 0, width, height, std::move(name));
+}
+
+void paste(Image* image, const TemplateImage& t, int x, int y) {
+  for (int ty = 0; ty < t.height; ++ty)
+    for (int tx = 0; tx < t.width; ++tx) image->at(x + tx, y + ty) = t.pixels[std::size_t(ty) * t.width + tx];
+}
+
+double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y) {
+  const double n = double(t.width) * t.height;
+  double sumI = 0, sumT = 0, sumI2 = 0, sumT2 = 0, sumIT = 0, sqdiff = 0;
+  for (int ty = 0; ty < t.height; ++ty) {
+    for (int tx = 0; tx < t.width; ++tx) {
+      double i = image.at(x + tx, y + ty);
+      double v = t.pixels[std::size_t(ty) * t.width + tx];
+      sumI += i; sumT += v; sumI2 += i * i; sumT2 += v * v; sumIT += i * v;
+      sqdiff += (i - v) * (i - v);
+    }
+  }
+  // Centred sums straight from the definition: sum (I - mean I)(T - mean T) etc.
+  const double meanI = sumI / n, meanT = sumT / n;
+  double centredIT = 0, centredI2 = 0, centredT2 = 0;
+  for (int ty = 0; ty < t.height; ++ty) {
+    for (int tx = 0; tx < t.width; ++tx) {
+      double i = image.at(x + tx, y + ty) - meanI;
+      double v = t.pixels[std::size_t(ty) * t.width + tx] - meanT;
+      centredIT += i * v; centredI2 += i * i; centredT2 += v * v;
+    }
+  }
+  auto normalise = [](double num, double denomSq, double windowSq, double windowSum2, bool sqdiffNormed) {
+    // OpenCV: a window whose variance term is below min(0.5, 10*FLT_EPSILON*sum I^2) is flat.
+    double limit = std::min(0.5, 10.0 * FLT_EPSILON * windowSum2);
+    if (windowSq <= limit || denomSq <= 0) return sqdiffNormed ? 1.0 : 0.0;
+    double r = num / std::sqrt(denomSq);
+    if (std::fabs(r) < 1) return r;
+    return r > 0 ? 1.0 : -1.0;
+  };
+  switch (method) {
+    case Method::SqDiff: return sqdiff;
+    case Method::CCorr: return sumIT;
+    case Method::CCoeff: return centredIT;
+    case Method::SqDiffNormed: return normalise(sqdiff, sumI2 * sumT2, sumI2, sumI2, true);
+    case Method::CCorrNormed: return normalise(sumIT, sumI2 * sumT2, sumI2, sumI2, false);
+    case Method::CCoeffNormed:
+      if (centredT2 == 0) return 1.0;  // flat template: 1 everywhere (OpenCV CPU)
+      return normalise(centredIT, centredI2 * centredT2, centredI2, sumI2, false);
+  }
+  return 0;
+}
+
+std::string describe(int w, int h, std::size_t padding) {
+  return std::to_string(w) + "x" + std::to_string(h) + (padding ? " stride+" + std::to_string(padding) : "");
+}
+
+}  // namespace nccmatch::test

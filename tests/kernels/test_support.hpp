@@ -1,0 +1,42 @@
+// Shared helpers for the kernels tests: fresh random data (seed printed for reproduction),
+// padded frames, and the brute-force double-precision definitions of the six methods.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::test {
+
+// A generator seeded freshly per process (or from NCCMATCH_TEST_SEED); the seed is printed once.
+std::mt19937_64& rng();
+uint64_t testSeed();
+
+// An 8-bit image with a row stride >= width; the padding bytes hold a poison value so that a
+// kernel reading past the row shows up as a wrong result.
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::size_t stride = 0;
+  std::vector<uint8_t> bytes;
+  uint8_t& at(int x, int y) { return bytes[std::size_t(y) * stride + x]; }
+  uint8_t at(int x, int y) const { return bytes[std::size_t(y) * stride + x]; }
+  FrameView view() const { return FrameView{bytes.data(), width, height, stride, MemoryKind::Host}; }
+};
+
+enum class Fill { Random, Flat, Smooth, Binary };
+Image makeImage(int width, int height, Fill fill, std::size_t padding = 0, uint8_t flatValue = 77);
+TemplateImage cutTemplate(const Image& image, int x, int y, int width, int height, std::string name = "t");
+TemplateImage makeTemplate(int width, int height, Fill fill, std::string name = "t", uint8_t flatValue = 77);
+void paste(Image* image, const TemplateImage& t, int x, int y);
+
+// The definition of each method evaluated at one position with plain double loops
+// (no tables, no shortcuts), with OpenCV's CPU rules for flat windows and templates.
+double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y);
+
+std::string describe(int w, int h, std::size_t padding);
+
+}  // namespace nccmatch::test
