@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the whole GPU suite on a GPU host from binaries built elsewhere (no build here):
+# every gtest binary of the build folder, then every benchmark, then a short summary table.
+# Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to $OUT or ./gpu-logs.
+set -u
+build=${1:-build-gpu}
+logs=${OUT:-gpu-logs}
+mkdir -p "$logs"
+[ -f .gst/env.sh ] && source .gst/env.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+summary=()
+status=0
+for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort); do
+  name=$(basename "$t")
+  "$t" --gtest_brief=1 >"$logs/$name.log" 2>&1
+  rc=$?
+  ran=$(grep -Eo '\[==========\] [0-9]+ tests? from' "$logs/$name.log" | grep -Eo '[0-9]+' | head -1)
+  skipped=$(grep -Eo '\[  SKIPPED \] [0-9]+' "$logs/$name.log" | grep -Eo '[0-9]+$' | head -1)
+  summary+=("$(printf '%-28s %-4s ran=%-4s skipped=%s' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "${ran:-?}" "${skipped:-0}")")
+  if [ $rc != 0 ]; then status=1; tail -30 "$logs/$name.log"; fi
+done
+if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
+  for b in $(find "$build/bench" -maxdepth 1 -type f -name 'bench_*' -perm -u+x | sort); do
+    name=$(basename "$b")
+    "$b" >"$logs/$name.log" 2>&1
+    rc=$?
+    summary+=("$(printf '%-28s %-4s (table in %s)' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/$name.log")")
+    [ $rc != 0 ] && status=1
+    cat "$logs/$name.log"
+  done
+fi
+echo "===== GPU suite summary ====="
+printf '%s\n' "${summary[@]}"
+exit $status
