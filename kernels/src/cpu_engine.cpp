@@ -8,7 +8,7 @@
 
 namespace nccmatch {
 
-CpuEngine::CpuEngine(int threads) : pool_(threads) {}
+CpuEngine::CpuEngine(int threads, CpuPath path) : pool_(threads), path_(path) {}
 
 Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));

@@ -13,7 +13,7 @@ namespace nccmatch {
 
 class CpuEngine final : public Engine {
  public:
-  explicit CpuEngine(int threads);
+  CpuEngine(int threads, CpuPath path);
 
   Backend backend() const override { return Backend::Cpu; }
   Status setTemplates(std::vector<TemplateImage> bank) override;
@@ -27,6 +27,7 @@ class CpuEngine final : public Engine {
   void computeScores(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
 
   ThreadPool pool_;
+  CpuPath path_;  // only Reference exists so far; Auto resolves to it
   std::vector<TemplateImage> bank_;
   std::vector<TemplateStats> stats_;
   // Tables of the current frame; sized once per frame size.

@@ -43,6 +43,16 @@ const char* backendName(Backend backend) {
   return "invalid";
 }
 
+const char* cpuPathName(CpuPath path) {
+  switch (path) {
+    case CpuPath::Auto: return "auto";
+    case CpuPath::Reference: return "reference";
+    case CpuPath::Direct: return "direct";
+    case CpuPath::Fft: return "fft";
+  }
+  return "invalid";
+}
+
 bool cudaAvailable(std::string* why) {
 #if defined(NCCMATCH_HAVE_CUDA) && defined(NCCMATCH_HAVE_CUDA_BACKEND)
   return cudaDevicePresent(why);
@@ -62,7 +72,7 @@ Status Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* eng
 #ifdef NCCMATCH_HAVE_CUDA_BACKEND
   if (haveCuda) return createCudaEngine(options, engine);
 #endif
-  engine->reset(new CpuEngine(options.threads));
+  engine->reset(new CpuEngine(options.threads, options.cpuPath));
   return Status();
 }
 

@@ -14,6 +14,7 @@ std::unique_ptr<Engine> cpuEngine(int threads = 0) {
   EngineOptions o;
   o.backend = Backend::Cpu;
   o.threads = threads;
+  o.cpuPath = CpuPath::Reference;
   std::unique_ptr<Engine> e;
   Status s = Engine::create(o, &e);
   EXPECT_TRUE(s.ok()) << s.message();

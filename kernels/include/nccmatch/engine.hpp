@@ -17,10 +17,16 @@ const char* backendName(Backend backend);
 // if `why` is given, the reason.
 bool cudaAvailable(std::string* why = nullptr);
 
+// How the CPU backend computes sum(I*T). Reference is the exact, plain integer path that every
+// test uses as its oracle; Auto lets a measured cost model pick the fastest path per template.
+enum class CpuPath { Auto, Reference, Direct, Fft };
+const char* cpuPathName(CpuPath path);
+
 struct EngineOptions {
   Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
   int cudaDevice = -1;              // -1: the current/first device
   int threads = 0;                  // CPU worker threads; 0: one per core
+  CpuPath cpuPath = CpuPath::Auto;  // CPU backend only
 };
 
 class Engine {
