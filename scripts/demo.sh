@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12), builds, and runs the demo: a generated scene of moving
+# objects matched against templates cut from it; prints the matches and writes an annotated video.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+nccmatch_install_deps
+nccmatch_build "${BUILD_DIR:-build}"
+exec meson devenv -C "${BUILD_DIR:-build}" --workdir "$PWD" ./"${BUILD_DIR:-build}"/examples/nccmatch-demo "$@"

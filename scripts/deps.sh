@@ -1,0 +1,33 @@
+# Sourced by demo.sh and test.sh: installs the Debian 12 packages nccmatch needs, if missing.
+# As root it uses apt-get; otherwise it says exactly what to install and stops.
+nccmatch_packages=(
+  g++ meson ninja-build pkg-config libgtest-dev libfftw3-dev
+  libglib2.0-dev libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+)
+
+nccmatch_install_deps() {
+  local missing=()
+  local p
+  for p in "${nccmatch_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "nccmatch: missing Debian packages: ${missing[*]}" >&2
+    echo "nccmatch: install them with: sudo apt-get install -y ${missing[*]}" >&2
+    return 1
+  fi
+  echo "nccmatch: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures (once) and builds the folder given as $1.
+nccmatch_build() {
+  local build=$1
+  if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" || return 1
+  fi
+  ninja -C "$build" || return 1
+}
