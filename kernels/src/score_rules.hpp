@@ -17,7 +17,7 @@ struct TemplateStats {
   int64_t sum = 0;    // sum of T
   int64_t sumSq = 0;  // sum of T^2
   // n*sumSq - sum^2 (n^2 times the variance); 0 means a flat template.
-  __int128 centredSq() const { return (__int128)n * sumSq - (__int128)sum * sum; }
+  NCC_HOST_DEVICE __int128 centredSq() const { return (__int128)n * sumSq - (__int128)sum * sum; }
 };
 
 // OpenCV's normalisation step: num / t, where t == 0 marks a window treated as flat.

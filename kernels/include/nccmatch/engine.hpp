@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nccmatch/status.hpp"
@@ -22,11 +23,29 @@ bool cudaAvailable(std::string* why = nullptr);
 enum class CpuPath { Auto, Reference, Direct, Fft };
 const char* cpuPathName(CpuPath path);
 
+// How the CUDA backend computes sum(I*T): Spatial is the exact direct sum (packed 8-bit
+// integers), Fft correlates with the zero-mean template through cuFFT (float, 1e-4 on
+// ccoeff-normed), Auto lets the measured cost model pick per template and frame size.
+enum class CudaNumerator { Auto, Spatial, Fft };
+inline const char* cudaNumeratorName(CudaNumerator n) {
+  return n == CudaNumerator::Spatial ? "spatial" : n == CudaNumerator::Fft ? "fft" : "auto";
+}
+inline bool parseCudaNumerator(const std::string& text, CudaNumerator* n) {
+  for (CudaNumerator c : {CudaNumerator::Auto, CudaNumerator::Spatial, CudaNumerator::Fft}) {
+    if (text == cudaNumeratorName(c)) {
+      *n = c;
+      return true;
+    }
+  }
+  return false;
+}
+
 struct EngineOptions {
   Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
   int cudaDevice = -1;              // -1: the current/first device
   int threads = 0;                  // CPU worker threads; 0: one per core
   CpuPath cpuPath = CpuPath::Auto;  // CPU backend only
+  CudaNumerator cudaNumerator = CudaNumerator::Auto;  // CUDA backend only
 };
 
 class Engine {
