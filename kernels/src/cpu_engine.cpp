@@ -1,14 +1,22 @@
 #include "cpu_engine.hpp"
 
+#include <algorithm>
 #include <string>
 
+#include "cpu_cost_model.hpp"
+#include "cpu_numerator_direct.hpp"
+#include "cpu_score_centred.hpp"
 #include "nccmatch/sat.hpp"
 #include "peaks.hpp"
 #include "validate.hpp"
+#ifdef NCCMATCH_HAVE_FFTW
+#include "cpu_numerator_fft.hpp"
+#endif
 
 namespace nccmatch {
 
 CpuEngine::CpuEngine(int threads, CpuPath path) : pool_(threads), path_(path) {}
+CpuEngine::~CpuEngine() = default;
 
 Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
@@ -25,6 +33,7 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   }
   bank_ = std::move(bank);
   stats_ = std::move(stats);
+  ++bankGeneration_;
   return Status();
 }
 
@@ -35,10 +44,131 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
   const std::size_t n = std::size_t(frame.width) * frame.height;
   sat_.resize(n);
   satSq_.resize(n);
-  return buildSatCpu(frame.data, frame.stride, frame.width, frame.height, sat_.data(), satSq_.data());
+  NCC_RETURN_IF_ERROR(
+      buildSatCpu(frame.data, frame.stride, frame.width, frame.height, sat_.data(), satSq_.data()));
+  if (path_ == CpuPath::Fft && !cpuFftAvailable())
+    return Status::error("CPU path 'fft' needs FFTW3, and this build of nccmatch has none "
+                         "(configure with -Dfftw=enabled)");
+  resolved_.assign(bank_.size(), CpuPath::Reference);
+  std::vector<bool> useFft(bank_.size(), false);
+  bool anyFft = false;
+  for (std::size_t i = 0; i < bank_.size(); ++i) {
+    const TemplateImage& t = bank_[i];
+    if (t.width > frame.width || t.height > frame.height) continue;
+    resolved_[i] = resolveCpuPath(path_, frame.width, frame.height, t.width, t.height);
+    useFft[i] = resolved_[i] == CpuPath::Fft;
+    anyFft = anyFft || useFft[i];
+  }
+#ifdef NCCMATCH_HAVE_FFTW
+  if (anyFft) {
+    if (!fft_) fft_ = std::make_unique<FftNumerator>();
+    fft_->prepare(&bank_, bankGeneration_, useFft, frame.width, frame.height);
+    fft_->transformFrame(frame, sat_.data(), satSq_.data(), pool_);
+  }
+#else
+  (void)anyFft;
+#endif
+  return Status();
 }
 
 void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t templateIndex,
+                              double* out) {
+  switch (resolved_[templateIndex]) {
+    case CpuPath::Direct: return computeScoresDirect(frame, method, templateIndex, out);
+    case CpuPath::Fft: return computeScoresFft(frame, method, templateIndex, out);
+    default: return computeScoresReference(frame, method, templateIndex, out);
+  }
+}
+
+void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex,
+                                    double* out) {
+  const TemplateImage& t = bank_[templateIndex];
+  const TemplateStats& stats = stats_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
+  const int mapH = frame.height - t.height + 1;
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    std::vector<int64_t> cross(mapW);
+    std::vector<int32_t> scratch(mapW);
+    for (int y = yBegin; y < yEnd; ++y) {
+      directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
+      double* row = out + std::size_t(y) * mapW;
+      for (int x = 0; x < mapW; ++x) {
+        int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+        int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+        row[x] = scoreFromSums(method, stats, s1, s2, cross[x]);
+      }
+    }
+  });
+}
+
+void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t templateIndex,
+                                 double* out) {
+#ifdef NCCMATCH_HAVE_FFTW
+  const TemplateImage& t = bank_[templateIndex];
+  const TemplateStats& stats = stats_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
+  const int mapH = frame.height - t.height + 1;
+  centred_.resize(std::size_t(mapW) * mapH);
+  bound_.resize(centred_.size());
+  fft_->centredCross(templateIndex, pool_, centred_.data(), bound_.data());
+  // A normalised score moves by (numerator error) / denominator; where that could exceed this,
+  // the window's numerator is recomputed exactly (near-flat windows, seldom many).
+  constexpr double kMaxScoreError = 1e-6;
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    for (int y = yBegin; y < yEnd; ++y) {
+      double* row = out + std::size_t(y) * mapW;
+      const float* num = centred_.data() + std::size_t(y) * mapW;
+      const float* err = bound_.data() + std::size_t(y) * mapW;
+      for (int x = 0; x < mapW; ++x) {
+        int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+        int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+        CentredScore r = scoreFromCentred(method, stats, s1, s2, num[x]);
+        if (r.denominator > 0 && double(err[x]) > kMaxScoreError * r.denominator) {
+          int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
+          r.score = scoreFromSums(method, stats, s1, s2, c);
+        }
+        row[x] = r.score;
+      }
+    }
+  });
+#else
+  (void)frame, (void)method, (void)templateIndex, (void)out;
+#endif
+}
+
+double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex,
+                               int x, int y) const {
+  const TemplateImage& t = bank_[templateIndex];
+  int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+  int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+  int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
+  return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
+}
+
+// The FFT path's reported scores are made exact, and ties ordered as on the exact paths.
+void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+                              std::size_t firstMatch, FrameResult* result) const {
+  const TemplateImage& t = bank_[templateIndex];
+  const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
+  const double sign = lowerIsBetter(method) ? -1.0 : 1.0;
+  auto refine = [&](Match* m) {
+    m->score = exactScoreAt(frame, method, templateIndex, m->x, m->y);
+    const double g = sign * m->score;
+    auto good = [&](int x, int y) { return sign * exactScoreAt(frame, method, templateIndex, x, y); };
+    m->subX = m->x + (m->x > 0 && m->x + 1 < mapW ? parabolaOffset(good(m->x - 1, m->y), g, good(m->x + 1, m->y)) : 0.0);
+    m->subY = m->y + (m->y > 0 && m->y + 1 < mapH ? parabolaOffset(good(m->x, m->y - 1), g, good(m->x, m->y + 1)) : 0.0);
+  };
+  for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
+  if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
+  std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(),
+                   [&](const Match& a, const Match& b) {
+                     if (a.score != b.score) return sign * a.score > sign * b.score;
+                     if (a.y != b.y) return a.y < b.y;
+                     return a.x < b.x;
+                   });
+}
+
+void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,
                               double* out) {
   const TemplateImage& t = bank_[templateIndex];
   const TemplateStats& stats = stats_[templateIndex];
@@ -88,8 +218,10 @@ Status CpuEngine::match(const FrameView& frame, const MatchParams& params, Frame
     const int mapH = frame.height - t.height + 1;
     map_.resize(std::size_t(mapW) * mapH);
     computeScores(frame, params.method, i, map_.data());
+    const std::size_t firstMatch = result->matches.size();
     findPeaks(map_.data(), mapW, mapH, t.width, t.height, i, params, &result->matches,
               &result->best[i]);
+    if (resolved_[i] == CpuPath::Fft) refineMatches(frame, params.method, i, firstMatch, result);
   }
   return Status();
 }

@@ -1,5 +1,7 @@
-// The CPU backend: exact integer sums (int64 SATs, direct sum of I*T), double scores.
-// The oracle for every GPU test and the fallback when there is no GPU.
+// The CPU backend: exact integer window sums (int64 SATs) and double scores, with three ways to
+// compute the numerator sum(I*T): Reference (plain loops, the oracle for every test), Direct
+// (exact, vectorised) and Fft (tiled FFTW correlation with the zero-mean template). Auto picks
+// Direct or Fft per template with a measured cost model.
 #pragma once
 
 #include <memory>
@@ -11,9 +13,12 @@
 
 namespace nccmatch {
 
+class FftNumerator;
+
 class CpuEngine final : public Engine {
  public:
   CpuEngine(int threads, CpuPath path);
+  ~CpuEngine() override;
 
   Backend backend() const override { return Backend::Cpu; }
   Status setTemplates(std::vector<TemplateImage> bank) override;
@@ -22,18 +27,33 @@ class CpuEngine final : public Engine {
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                   std::vector<double>* map) override;
 
+  // The numerator path used for each template on the last frame (Auto resolved).
+  const std::vector<CpuPath>& resolvedPaths() const { return resolved_; }
+
  private:
   Status prepareFrame(const FrameView& frame);
   void computeScores(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresFft(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  double exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex, int x, int y) const;
+  void refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+                     std::size_t firstMatch, FrameResult* result) const;
 
   ThreadPool pool_;
-  CpuPath path_;  // only Reference exists so far; Auto resolves to it
+  CpuPath path_;
   std::vector<TemplateImage> bank_;
   std::vector<TemplateStats> stats_;
+  uint64_t bankGeneration_ = 0;
+  std::vector<CpuPath> resolved_;
   // Tables of the current frame; sized once per frame size.
   std::vector<int64_t> sat_;
   std::vector<int64_t> satSq_;
   std::vector<double> map_;
+  // The FFT path's float numerator and its per-window error bound.
+  std::vector<float> centred_;
+  std::vector<float> bound_;
+  std::unique_ptr<FftNumerator> fft_;
 };
 
 }  // namespace nccmatch

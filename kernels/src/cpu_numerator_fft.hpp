@@ -1,0 +1,52 @@
+// The FFT numerator of the CPU backend (FFTW3, single precision): sum of I*(T - mean T) over
+// every window, by overlap-save tiles. Template spectra are built once per bank and frame size;
+// the frame's tile spectra once per frame and shared by all templates of the same tile size.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nccmatch/types.hpp"
+#include "thread_pool.hpp"
+
+namespace nccmatch {
+
+// Tile size for one template on one frame size, chosen to minimise transform work.
+struct FftTiling {
+  int tileWidth = 0, tileHeight = 0;
+  // Work of one frame for this template, in FFT "points * log2(points)" units (forward + inverse).
+  double forwardWork = 0, inverseWork = 0;
+};
+FftTiling chooseFftTiling(int frameWidth, int frameHeight, int templateWidth, int templateHeight);
+
+class FftNumerator {
+ public:
+  FftNumerator();
+  ~FftNumerator();
+  FftNumerator(const FftNumerator&) = delete;
+  FftNumerator& operator=(const FftNumerator&) = delete;
+
+  // Plans tiles and computes template spectra for the templates flagged in useFft; cheap when
+  // neither the bank nor the frame size changed since the last call.
+  void prepare(const std::vector<TemplateImage>* bank, uint64_t bankGeneration,
+               const std::vector<bool>& useFft, int frameWidth, int frameHeight);
+  // Forward transforms of the frame's tiles. sat/satSq: the frame's int64 tables.
+  void transformFrame(const FrameView& frame, const int64_t* sat, const int64_t* satSq,
+                      ThreadPool& pool);
+  // out[y * mapW + x] = sum I*(T - mean T) at window (x, y), in float arithmetic; bound[...] an
+  // upper estimate of its rounding error, per window (constant over a tile).
+  void centredCross(uint32_t templateIndex, ThreadPool& pool, float* out, float* bound);
+
+ private:
+  struct Group;
+  struct TemplateSpectrum;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::vector<std::unique_ptr<TemplateSpectrum>> templates_;
+  const std::vector<TemplateImage>* bank_ = nullptr;
+  uint64_t bankGeneration_ = ~uint64_t(0);
+  std::vector<bool> useFft_;
+  int frameWidth_ = 0, frameHeight_ = 0;
+};
+
+}  // namespace nccmatch
