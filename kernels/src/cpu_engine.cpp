@@ -160,12 +160,16 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
   };
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
-  std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(),
-                   [&](const Match& a, const Match& b) {
-                     if (a.score != b.score) return sign * a.score > sign * b.score;
-                     if (a.y != b.y) return a.y < b.y;
-                     return a.x < b.x;
-                   });
+  auto better = [&](const Match& a, const Match& b) {
+    if (a.score != b.score) return sign * a.score > sign * b.score;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  };
+  std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(), better);
+  // Exact ties (copies of the template) go to the first in raster order, as on the exact paths.
+  std::optional<Match>& best = result->best[templateIndex];
+  if (best && result->matches.size() > firstMatch && better(result->matches[firstMatch], *best))
+    best = result->matches[firstMatch];
 }
 
 void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,

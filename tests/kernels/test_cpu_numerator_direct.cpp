@@ -1,0 +1,141 @@
+// The Direct numerator: exact sums of I*T per map row against plain loops, and the Direct engine
+// path against the Reference engine (identical maps for all six methods, identical matches).
+#include <gtest/gtest.h>
+
+#include "cpu_numerator_direct.hpp"
+#include "nccmatch/engine.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+std::unique_ptr<Engine> cpuEngine(CpuPath path, int threads = 0) {
+  EngineOptions o;
+  o.backend = Backend::Cpu;
+  o.threads = threads;
+  o.cpuPath = path;
+  std::unique_ptr<Engine> e;
+  Status s = Engine::create(o, &e);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return e;
+}
+
+struct DirectCase {
+  int frameW, frameH;
+  int tplW, tplH;
+  std::size_t padding;
+  Fill frameFill, tplFill;
+};
+
+std::ostream& operator<<(std::ostream& os, const DirectCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
+            << " fills " << int(c.frameFill) << "/" << int(c.tplFill);
+}
+
+class DirectNumerator : public ::testing::TestWithParam<DirectCase> {};
+
+TEST_P(DirectNumerator, RowSumsAreExact) {
+  const DirectCase c = GetParam();
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  std::vector<int32_t> scratch(mapW);
+  std::vector<int64_t> cross(mapW);
+  for (int y = 0; y < mapH; ++y) {
+    directCrossRow(img.bytes.data(), img.stride, mapW, y, t, scratch.data(), cross.data());
+    for (int x = 0; x < mapW; ++x) {
+      int64_t want = 0;
+      for (int ty = 0; ty < t.height; ++ty)
+        for (int tx = 0; tx < t.width; ++tx)
+          want += int64_t(img.at(x + tx, y + ty)) * t.pixels[std::size_t(ty) * t.width + tx];
+      ASSERT_EQ(cross[x], want) << "at " << x << "," << y << " " << c;
+      ASSERT_EQ(directCrossAt(img.bytes.data(), img.stride, x, y, t), want) << "at " << x << "," << y;
+    }
+  }
+}
+
+TEST_P(DirectNumerator, EngineMapsEqualReference) {
+  const DirectCase c = GetParam();
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  auto reference = cpuEngine(CpuPath::Reference);
+  auto direct = cpuEngine(CpuPath::Direct);
+  ASSERT_TRUE(reference->setTemplates({t}).ok());
+  ASSERT_TRUE(direct->setTemplates({t}).ok());
+  for (int m = 0; m <= 5; ++m) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(reference->scoreMap(img.view(), Method(m), 0, &want).ok());
+    Status s = direct->scoreMap(img.view(), Method(m), 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got, want) << methodName(Method(m)) << " " << c;
+  }
+  // A spot check against the definition itself, not only against the other engine.
+  std::vector<double> got;
+  ASSERT_TRUE(direct->scoreMap(img.view(), Method::CCoeffNormed, 0, &got).ok());
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  EXPECT_NEAR(got.back(), bruteForceScore(img, t, Method::CCoeffNormed, mapW - 1, mapH - 1), 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, DirectNumerator, ::testing::Values(
+    //         frame      template  pad  frame fill     template fill
+    DirectCase{1, 1,      1, 1,     0,   Fill::Random, Fill::Random},
+    DirectCase{9, 7,      1, 1,     3,   Fill::Random, Fill::Random},
+    DirectCase{13, 11,    13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
+    DirectCase{70, 9,     3, 5,     1,   Fill::Random, Fill::Random},   // width % 4 == 3 taps left over
+    DirectCase{67, 33,    33, 8,    7,   Fill::Binary, Fill::Binary},   // 255*255 products everywhere
+    DirectCase{97, 41,    17, 13,   5,   Fill::Smooth, Fill::Smooth},
+    DirectCase{40, 30,    8, 8,     0,   Fill::Flat,   Fill::Random},   // every window flat
+    DirectCase{40, 30,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
+    DirectCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
+    DirectCase{300, 140,  260, 130, 0,   Fill::Binary, Fill::Binary})); // two int32 flushes (127 rows + 3)
+
+// Taller than one int32 flush (rows * width * 255^2 must stay below 2^31).
+TEST(DirectNumerator, TallWideTemplatesFlushBeforeOverflow) {
+  Image img = makeImage(300, 260, Fill::Binary, 4);
+  TemplateImage t = makeTemplate(290, 250, Fill::Binary);
+  for (auto& v : t.pixels) v = 255;
+  for (auto& v : img.bytes) v = 255;
+  const int mapW = 11;
+  std::vector<int32_t> scratch(mapW);
+  std::vector<int64_t> cross(mapW);
+  directCrossRow(img.bytes.data(), img.stride, mapW, 3, t, scratch.data(), cross.data());
+  for (int x = 0; x < mapW; ++x) ASSERT_EQ(cross[x], int64_t(290) * 250 * 255 * 255);
+}
+
+TEST(DirectEngine, MatchesEqualReference) {
+  Image img = makeImage(203, 117, Fill::Random, 5);
+  TemplateImage a = makeTemplate(16, 12, Fill::Random, "a");
+  TemplateImage b = makeTemplate(9, 21, Fill::Random, "b");
+  TemplateImage c = makeTemplate(1, 1, Fill::Random, "c");
+  paste(&img, a, 17, 33);
+  paste(&img, a, 150, 90);
+  paste(&img, b, 70, 5);
+  auto reference = cpuEngine(CpuPath::Reference);
+  auto direct = cpuEngine(CpuPath::Direct, 3);
+  ASSERT_TRUE(reference->setTemplates({a, b, c}).ok());
+  ASSERT_TRUE(direct->setTemplates({a, b, c}).ok());
+  for (int m = 0; m <= 5; ++m) {
+    MatchParams p;
+    p.method = Method(m);
+    p.threshold = m == 0 ? 0.0 : (m == 1 ? 1e-9 : 0.99);
+    p.maxMatches = 5;
+    FrameResult want, got;
+    ASSERT_TRUE(reference->match(img.view(), p, &want).ok());
+    ASSERT_TRUE(direct->match(img.view(), p, &got).ok());
+    ASSERT_EQ(got.matches.size(), want.matches.size()) << methodName(p.method);
+    for (std::size_t k = 0; k < want.matches.size(); ++k) {
+      EXPECT_EQ(got.matches[k].x, want.matches[k].x);
+      EXPECT_EQ(got.matches[k].y, want.matches[k].y);
+      EXPECT_EQ(got.matches[k].score, want.matches[k].score);
+      EXPECT_EQ(got.matches[k].subX, want.matches[k].subX);
+    }
+    for (std::size_t i = 0; i < want.best.size(); ++i) {
+      ASSERT_TRUE(got.best[i] && want.best[i]);
+      EXPECT_EQ(got.best[i]->x, want.best[i]->x);
+      EXPECT_EQ(got.best[i]->y, want.best[i]->y);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nccmatch::test
