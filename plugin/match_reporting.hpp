@@ -1,0 +1,42 @@
+// Turns the engine's matches into what the element hands on: GstVideoRegionOfInterestMeta on the
+// buffer and the `template_match` / `nccmatch` element message structures.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <string>
+#include <vector>
+
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::plugin {
+
+// templatematch's `result`: the minimum for sqdiff, 1 - minimum for sqdiff-normed, else the maximum.
+double templateMatchResult(double bestScore, nccmatch::Method method);
+
+// templatematch's message: "template_match" with uint x, y, width, height and double result.
+GstStructure* makeTemplateMatchStructure(const nccmatch::Match& best, nccmatch::Method method);
+
+struct FrameTiming {
+  GstClockTime timestamp = GST_CLOCK_TIME_NONE;
+  GstClockTime streamTime = GST_CLOCK_TIME_NONE;
+  GstClockTime runningTime = GST_CLOCK_TIME_NONE;
+  GstClockTime duration = GST_CLOCK_TIME_NONE;
+};
+
+// One `match` structure: template (uint), name (string), x, y, width, height (uint), score, sub-x,
+// sub-y (double). `names` holds the bank's template names by index.
+GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector<std::string>& names);
+
+// "nccmatch": timestamp, stream-time, running-time, duration (guint64, GST_CLOCK_TIME_NONE when
+// unknown) and matches (a GstValueList of `match` structures, possibly empty).
+GstStructure* makeNccMatchStructure(const std::vector<nccmatch::Match>& matches,
+                                    const std::vector<std::string>& names, const FrameTiming& timing);
+
+// Adds one GstVideoRegionOfInterestMeta per match (roi_type = template name) with a parameter
+// structure "nccmatch": score (double), template (uint), sub-x, sub-y (double). `buffer` must be
+// writable.
+void attachRoiMetas(GstBuffer* buffer, const std::vector<nccmatch::Match>& matches,
+                    const std::vector<std::string>& names);
+
+}  // namespace nccmatch::plugin

@@ -1,0 +1,44 @@
+#include "nccmatch_settings.hpp"
+
+namespace nccmatch::plugin {
+
+nccmatch::MatchParams Settings::matchParams() const {
+  nccmatch::MatchParams params;
+  params.method = method;
+  params.threshold = threshold;
+  params.maxMatches = maxMatches;
+  params.nmsIou = nmsIou;
+  return params;
+}
+
+namespace {
+bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+}  // namespace
+
+std::vector<std::string> parseTemplateList(const char* text) {
+  std::vector<std::string> files;
+  if (text == nullptr) return files;
+  std::string all(text);
+  std::size_t begin = 0;
+  while (begin <= all.size()) {
+    std::size_t end = all.find(',', begin);
+    if (end == std::string::npos) end = all.size();
+    std::size_t first = begin, last = end;
+    while (first < last && isBlank(all[first])) ++first;
+    while (last > first && isBlank(all[last - 1])) --last;
+    if (last > first) files.push_back(all.substr(first, last - first));
+    begin = end + 1;
+  }
+  return files;
+}
+
+std::string joinTemplateList(const std::vector<std::string>& files) {
+  std::string joined;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i > 0) joined += ",";
+    joined += files[i];
+  }
+  return joined;
+}
+
+}  // namespace nccmatch::plugin

@@ -1,0 +1,45 @@
+// The element's settings: written by property setters under the object lock, copied out once per
+// frame by the streaming thread so that a frame is processed with one consistent set of values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nccmatch/engine.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::plugin {
+
+inline constexpr nccmatch::Method kDefaultMethod = nccmatch::Method::CCoeffNormed;
+inline constexpr bool kDefaultDisplay = true;
+inline constexpr double kDefaultThreshold = 0.8;
+inline constexpr int kDefaultMaxMatches = 1;
+inline constexpr double kDefaultNmsIou = 0.3;
+inline constexpr bool kDefaultPostMessages = true;
+inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
+
+struct Settings {
+  // Template image files, in bank order (template index = position here).
+  std::vector<std::string> templateFiles;
+  // Bumped by every set of `template`/`templates`; the streaming thread reloads the bank when the
+  // generation it loaded differs, so setting the same file again also reloads it (as templatematch).
+  uint64_t templatesGeneration = 0;
+  nccmatch::Method method = kDefaultMethod;
+  bool display = kDefaultDisplay;
+  double threshold = kDefaultThreshold;
+  int maxMatches = kDefaultMaxMatches;
+  double nmsIou = kDefaultNmsIou;
+  bool postMessages = kDefaultPostMessages;
+  nccmatch::Backend device = kDefaultDevice;
+
+  nccmatch::MatchParams matchParams() const;
+};
+
+// Splits the `templates` property value at commas; surrounding blanks and empty entries are dropped.
+// A null or empty text gives an empty list.
+std::vector<std::string> parseTemplateList(const char* text);
+// The inverse, for reading the property back: entries joined by ",".
+std::string joinTemplateList(const std::vector<std::string>& files);
+
+}  // namespace nccmatch::plugin

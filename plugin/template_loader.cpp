@@ -1,0 +1,155 @@
+#include "template_loader.hpp"
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <cstring>
+#include <memory>
+
+namespace nccmatch::plugin {
+
+namespace {
+
+// How long a file may take to produce its first decoded image.
+constexpr GstClockTime kDecodeTimeout = 10 * GST_SECOND;
+
+struct PipelineDeleter {
+  void operator()(GstElement* pipeline) const {
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+};
+using PipelinePtr = std::unique_ptr<GstElement, PipelineDeleter>;
+
+bool fail(TemplateLoadError* error, TemplateLoadFailure kind, const std::string& path,
+          const std::string& reason) {
+  if (error != nullptr) {
+    error->kind = kind;
+    error->file = path;
+    error->message = "template file '" + path + "': " + reason;
+  }
+  return false;
+}
+
+std::string errorText(GstMessage* message) {
+  GError* gerror = nullptr;
+  gchar* debug = nullptr;
+  gst_message_parse_error(message, &gerror, &debug);
+  std::string text = gerror != nullptr ? gerror->message : "unknown error";
+  g_clear_error(&gerror);
+  g_free(debug);
+  return text;
+}
+
+// Copies the luma plane of a GRAY8 sample row by row (the sample's stride may exceed its width).
+bool copySample(GstSample* sample, const std::string& path, nccmatch::TemplateImage* image,
+                TemplateLoadError* error) {
+  GstVideoInfo info;
+  GstCaps* caps = gst_sample_get_caps(sample);
+  GstBuffer* buffer = gst_sample_get_buffer(sample);
+  if (caps == nullptr || buffer == nullptr || !gst_video_info_from_caps(&info, caps))
+    return fail(error, TemplateLoadFailure::Undecodable, path, "the decoder produced no usable image");
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ))
+    return fail(error, TemplateLoadFailure::Undecodable, path, "could not map the decoded image");
+  int width = GST_VIDEO_FRAME_WIDTH(&frame);
+  int height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  const auto* data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  std::size_t stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0);
+  image->name = templateNameFromPath(path);
+  image->width = width;
+  image->height = height;
+  image->pixels.resize(std::size_t(width) * height);
+  for (int y = 0; y < height; ++y)
+    std::memcpy(image->pixels.data() + std::size_t(y) * width, data + y * stride, width);
+  gst_video_frame_unmap(&frame);
+  return true;
+}
+
+}  // namespace
+
+std::string templateNameFromPath(const std::string& path) {
+  gchar* base = g_path_get_basename(path.c_str());
+  std::string name(base);
+  g_free(base);
+  std::size_t dot = name.rfind('.');
+  if (dot != std::string::npos && dot > 0) name.erase(dot);
+  return name;
+}
+
+bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error) {
+  if (path.empty()) return fail(error, TemplateLoadFailure::NotFound, path, "the file name is empty");
+  if (!g_file_test(path.c_str(), G_FILE_TEST_EXISTS))
+    return fail(error, TemplateLoadFailure::NotFound, path, "no such file");
+  if (g_file_test(path.c_str(), G_FILE_TEST_IS_DIR))
+    return fail(error, TemplateLoadFailure::Unreadable, path, "it is a directory, not an image file");
+  FILE* probe = std::fopen(path.c_str(), "rb");
+  if (probe == nullptr) return fail(error, TemplateLoadFailure::Unreadable, path, "cannot be opened for reading");
+  char magic[2] = {0, 0};
+  std::size_t magicBytes = std::fread(magic, 1, 2, probe);
+  std::fclose(probe);
+  // GStreamer's type finder needs more bytes than a tiny PNM image (e.g. a 2x2 PGM) has, so PNM
+  // files (magic "P1".."P6") go straight to pnmdec; everything else is typefound by decodebin.
+  bool pnm = magicBytes == 2 && magic[0] == 'P' && magic[1] >= '1' && magic[1] <= '6';
+  std::string description = std::string("filesrc name=src ! ") + (pnm ? "pnmdec" : "decodebin") +
+                            " ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=sink sync=false max-buffers=1";
+
+  GError* parseError = nullptr;
+  GstElement* raw = gst_parse_launch(description.c_str(), &parseError);
+  if (raw == nullptr || parseError != nullptr) {
+    std::string why = parseError != nullptr ? parseError->message : "unknown reason";
+    g_clear_error(&parseError);
+    if (raw != nullptr) gst_object_unref(raw);
+    return fail(error, TemplateLoadFailure::Undecodable, path,
+                "cannot build the decoding pipeline (" + why + "); are gst-plugins-base installed?");
+  }
+  PipelinePtr pipeline(raw);
+  GstElement* src = gst_bin_get_by_name(GST_BIN(raw), "src");
+  g_object_set(src, "location", path.c_str(), nullptr);
+  gst_object_unref(src);
+
+  // Preroll: the appsink holds the first decoded image once the pipeline reaches PAUSED.
+  if (gst_element_set_state(raw, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE) {
+    GstBus* bus = gst_element_get_bus(raw);
+    GstMessage* message = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+    std::string why = message != nullptr ? errorText(message) : "the decoder refused to start";
+    if (message != nullptr) gst_message_unref(message);
+    gst_object_unref(bus);
+    return fail(error, TemplateLoadFailure::Undecodable, path, "not a decodable image (" + why + ")");
+  }
+  GstBus* bus = gst_element_get_bus(raw);
+  GstMessage* message = gst_bus_timed_pop_filtered(
+      bus, kDecodeTimeout,
+      static_cast<GstMessageType>(GST_MESSAGE_ASYNC_DONE | GST_MESSAGE_ERROR | GST_MESSAGE_EOS));
+  gst_object_unref(bus);
+  if (message == nullptr)
+    return fail(error, TemplateLoadFailure::Undecodable, path, "no image was decoded within 10 seconds");
+  GstMessageType type = GST_MESSAGE_TYPE(message);
+  std::string why = type == GST_MESSAGE_ERROR ? errorText(message) : "";
+  gst_message_unref(message);
+  if (type == GST_MESSAGE_ERROR)
+    return fail(error, TemplateLoadFailure::Undecodable, path, "not a decodable image (" + why + ")");
+  if (type == GST_MESSAGE_EOS)
+    return fail(error, TemplateLoadFailure::Undecodable, path, "the file holds no image");
+
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(raw), "sink");
+  GstSample* sample = gst_app_sink_try_pull_preroll(GST_APP_SINK(sink), 0);
+  gst_object_unref(sink);
+  if (sample == nullptr)
+    return fail(error, TemplateLoadFailure::Undecodable, path, "the decoder produced no image");
+  bool copied = copySample(sample, path, image, error);
+  gst_sample_unref(sample);
+  return copied;
+}
+
+bool loadTemplateBank(const std::vector<std::string>& paths, std::vector<nccmatch::TemplateImage>* bank,
+                      TemplateLoadError* error) {
+  std::vector<nccmatch::TemplateImage> loaded(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    if (!loadTemplateFile(paths[i], &loaded[i], error)) return false;
+  *bank = std::move(loaded);
+  return true;
+}
+
+}  // namespace nccmatch::plugin

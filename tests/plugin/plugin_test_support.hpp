@@ -1,0 +1,70 @@
+// Shared helpers for the plugin tests: GStreamer set-up, temporary folders, template files written
+// by the tests themselves (PGM bytes or GStreamer's pngenc), and video frames with known layouts.
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <string>
+#include <vector>
+
+#include "nccmatch/types.hpp"
+#include "test_support.hpp"  // tests/kernels: rng(), Image, makeTemplate(), paste()
+
+namespace nccmatch::test {
+
+// gst_init once, and makes the built plugin findable (its build folder is scanned when the
+// element is not yet registered, so the binary also runs outside `meson test`).
+void initGstreamer();
+
+// A fresh folder under the system temp dir, removed with its files on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path(const std::string& fileName) const;
+
+ private:
+  std::string dir_;
+};
+
+void writePgm(const std::string& path, const TemplateImage& image);
+// Encodes through appsrc ! pngenc ! filesink.
+void writePng(const std::string& path, const TemplateImage& image);
+void writeBytes(const std::string& path, const std::vector<uint8_t>& bytes);
+
+// Where the planes of a frame buffer lie.
+struct FrameLayout {
+  GstVideoFormat format = GST_VIDEO_FORMAT_GRAY8;
+  int width = 0;
+  int height = 0;
+  gsize offset[GST_VIDEO_MAX_PLANES] = {};
+  gint stride[GST_VIDEO_MAX_PLANES] = {};
+  gsize size = 0;
+  bool videoMeta = false;  // the layout travels as GstVideoMeta (custom strides)
+};
+
+// GStreamer's default layout for the caps (no video meta), or, when lumaPadding > 0, every plane's
+// stride widened by lumaPadding bytes and described by a GstVideoMeta.
+FrameLayout makeLayout(GstVideoFormat format, int width, int height, int lumaPadding);
+GstCaps* capsFor(const FrameLayout& layout);
+
+inline constexpr uint8_t kPoison = 0xA5;  // padding bytes; the element must never change them
+
+// A buffer whose luma plane holds `luma` (width x height of the layout), chroma 128 and poison in
+// all padding bytes.
+GstBuffer* makeFrame(const FrameLayout& layout, const Image& luma);
+// The luma plane of `buffer`, padding included (stride = the layout's luma stride).
+Image readLuma(GstBuffer* buffer, const FrameLayout& layout);
+
+// Messages of one type (e.g. GST_MESSAGE_ELEMENT) waiting on `bus`, popped in order.
+std::vector<GstMessage*> popMessages(GstBus* bus, GstMessageType type);
+void unrefMessages(std::vector<GstMessage*>* messages);
+// Element messages whose structure has this name.
+std::vector<const GstStructure*> structuresNamed(const std::vector<GstMessage*>& messages, const char* name);
+// The text of an error or warning message.
+std::string messageText(GstMessage* message);
+
+}  // namespace nccmatch::test
