@@ -64,6 +64,21 @@ FftwBuffer<T> fftwAlloc(std::size_t n) {
   return FftwBuffer<T>(static_cast<T*>(fftwf_malloc(sizeof(T) * std::max<std::size_t>(n, 1))));
 }
 
+// Per-thread work buffers that persist across frames (the pool's threads live as long as the
+// engine): large fftwf_malloc blocks are fresh mmaps, and their page faults cost more than a
+// small tile's transform.
+template <typename T>
+T* threadBuffer(std::size_t n, int which) {
+  thread_local FftwBuffer<float> buffers[2];
+  thread_local std::size_t sizes[2] = {0, 0};
+  const std::size_t bytes = sizeof(T) * n;
+  if (sizes[which] < bytes) {
+    buffers[which] = fftwAlloc<float>((bytes + sizeof(float) - 1) / sizeof(float));
+    sizes[which] = bytes;
+  }
+  return reinterpret_cast<T*>(buffers[which].get());
+}
+
 }  // namespace
 
 FftTiling chooseFftTiling(int frameWidth, int frameHeight, int templateWidth, int templateHeight) {
@@ -213,7 +228,7 @@ void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
     Group& G = *gp;
     const int tiles = G.tilesX * G.tilesY;
     pool.parallelFor(tiles, [&](int begin, int end) {
-      auto real = fftwAlloc<float>(std::size_t(G.tileWidth) * G.tileHeight);
+      float* const realBuffer = threadBuffer<float>(std::size_t(G.tileWidth) * G.tileHeight, 0);
       for (int tile = begin; tile < end; ++tile) {
         const int x0 = (tile % G.tilesX) * G.stepX, y0 = (tile / G.tilesX) * G.stepY;
         const int x1 = std::min(frame.width, x0 + G.tileWidth);
@@ -227,7 +242,7 @@ void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
         const double o = offset;
         G.offset[tile] = offset;
         G.norm[tile] = std::sqrt(std::max(0.0, double(s2) - 2.0 * o * double(s1) + o * o * n));
-        float* dst = real.get();
+        float* dst = realBuffer;
         for (int y = y0; y < y0 + G.tileHeight; ++y, dst += G.tileWidth) {
           if (y >= y1) {
             std::fill(dst, dst + G.tileWidth, 0.f);
@@ -238,7 +253,7 @@ void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
           for (; x < x1; ++x) dst[x - x0] = float(src[x]) - offset;
           std::fill(dst + (x1 - x0), dst + G.tileWidth, 0.f);
         }
-        fftwf_execute_dft_r2c(G.forward, real.get(), G.spectra.get() + G.slot * tile);
+        fftwf_execute_dft_r2c(G.forward, realBuffer, G.spectra.get() + G.slot * tile);
       }
     });
   }
@@ -257,8 +272,8 @@ void FftNumerator::centredCross(uint32_t templateIndex, ThreadPool& pool, float*
   const double points = double(G.tileWidth) * G.tileHeight;
   const double errorScale = 16.0 * FLT_EPSILON * std::sqrt(std::log2(std::max(2.0, points)) / points) * S.norm;
   pool.parallelFor(tilesX * tilesY, [&](int begin, int end) {
-    auto product = fftwAlloc<fftwf_complex>(G.slot);
-    auto real = fftwAlloc<float>(std::size_t(G.tileWidth) * G.tileHeight);
+    fftwf_complex* const product = threadBuffer<fftwf_complex>(G.slot, 0);
+    float* const real = threadBuffer<float>(std::size_t(G.tileWidth) * G.tileHeight, 1);
     for (int k = begin; k < end; ++k) {
       const int tx = k % tilesX, ty = k / tilesX;
       const int tile = ty * G.tilesX + tx;
@@ -269,12 +284,12 @@ void FftNumerator::centredCross(uint32_t templateIndex, ThreadPool& pool, float*
         product[i][0] = a[i][0] * b[i][0] - a[i][1] * b[i][1];
         product[i][1] = a[i][0] * b[i][1] + a[i][1] * b[i][0];
       }
-      fftwf_execute_dft_c2r(G.inverse, product.get(), real.get());
+      fftwf_execute_dft_c2r(G.inverse, product, real);
       const float err = float(errorScale * G.norm[tile]);
       const int x0 = tx * G.stepX, y0 = ty * G.stepY;
       const int x1 = std::min(mapW, x0 + G.stepX), y1 = std::min(mapH, y0 + G.stepY);
       for (int y = y0; y < y1; ++y) {
-        const float* src = real.get() + std::size_t(y - y0) * G.tileWidth - x0;
+        const float* src = real + std::size_t(y - y0) * G.tileWidth - x0;
         float* dst = out + std::size_t(y) * mapW;
         float* dstBound = bound + std::size_t(y) * mapW;
         for (int x = x0; x < x1; ++x) {

@@ -1,0 +1,160 @@
+// CPU backend benchmark: per-frame time of match() on each CPU path (Reference, Direct, Fft,
+// Auto) next to OpenCV's cv::matchTemplate (TM_CCOEFF_NORMED + minMaxLoc, same thread count),
+// measured in the same run. Medians of repeated frames after a warm-up. Prints a markdown table.
+//   bench_cpu [--reps N] [--threads N] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu_cost_model.hpp"
+#include "nccmatch/engine.hpp"
+
+#ifdef NCCMATCH_HAVE_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+using namespace nccmatch;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double medianMs(int reps, const std::function<void()>& run) {
+  run();  // warm-up: plans, spectra, caches
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = Clock::now();
+    run();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// A camera-like frame: smooth shading plus texture and noise (flat, textured and noisy areas).
+std::vector<uint8_t> makeFrame(int w, int h, std::mt19937& gen) {
+  std::vector<uint8_t> f(std::size_t(w) * h);
+  std::normal_distribution<double> noise(0, 6);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double v = 110 + 60 * std::sin(x * 0.013) * std::cos(y * 0.021) +
+                 40 * std::sin(x * 0.31 + y * 0.17) * (x > w / 2) + noise(gen);
+      f[std::size_t(y) * w + x] = uint8_t(std::clamp(v, 0.0, 255.0));
+    }
+  return f;
+}
+
+TemplateImage cut(const std::vector<uint8_t>& f, int w, int x, int y, int size) {
+  TemplateImage t;
+  t.name = "t" + std::to_string(size);
+  t.width = t.height = size;
+  t.pixels.resize(std::size_t(size) * size);
+  for (int r = 0; r < size; ++r)
+    std::memcpy(&t.pixels[std::size_t(r) * size], &f[std::size_t(y + r) * w + x], size);
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 5, threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+#ifdef NCCMATCH_HAVE_OPENCV
+  cv::setNumThreads(threads);
+#endif
+  std::mt19937 gen(12345);
+  const CpuPath paths[] = {CpuPath::Reference, CpuPath::Direct, CpuPath::Fft, CpuPath::Auto};
+  std::printf("threads %d, medians of %d frames (ms per frame, match() with threshold 0.8, "
+              "ccoeff-normed); '-' = skipped (over the time cap)\n\n", threads, reps);
+  std::printf("| frame | template | bank | Reference | Direct | Fft | Auto (picks) | OpenCV | OpenCV / Auto |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (auto [w, h] : {std::pair{1920, 1080}, std::pair{640, 480}}) {
+    std::vector<uint8_t> frame = makeFrame(w, h, gen);
+    FrameView view{frame.data(), w, h, std::size_t(w), MemoryKind::Host};
+    for (int size : {8, 16, 32, 64, 128, 256}) {
+      if (size > h) continue;
+      for (int bankSize : {1, 16}) {
+        if (quick && bankSize > 1) continue;
+        std::vector<TemplateImage> bank;
+        for (int b = 0; b < bankSize; ++b)
+          bank.push_back(cut(frame, w, (b * 97 + 13) % (w - size), (b * 53 + 7) % (h - size), size));
+        MatchParams params;
+        params.method = Method::CCoeffNormed;
+        params.threshold = 0.8;
+        params.maxMatches = 1;
+        std::string cells[4];
+        double autoMs = NAN;
+        std::string picks;
+        for (int p = 0; p < 4; ++p) {
+          const CpuPath path = paths[p];
+          // Cap the slow exact paths: the predicted single-thread numerator time per frame.
+          const double predicted = directNumeratorSeconds(w, h, size, size) * bankSize / threads;
+          if ((path == CpuPath::Reference && predicted > (quick ? 0.05 : 0.3)) ||
+              (path == CpuPath::Direct && predicted > (quick ? 0.5 : 2.0)) ||
+              (path == CpuPath::Fft && !cpuFftAvailable())) {
+            cells[p] = "-";
+            continue;
+          }
+          EngineOptions o;
+          o.backend = Backend::Cpu;
+          o.threads = threads;
+          o.cpuPath = path;
+          std::unique_ptr<Engine> engine;
+          if (!Engine::create(o, &engine).ok() || !engine->setTemplates(bank).ok()) return 1;
+          FrameResult result;
+          const int r = path == CpuPath::Reference ? std::max(1, reps / 2) : reps;
+          const double ms = medianMs(r, [&] {
+            Status s = engine->match(view, params, &result);
+            if (!s.ok()) std::fprintf(stderr, "match: %s\n", s.message().c_str());
+          });
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.1f", ms);
+          cells[p] = buf;
+          if (path == CpuPath::Auto) {
+            autoMs = ms;
+            picks = cpuPathName(resolveCpuPath(CpuPath::Auto, w, h, size, size));
+          }
+        }
+        std::string cvCell = "n/a", ratio = "n/a";
+#ifdef NCCMATCH_HAVE_OPENCV
+        cv::Mat img(h, w, CV_8UC1, frame.data());
+        std::vector<cv::Mat> tpls;
+        for (const TemplateImage& t : bank)
+          tpls.emplace_back(t.height, t.width, CV_8UC1, const_cast<uint8_t*>(t.pixels.data()));
+        cv::Mat scores;
+        const double cvMs = medianMs(bankSize > 1 ? std::max(1, reps / 2) : reps, [&] {
+          for (const cv::Mat& t : tpls) {
+            cv::matchTemplate(img, t, scores, cv::TM_CCOEFF_NORMED);
+            double lo, hi;
+            cv::Point loAt, hiAt;
+            cv::minMaxLoc(scores, &lo, &hi, &loAt, &hiAt);
+          }
+        });
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f", cvMs);
+        cvCell = buf;
+        std::snprintf(buf, sizeof buf, "%.2fx", cvMs / autoMs);
+        ratio = buf;
+#endif
+        std::printf("| %dx%d | %dx%d | %d | %s | %s | %s | %s (%s) | %s | %s |\n", w, h, size, size,
+                    bankSize, cells[0].c_str(), cells[1].c_str(), cells[2].c_str(), cells[3].c_str(),
+                    picks.c_str(), cvCell.c_str(), ratio.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
