@@ -9,11 +9,11 @@
 namespace nccmatch {
 
 namespace {
-// Measured with bench_cpu on an AMD EPYC (Zen 4, AVX-512) at 1920x1080, one thread:
+// Measured with bench_cpu on an AMD EPYC (Zen 4, AVX-512, 2 cores) at 1920x1080 (per thread):
 // seconds per 8-bit multiply-accumulate of the direct path, and per FFT work unit
 // (points * (log2 points + 2), forward and inverse) of the tiled FFT path.
-constexpr double kDirectSecondsPerMac = 2.8e-11;
-constexpr double kFftSecondsPerWorkUnit = 1.0e-9;
+constexpr double kDirectSecondsPerMac = 7.0e-11;
+constexpr double kFftSecondsPerWorkUnit = 1.5e-9;
 }  // namespace
 
 double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight) {
