@@ -59,7 +59,8 @@ GstBuffer* makeFrame(const FrameLayout& layout, const Image& luma);
 // The luma plane of `buffer`, padding included (stride = the layout's luma stride).
 Image readLuma(GstBuffer* buffer, const FrameLayout& layout);
 
-// Messages of one type (e.g. GST_MESSAGE_ELEMENT) waiting on `bus`, popped in order.
+// Messages of one type (e.g. GST_MESSAGE_ELEMENT) waiting on `bus`, popped in order; messages of
+// other types are discarded (gst_bus_pop_filtered), so pop GST_MESSAGE_ANY to look at several types.
 std::vector<GstMessage*> popMessages(GstBus* bus, GstMessageType type);
 void unrefMessages(std::vector<GstMessage*>* messages);
 // Element messages whose structure has this name.

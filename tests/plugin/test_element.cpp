@@ -1,0 +1,744 @@
+// The nccmatch element through GstHarness (libgstnccmatch.so as built): matches of templates pasted
+// at known places in GRAY8/I420/NV12 frames (default and padded strides), ROI meta, both bus
+// messages, drawn boxes, template changes while PLAYING, every bad-input case, property
+// introspection. All on the CPU backend (device=cpu).
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "nccmatch/engine.hpp"
+#include "plugin_test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+// ---- small readers ----
+
+guint uintField(const GstStructure* s, const char* field) {
+  guint v = 0;
+  EXPECT_TRUE(gst_structure_get_uint(s, field, &v)) << field << " in " << gst_structure_get_name(s);
+  return v;
+}
+double doubleField(const GstStructure* s, const char* field) {
+  double v = NAN;
+  EXPECT_TRUE(gst_structure_get_double(s, field, &v)) << field << " in " << gst_structure_get_name(s);
+  return v;
+}
+
+std::vector<const GstStructure*> matchList(const GstStructure* nccmatchMessage) {
+  std::vector<const GstStructure*> out;
+  const GValue* list = gst_structure_get_value(nccmatchMessage, "matches");
+  EXPECT_TRUE(list != nullptr && GST_VALUE_HOLDS_LIST(list));
+  if (list == nullptr || !GST_VALUE_HOLDS_LIST(list)) return out;
+  for (guint i = 0; i < gst_value_list_get_size(list); ++i)
+    out.push_back(gst_value_get_structure(gst_value_list_get_value(list, i)));
+  return out;
+}
+
+std::vector<GstVideoRegionOfInterestMeta*> roiMetas(GstBuffer* buffer) {
+  std::vector<GstVideoRegionOfInterestMeta*> rois;
+  gpointer state = nullptr;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
+    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
+  // Best first per template, as the engine reports them (the buffer keeps its own order).
+  std::sort(rois.begin(), rois.end(), [](auto* a, auto* b) {
+    guint ta = 0, tb = 0;
+    double sa = 0, sb = 0;
+    gst_structure_get_uint(gst_video_region_of_interest_meta_get_param(a, "nccmatch"), "template", &ta);
+    gst_structure_get_uint(gst_video_region_of_interest_meta_get_param(b, "nccmatch"), "template", &tb);
+    gst_structure_get_double(gst_video_region_of_interest_meta_get_param(a, "nccmatch"), "score", &sa);
+    gst_structure_get_double(gst_video_region_of_interest_meta_get_param(b, "nccmatch"), "score", &sb);
+    return ta != tb ? ta < tb : sa > sb;
+  });
+  return rois;
+}
+
+std::vector<uint8_t> bufferBytes(GstBuffer* buffer) {
+  GstMapInfo map;
+  gst_buffer_map(buffer, &map, GST_MAP_READ);
+  std::vector<uint8_t> bytes(map.data, map.data + map.size);
+  gst_buffer_unmap(buffer, &map);
+  return bytes;
+}
+
+struct Placed {
+  int x, y;
+};
+
+// ---- fixture ----
+
+class Element : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { initGstreamer(); }
+
+  void SetUp() override {
+    GstElementFactory* factory = gst_element_factory_find("nccmatch");
+    ASSERT_NE(factory, nullptr) << "nccmatch not found: GST_PLUGIN_PATH must hold the built plugin";
+    gst_object_unref(factory);
+    bus_ = gst_bus_new();
+  }
+
+  void TearDown() override {
+    if (harness_ != nullptr) gst_harness_teardown(harness_);
+    if (element_ != nullptr) {
+      gst_element_set_state(element_, GST_STATE_NULL);
+      gst_object_unref(element_);
+    }
+    std::vector<GstMessage*> rest = popMessages(bus_, GST_MESSAGE_ANY);
+    unrefMessages(&rest);
+    gst_object_unref(bus_);
+  }
+
+  // A CPU nccmatch posting on bus_; further properties are set by the caller before start().
+  GstElement* makeElement() {
+    element_ = gst_element_factory_make("nccmatch", nullptr);
+    gst_object_ref_sink(element_);
+    g_object_set(element_, "device", 1 /* cpu */, nullptr);
+    gst_element_set_bus(element_, bus_);
+    return element_;
+  }
+
+  // Plays the element in a harness (this runs start(): templates load here) with caps for layout.
+  void start(const FrameLayout& layout) {
+    harness_ = gst_harness_new_with_element(element_, "sink", "src");
+    GstCaps* caps = capsFor(layout);
+    gst_harness_set_src_caps(harness_, caps);
+  }
+
+  GstBuffer* pushPull(GstBuffer* in) {
+    GstFlowReturn flow = gst_harness_push(harness_, in);
+    EXPECT_EQ(flow, GST_FLOW_OK);
+    return flow == GST_FLOW_OK ? gst_harness_pull(harness_) : nullptr;
+  }
+
+  std::string writeTemplate(const std::string& fileName, const TemplateImage& t) {
+    std::string path = dir_.path(fileName);
+    if (fileName.size() > 4 && fileName.substr(fileName.size() - 4) == ".png")
+      writePng(path, t);
+    else
+      writePgm(path, t);
+    return path;
+  }
+
+  // Random background with the templates pasted at the given places.
+  static Image scene(int width, int height, const std::vector<std::pair<const TemplateImage*, Placed>>& pasted) {
+    Image img = makeImage(width, height, Fill::Random);
+    for (const auto& [t, at] : pasted) paste(&img, *t, at.x, at.y);
+    return img;
+  }
+
+  TempDir dir_;
+  GstBus* bus_ = nullptr;
+  GstElement* element_ = nullptr;
+  GstHarness* harness_ = nullptr;
+};
+
+// ---- matches in every format and layout ----
+
+struct FrameCase {
+  GstVideoFormat format;
+  int width, height, padding;  // padding > 0: strides widened and carried by GstVideoMeta
+  int tw, th;                  // template size
+  Placed at;                   // where it is pasted
+};
+
+TEST_F(Element, FindsPastedTemplateInEveryFormatAndLayout) {
+  const FrameCase cases[] = {
+      {GST_VIDEO_FORMAT_GRAY8, 320, 240, 0, 16, 16, {37, 81}},
+      {GST_VIDEO_FORMAT_GRAY8, 321, 239, 0, 12, 9, {0, 0}},       // default stride 324 > width
+      {GST_VIDEO_FORMAT_GRAY8, 64, 48, 9, 20, 20, {44, 28}},      // bottom-right corner, padded
+      {GST_VIDEO_FORMAT_GRAY8, 16, 16, 0, 16, 16, {0, 0}},        // template as large as the frame
+      {GST_VIDEO_FORMAT_I420, 319, 241, 0, 16, 16, {150, 100}},   // odd sizes
+      {GST_VIDEO_FORMAT_I420, 200, 120, 13, 31, 17, {5, 103}},    // bottom edge, padded
+      {GST_VIDEO_FORMAT_NV12, 320, 240, 64, 32, 32, {288, 0}},    // top-right corner, padded
+      {GST_VIDEO_FORMAT_NV12, 97, 33, 0, 8, 8, {50, 12}},
+      {GST_VIDEO_FORMAT_NV12, 40, 30, 3, 1, 1, {17, 11}},         // 1x1 template: matched anywhere it scores 1
+  };
+  for (const FrameCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << gst_video_format_to_string(c.format) << " " << c.width << "x" << c.height
+                                      << " padding " << c.padding << ", template " << c.tw << "x" << c.th << " at "
+                                      << c.at.x << "," << c.at.y);
+    TemplateImage t = makeTemplate(c.tw, c.th, Fill::Random);
+    std::string path = writeTemplate("needle.png", t);
+    makeElement();
+    g_object_set(element_, "template", path.c_str(), nullptr);
+    FrameLayout layout = makeLayout(c.format, c.width, c.height, c.padding);
+    start(layout);
+
+    Image luma = scene(c.width, c.height, {{&t, c.at}});
+    GstBuffer* in = makeFrame(layout, luma);
+    std::vector<uint8_t> before = bufferBytes(in);
+    GstBuffer* out = pushPull(in);
+    ASSERT_NE(out, nullptr);
+
+    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+    auto templateMatch = structuresNamed(messages, "template_match");
+    auto ncc = structuresNamed(messages, "nccmatch");
+    ASSERT_EQ(templateMatch.size(), 1u);
+    ASSERT_EQ(ncc.size(), 1u);
+    if (c.tw * c.th > 1) {  // a 1x1 template scores 0 or 1 anywhere: its position is not unique
+      EXPECT_EQ(uintField(templateMatch[0], "x"), guint(c.at.x));
+      EXPECT_EQ(uintField(templateMatch[0], "y"), guint(c.at.y));
+      EXPECT_NEAR(doubleField(templateMatch[0], "result"), 1.0, 1e-9);
+    }
+    EXPECT_EQ(uintField(templateMatch[0], "width"), guint(c.tw));
+    EXPECT_EQ(uintField(templateMatch[0], "height"), guint(c.th));
+
+    auto matches = matchList(ncc[0]);
+    ASSERT_EQ(matches.size(), 1u);
+    const GstStructure* m = matches[0];
+    EXPECT_STREQ(gst_structure_get_string(m, "name"), "needle");
+    EXPECT_EQ(uintField(m, "template"), 0u);
+    int mx = int(uintField(m, "x")), my = int(uintField(m, "y"));
+    if (c.tw * c.th > 1) {
+      EXPECT_EQ(mx, c.at.x);
+      EXPECT_EQ(my, c.at.y);
+      EXPECT_NEAR(doubleField(m, "score"), 1.0, 1e-9);
+    }
+    EXPECT_EQ(uintField(m, "width"), guint(c.tw));
+    EXPECT_EQ(uintField(m, "height"), guint(c.th));
+    EXPECT_LE(std::abs(doubleField(m, "sub-x") - mx), 1.0);
+    EXPECT_LE(std::abs(doubleField(m, "sub-y") - my), 1.0);
+
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "needle");
+    EXPECT_EQ(int(rois[0]->x), mx);
+    EXPECT_EQ(int(rois[0]->y), my);
+    EXPECT_EQ(int(rois[0]->w), c.tw);
+    EXPECT_EQ(int(rois[0]->h), c.th);
+    GstStructure* param = gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch");
+    ASSERT_NE(param, nullptr);
+    EXPECT_DOUBLE_EQ(doubleField(param, "score"), doubleField(m, "score"));
+    EXPECT_EQ(uintField(param, "template"), 0u);
+    EXPECT_DOUBLE_EQ(doubleField(param, "sub-x"), doubleField(m, "sub-x"));
+    EXPECT_DOUBLE_EQ(doubleField(param, "sub-y"), doubleField(m, "sub-y"));
+
+    // The box: white on its 2-pixel edge, black just inside; every other byte (luma outside the
+    // box, chroma, padding) unchanged.
+    std::vector<uint8_t> after = bufferBytes(out);
+    ASSERT_EQ(after.size(), before.size());
+    auto lumaIndex = [&](int x, int y) { return layout.offset[0] + gsize(y) * layout.stride[0] + x; };
+    for (int y = my; y < my + c.th; ++y) {
+      for (int x = mx; x < mx + c.tw; ++x) {
+        int ring = std::min(std::min(x - mx, mx + c.tw - 1 - x), std::min(y - my, my + c.th - 1 - y));
+        if (ring < 2) ASSERT_EQ(after[lumaIndex(x, y)], 255) << "edge at " << x << "," << y;
+        if (ring == 2 && c.tw > 4 && c.th > 4) ASSERT_EQ(after[lumaIndex(x, y)], 0) << "inner ring at " << x << "," << y;
+        if (ring <= 2) before[lumaIndex(x, y)] = after[lumaIndex(x, y)];  // drawn: excluded below
+      }
+    }
+    EXPECT_TRUE(before == after) << "bytes outside the drawn box changed";
+
+    gst_buffer_unref(out);
+    unrefMessages(&messages);
+    gst_harness_teardown(harness_);
+    harness_ = nullptr;
+    gst_object_unref(element_);
+    element_ = nullptr;
+  }
+}
+
+TEST_F(Element, DisplayFalseLeavesEveryPixel) {
+  TemplateImage t = makeTemplate(16, 12, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "display", FALSE, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 160, 90, 6);
+  start(layout);
+  GstBuffer* in = makeFrame(layout, scene(160, 90, {{&t, {70, 40}}}));
+  std::vector<uint8_t> before = bufferBytes(in);
+  GstBuffer* out = pushPull(in);
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(bufferBytes(out) == before);
+  EXPECT_EQ(roiMetas(out).size(), 1u) << "meta is attached whether or not boxes are drawn";
+  gst_buffer_unref(out);
+}
+
+TEST_F(Element, SeveralTemplatesAndSeveralMatchesEach) {
+  TemplateImage a = makeTemplate(16, 16, Fill::Random), b = makeTemplate(24, 10, Fill::Random);
+  std::string pa = writeTemplate("alpha.png", a), pb = writeTemplate("beta.pgm", b);
+  makeElement();
+  std::string list = pa + " , " + pb;
+  g_object_set(element_, "templates", list.c_str(), "max-matches", 3u, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 200, 150, 0);
+  start(layout);
+  // alpha twice, beta once: with max-matches 3 the noise positions stay below the 0.8 threshold.
+  GstBuffer* out = pushPull(makeFrame(layout, scene(200, 150, {{&a, {10, 10}}, {&a, {150, 100}}, {&b, {80, 60}}})));
+  ASSERT_NE(out, nullptr);
+
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  auto ncc = structuresNamed(messages, "nccmatch");
+  ASSERT_EQ(ncc.size(), 1u);
+  auto matches = matchList(ncc[0]);
+  ASSERT_EQ(matches.size(), 3u);
+  std::vector<std::tuple<std::string, guint, guint>> found;
+  for (const GstStructure* m : matches) {
+    found.emplace_back(gst_structure_get_string(m, "name"), uintField(m, "x"), uintField(m, "y"));
+    EXPECT_NEAR(doubleField(m, "score"), 1.0, 1e-9);
+  }
+  // Ordered by template index; alpha's two exact matches tie at 1, so compare them as a set.
+  EXPECT_EQ(std::get<0>(found[0]), "alpha");
+  EXPECT_EQ(std::get<0>(found[1]), "alpha");
+  EXPECT_EQ(found[2], std::make_tuple(std::string("beta"), 80u, 60u));
+  std::vector<std::pair<guint, guint>> alphaAt = {{std::get<1>(found[0]), std::get<2>(found[0])},
+                                                  {std::get<1>(found[1]), std::get<2>(found[1])}};
+  std::sort(alphaAt.begin(), alphaAt.end());
+  EXPECT_EQ(alphaAt, (std::vector<std::pair<guint, guint>>{{10, 10}, {150, 100}}));
+  EXPECT_EQ(uintField(matches[2], "template"), 1u);
+
+  auto rois = roiMetas(out);
+  ASSERT_EQ(rois.size(), 3u);
+  EXPECT_STREQ(g_quark_to_string(rois[2]->roi_type), "beta");
+  EXPECT_EQ(uintField(gst_video_region_of_interest_meta_get_param(rois[2], "nccmatch"), "template"), 1u);
+
+  // template_match is about the first template only.
+  auto templateMatch = structuresNamed(messages, "template_match");
+  ASSERT_EQ(templateMatch.size(), 1u);
+  EXPECT_EQ(uintField(templateMatch[0], "width"), 16u);
+  unrefMessages(&messages);
+  gst_buffer_unref(out);
+
+  // max-matches 1 while PLAYING: one match per template.
+  g_object_set(element_, "max-matches", 1u, nullptr);
+  out = pushPull(makeFrame(layout, scene(200, 150, {{&a, {10, 10}}, {&a, {150, 100}}, {&b, {80, 60}}})));
+  EXPECT_EQ(roiMetas(out).size(), 2u);
+  gst_buffer_unref(out);
+}
+
+TEST_F(Element, ThresholdAboveTheBestScoreReportsNoMatch) {
+  TemplateImage t = makeTemplate(12, 12, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "threshold", 1.01, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 100, 80, 0);
+  start(layout);
+  GstBuffer* in = makeFrame(layout, scene(100, 80, {{&t, {30, 40}}}));
+  std::vector<uint8_t> before = bufferBytes(in);
+  GstBuffer* out = pushPull(in);
+  EXPECT_TRUE(roiMetas(out).empty());
+  EXPECT_TRUE(bufferBytes(out) == before) << "no match, nothing drawn";
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  auto ncc = structuresNamed(messages, "nccmatch");
+  ASSERT_EQ(ncc.size(), 1u);
+  EXPECT_TRUE(matchList(ncc[0]).empty());
+  auto templateMatch = structuresNamed(messages, "template_match");
+  ASSERT_EQ(templateMatch.size(), 1u) << "templatematch reports the best position regardless of threshold";
+  EXPECT_EQ(uintField(templateMatch[0], "x"), 30u);
+  unrefMessages(&messages);
+  gst_buffer_unref(out);
+}
+
+// template_match's result follows templatematch for each method: checked against the engine's
+// exact CPU reference score map (the oracle), so methods whose best is not the pasted place count too.
+TEST_F(Element, TemplateMatchResultFollowsTemplatematchForEveryMethod) {
+  TemplateImage t = makeTemplate(10, 8, Fill::Random, "t");
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 90, 70, 5);
+  start(layout);
+
+  std::unique_ptr<Engine> oracle;
+  EngineOptions options;
+  options.backend = Backend::Cpu;
+  options.cpuPath = CpuPath::Reference;
+  ASSERT_TRUE(Engine::create(options, &oracle).ok());
+  ASSERT_TRUE(oracle->setTemplates({t}).ok());
+
+  for (int method = 0; method <= 5; ++method) {
+    SCOPED_TRACE(methodName(Method(method)));
+    g_object_set(element_, "method", method, nullptr);
+    Image luma = scene(90, 70, {{&t, {41, 23}}});
+    std::vector<double> map;
+    ASSERT_TRUE(oracle->scoreMap(luma.view(), Method(method), 0, &map).ok());
+    bool lower = lowerIsBetter(Method(method));
+    double best = lower ? *std::min_element(map.begin(), map.end()) : *std::max_element(map.begin(), map.end());
+    double expected = Method(method) == Method::SqDiffNormed ? 1.0 - best : best;
+
+    GstBuffer* out = pushPull(makeFrame(layout, luma));
+    gst_buffer_unref(out);
+    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+    auto templateMatch = structuresNamed(messages, "template_match");
+    ASSERT_EQ(templateMatch.size(), 1u);
+    double result = doubleField(templateMatch[0], "result");
+    double tolerance = 1e-9 * std::max(1.0, std::abs(expected));
+    EXPECT_NEAR(result, expected, tolerance);
+    // The reported position scores the best (within tolerance, in case of near-ties).
+    int mapWidth = 90 - 10 + 1;
+    double atReported = map[uintField(templateMatch[0], "y") * mapWidth + uintField(templateMatch[0], "x")];
+    EXPECT_NEAR(atReported, best, tolerance);
+    unrefMessages(&messages);
+  }
+}
+
+TEST_F(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
+  TemplateImage first = makeTemplate(14, 14, Fill::Random), second = makeTemplate(20, 9, Fill::Random);
+  std::string p1 = writeTemplate("first.png", first), p2 = writeTemplate("second.png", second);
+  makeElement();
+  g_object_set(element_, "template", p1.c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 160, 120, 0);
+  start(layout);
+
+  GstBuffer* out = pushPull(makeFrame(layout, scene(160, 120, {{&first, {20, 30}}, {&second, {100, 80}}})));
+  auto rois = roiMetas(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "first");
+  EXPECT_EQ(rois[0]->x, 20u);
+  gst_buffer_unref(out);
+
+  g_object_set(element_, "template", p2.c_str(), nullptr);
+  gchar* readBack = nullptr;
+  g_object_get(element_, "template", &readBack, nullptr);
+  EXPECT_STREQ(readBack, p2.c_str());
+  g_free(readBack);
+  out = pushPull(makeFrame(layout, scene(160, 120, {{&first, {20, 30}}, {&second, {100, 80}}})));
+  rois = roiMetas(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "second");
+  EXPECT_EQ(rois[0]->x, 100u);
+  EXPECT_EQ(rois[0]->y, 80u);
+  EXPECT_EQ(rois[0]->w, 20u);
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  EXPECT_TRUE(warnings.empty());
+  unrefMessages(&warnings);
+}
+
+TEST_F(Element, MessagesCarryTheFrameTimes) {
+  TemplateImage t = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  GstBuffer* in = makeFrame(layout, scene(64, 48, {{&t, {3, 4}}}));
+  GST_BUFFER_PTS(in) = 2 * GST_SECOND;
+  GST_BUFFER_DURATION(in) = GST_SECOND / 30;
+  gst_buffer_unref(pushPull(in));
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  auto ncc = structuresNamed(messages, "nccmatch");
+  ASSERT_EQ(ncc.size(), 1u);
+  guint64 v = 0;
+  ASSERT_TRUE(gst_structure_get_uint64(ncc[0], "timestamp", &v));
+  EXPECT_EQ(v, 2 * GST_SECOND);
+  ASSERT_TRUE(gst_structure_get_uint64(ncc[0], "duration", &v));
+  EXPECT_EQ(v, GST_SECOND / 30);
+  // The harness's segment starts at 0: running and stream time equal the timestamp.
+  ASSERT_TRUE(gst_structure_get_uint64(ncc[0], "running-time", &v));
+  EXPECT_EQ(v, 2 * GST_SECOND);
+  ASSERT_TRUE(gst_structure_get_uint64(ncc[0], "stream-time", &v));
+  EXPECT_EQ(v, 2 * GST_SECOND);
+  unrefMessages(&messages);
+}
+
+TEST_F(Element, PostMessagesFalsePostsNothingButKeepsMeta) {
+  TemplateImage t = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "post-messages", FALSE, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  GstBuffer* out = pushPull(makeFrame(layout, scene(64, 48, {{&t, {3, 4}}})));
+  EXPECT_EQ(roiMetas(out).size(), 1u);
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  EXPECT_TRUE(messages.empty());
+  unrefMessages(&messages);
+}
+
+TEST_F(Element, WithoutTemplatesFramesPassUnchanged) {
+  makeElement();
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 50, 40, 0);
+  start(layout);
+  GstBuffer* in = makeFrame(layout, makeImage(50, 40, Fill::Random));
+  std::vector<uint8_t> before = bufferBytes(in);
+  GstBuffer* out = pushPull(in);
+  EXPECT_TRUE(bufferBytes(out) == before);
+  EXPECT_TRUE(roiMetas(out).empty());
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  EXPECT_TRUE(structuresNamed(messages, "template_match").empty());
+  auto ncc = structuresNamed(messages, "nccmatch");
+  ASSERT_EQ(ncc.size(), 1u);
+  EXPECT_TRUE(matchList(ncc[0]).empty());
+  unrefMessages(&messages);
+}
+
+// ---- bad input ----
+
+// Starting with a bad template file fails the state change with an error naming the file.
+TEST_F(Element, BadTemplateFileAtStartStopsWithAnErrorNamingTheFile) {
+  std::vector<uint8_t> noise(3000);
+  for (auto& b : noise) b = uint8_t(rng()());
+  std::string good = writeTemplate("good.pgm", makeTemplate(8, 8, Fill::Random));
+  std::string undecodable = dir_.path("noise.png");
+  writeBytes(undecodable, noise);
+  std::string empty = dir_.path("empty.jpg");
+  writeBytes(empty, {});
+  std::string missing = dir_.path("missing.png");
+  std::string folder = dir_.path("");
+
+  struct Case {
+    const char* property;
+    std::string value;
+    std::string culprit;
+  };
+  const Case cases[] = {
+      {"template", missing, missing},
+      {"template", undecodable, undecodable},
+      {"template", empty, empty},
+      {"template", folder, folder},
+      {"templates", good + "," + missing, missing},  // a later file of the list
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value);
+    makeElement();
+    g_object_set(element_, c.property, c.value.c_str(), nullptr);
+    EXPECT_EQ(gst_element_set_state(element_, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(messageText(errors[0]).find(c.culprit), std::string::npos) << messageText(errors[0]);
+    unrefMessages(&errors);
+    gst_element_set_state(element_, GST_STATE_NULL);
+    gst_object_unref(element_);
+    element_ = nullptr;
+  }
+}
+
+TEST_F(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
+  TemplateImage t = makeTemplate(12, 12, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("kept.png", t).c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 80, 60, 0);
+  start(layout);
+  std::string missing = dir_.path("not-there.png");
+  g_object_set(element_, "template", missing.c_str(), nullptr);
+  for (int frame = 0; frame < 3; ++frame) {
+    GstBuffer* out = pushPull(makeFrame(layout, scene(80, 60, {{&t, {33, 22}}})));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "kept");
+    EXPECT_EQ(rois[0]->x, 33u);
+    gst_buffer_unref(out);
+  }
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u) << "one warning per change, not per frame";
+  EXPECT_NE(messageText(warnings[0]).find(missing), std::string::npos) << messageText(warnings[0]);
+  unrefMessages(&warnings);
+  std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+  EXPECT_TRUE(errors.empty());
+  unrefMessages(&errors);
+}
+
+TEST_F(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
+  TemplateImage small = makeTemplate(8, 8, Fill::Random), big = makeTemplate(50, 20, Fill::Random);
+  std::string ps = writeTemplate("small.pgm", small), pb = writeTemplate("big.pgm", big);
+  makeElement();
+  std::string list = pb + "," + ps;  // the oversized one first: no template_match then
+  g_object_set(element_, "templates", list.c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 48, 40, 0);
+  start(layout);
+  for (int frame = 0; frame < 3; ++frame) {
+    GstBuffer* out = pushPull(makeFrame(layout, scene(48, 40, {{&small, {20, 25}}})));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "small");
+    EXPECT_EQ(uintField(gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch"), "template"), 1u);
+    gst_buffer_unref(out);
+  }
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ANY);
+  std::vector<GstMessage*> warnings;
+  for (GstMessage* m : messages)
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_WARNING) warnings.push_back(m);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("big"), std::string::npos) << messageText(warnings[0]);
+  EXPECT_TRUE(structuresNamed(messages, "template_match").empty());
+  EXPECT_EQ(structuresNamed(messages, "nccmatch").size(), 3u);
+  unrefMessages(&messages);
+}
+
+TEST_F(Element, CudaDeviceWithoutAGpuFailsToStartWithAReason) {
+  std::string why;
+  if (cudaAvailable(&why)) GTEST_SKIP() << "a CUDA device is usable here; nothing to refuse";
+  makeElement();
+  g_object_set(element_, "device", 2 /* cuda */, nullptr);
+  EXPECT_EQ(gst_element_set_state(element_, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+  std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(messageText(errors[0]).find("CUDA"), std::string::npos) << messageText(errors[0]);
+  unrefMessages(&errors);
+}
+
+bool allFinite(const GstStructure* s) {
+  for (int i = 0; i < gst_structure_n_fields(s); ++i) {
+    const GValue* v = gst_structure_get_value(s, gst_structure_nth_field_name(s, i));
+    if (G_VALUE_HOLDS_DOUBLE(v) && !std::isfinite(g_value_get_double(v))) return false;
+  }
+  return true;
+}
+
+// Extreme and odd property values, flat frames and flat templates: no crash, no error, no NaN/Inf.
+TEST_F(Element, NoPropertyValueOrFlatDataBreaksIt) {
+  TemplateImage textured = makeTemplate(6, 5, Fill::Random), flat = makeTemplate(6, 5, Fill::Flat);
+  std::string list = writeTemplate("textured.pgm", textured) + "," + writeTemplate("flat.pgm", flat);
+  makeElement();
+  g_object_set(element_, "templates", list.c_str(), nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 24, 18, 2);
+  start(layout);
+
+  const double inf = std::numeric_limits<double>::infinity();
+  const double thresholds[] = {-inf, -G_MAXDOUBLE, -1.0, 0.0, 0.8, 1e300, inf};
+  const guint maxMatches[] = {0u, 1u, guint(G_MAXINT)};
+  const double ious[] = {0.0, 1.0};
+  const Fill fills[] = {Fill::Random, Fill::Flat};
+  for (int method = 0; method <= 5; ++method)
+    for (double threshold : thresholds)
+      for (guint mm : maxMatches)
+        for (double iou : ious)
+          for (Fill fill : fills) {
+            SCOPED_TRACE(::testing::Message() << "method " << method << " threshold " << threshold << " max "
+                                              << mm << " iou " << iou << " flat " << (fill == Fill::Flat));
+            g_object_set(element_, "method", method, "threshold", threshold, "max-matches", mm, "nms-iou", iou,
+                         nullptr);
+            Image luma = makeImage(24, 18, fill);
+            paste(&luma, textured, 2, 3);
+            GstBuffer* out = pushPull(makeFrame(layout, luma));
+            ASSERT_NE(out, nullptr);
+            for (GstVideoRegionOfInterestMeta* roi : roiMetas(out))
+              ASSERT_TRUE(allFinite(gst_video_region_of_interest_meta_get_param(roi, "nccmatch")));
+            gst_buffer_unref(out);
+            std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+            for (const GstStructure* s : structuresNamed(messages, "template_match")) ASSERT_TRUE(allFinite(s));
+            for (const GstStructure* s : structuresNamed(messages, "nccmatch"))
+              for (const GstStructure* m : matchList(s)) ASSERT_TRUE(allFinite(m));
+            unrefMessages(&messages);
+          }
+
+  // NaN is refused (the previous value stays); odd template lists load what they name.
+  g_object_set(element_, "threshold", 0.5, "nms-iou", 0.25, nullptr);
+  g_object_set(element_, "threshold", NAN, "nms-iou", NAN, nullptr);
+  double threshold = 0, iou = 0;
+  g_object_get(element_, "threshold", &threshold, "nms-iou", &iou, nullptr);
+  EXPECT_EQ(threshold, 0.5);
+  EXPECT_EQ(iou, 0.25);
+  for (const char* odd : {"", " , ,, ", ","}) {
+    g_object_set(element_, "templates", odd, nullptr);
+    gst_buffer_unref(pushPull(makeFrame(layout, makeImage(24, 18, Fill::Random))));
+  }
+  g_object_set(element_, "template", nullptr, nullptr);
+  gst_buffer_unref(pushPull(makeFrame(layout, makeImage(24, 18, Fill::Random))));
+  std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+  EXPECT_TRUE(errors.empty());
+  unrefMessages(&errors);
+}
+
+// ---- what gst-inspect-1.0 shows ----
+
+TEST_F(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
+  makeElement();
+  GObjectClass* klass = G_OBJECT_GET_CLASS(element_);
+  struct Expected {
+    const char* name;
+    GType type;
+    bool mutablePlaying;
+  };
+  const Expected expected[] = {
+      {"template", G_TYPE_STRING, true},       {"templates", G_TYPE_STRING, true},
+      {"method", G_TYPE_ENUM, true},           {"display", G_TYPE_BOOLEAN, true},
+      {"threshold", G_TYPE_DOUBLE, true},      {"max-matches", G_TYPE_UINT, true},
+      {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
+      {"device", G_TYPE_ENUM, false},
+  };
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.name);
+    GParamSpec* spec = g_object_class_find_property(klass, e.name);
+    ASSERT_NE(spec, nullptr);
+    EXPECT_TRUE(g_type_is_a(spec->value_type, e.type));
+    EXPECT_TRUE(spec->flags & G_PARAM_READABLE);
+    EXPECT_TRUE(spec->flags & G_PARAM_WRITABLE);
+    EXPECT_EQ(bool(spec->flags & GST_PARAM_MUTABLE_PLAYING), e.mutablePlaying);
+    EXPECT_GT(std::strlen(g_param_spec_get_blurb(spec)), 40u) << "the blurb is the user's documentation";
+  }
+
+  auto defaultOf = [&](const char* name) { return g_param_spec_get_default_value(g_object_class_find_property(klass, name)); };
+  EXPECT_EQ(g_value_get_string(defaultOf("template")), nullptr);
+  EXPECT_EQ(g_value_get_enum(defaultOf("method")), 5);
+  EXPECT_TRUE(g_value_get_boolean(defaultOf("display")));
+  EXPECT_DOUBLE_EQ(g_value_get_double(defaultOf("threshold")), 0.8);
+  EXPECT_EQ(g_value_get_uint(defaultOf("max-matches")), 1u);
+  EXPECT_DOUBLE_EQ(g_value_get_double(defaultOf("nms-iou")), 0.3);
+  EXPECT_TRUE(g_value_get_boolean(defaultOf("post-messages")));
+  EXPECT_EQ(g_value_get_enum(defaultOf("device")), 0);
+
+  auto* threshold = G_PARAM_SPEC_DOUBLE(g_object_class_find_property(klass, "threshold"));
+  EXPECT_LE(threshold->minimum, -1e300);
+  EXPECT_GE(threshold->maximum, 1e300);
+  auto* iou = G_PARAM_SPEC_DOUBLE(g_object_class_find_property(klass, "nms-iou"));
+  EXPECT_EQ(iou->minimum, 0.0);
+  EXPECT_EQ(iou->maximum, 1.0);
+
+  // templatematch's method values and our nicks.
+  GEnumClass* methods = G_ENUM_CLASS(g_type_class_ref(g_object_class_find_property(klass, "method")->value_type));
+  const char* nicks[] = {"sqdiff", "sqdiff-normed", "ccorr", "ccorr-normed", "ccoeff", "ccoeff-normed"};
+  EXPECT_EQ(methods->n_values, 6u);
+  for (int v = 0; v < 6; ++v) {
+    GEnumValue* value = g_enum_get_value(methods, v);
+    ASSERT_NE(value, nullptr);
+    EXPECT_STREQ(value->value_nick, nicks[v]);
+  }
+  g_type_class_unref(methods);
+  GEnumClass* devices = G_ENUM_CLASS(g_type_class_ref(g_object_class_find_property(klass, "device")->value_type));
+  EXPECT_STREQ(g_enum_get_value(devices, 0)->value_nick, "auto");
+  EXPECT_STREQ(g_enum_get_value(devices, 1)->value_nick, "cpu");
+  EXPECT_STREQ(g_enum_get_value(devices, 2)->value_nick, "cuda");
+  g_type_class_unref(devices);
+
+  // Pads accept GRAY8, I420 and NV12 and nothing else.
+  GstPad* sink = gst_element_get_static_pad(element_, "sink");
+  GstCaps* caps = gst_pad_query_caps(sink, nullptr);
+  for (const char* format : {"GRAY8", "I420", "NV12"}) {
+    GstCaps* one = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, format, nullptr);
+    EXPECT_TRUE(gst_caps_can_intersect(caps, one)) << format;
+    gst_caps_unref(one);
+  }
+  GstCaps* rgb = gst_caps_from_string("video/x-raw,format=RGB");
+  EXPECT_FALSE(gst_caps_can_intersect(caps, rgb));
+  gst_caps_unref(rgb);
+  gst_caps_unref(caps);
+  gst_object_unref(sink);
+}
+
+// The line from the "done when": gst-launch style, string properties as gst-launch sets them.
+TEST_F(Element, RunsInAParsedPipeline) {
+  std::string path = writeTemplate("ball.png", makeTemplate(16, 16, Fill::Random));
+  std::string description = "videotestsrc num-buffers=10 ! video/x-raw,format=GRAY8,width=320,height=240 ! "
+                            "nccmatch name=m device=cpu method=ccoeff-normed template=\"" + path + "\" ! fakesink";
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
+  ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  int nccmatchMessages = 0;
+  bool eos = false;
+  while (GstMessage* m = gst_bus_timed_pop_filtered(
+             bus, 30 * GST_SECOND,
+             static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT))) {
+    GstMessageType type = GST_MESSAGE_TYPE(m);
+    if (type == GST_MESSAGE_ERROR) ADD_FAILURE() << messageText(m);
+    if (type == GST_MESSAGE_ELEMENT && gst_structure_has_name(gst_message_get_structure(m), "nccmatch"))
+      ++nccmatchMessages;
+    eos = type == GST_MESSAGE_EOS;
+    gst_message_unref(m);
+    if (type != GST_MESSAGE_ELEMENT) break;
+  }
+  EXPECT_TRUE(eos);
+  EXPECT_EQ(nccmatchMessages, 10);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+}
+
+}  // namespace
+}  // namespace nccmatch::test
