@@ -1,0 +1,320 @@
+#include "cuda/cuda_engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cuda/cost_model.hpp"
+#include "cuda/score_kernels.hpp"
+#include "cuda_check.hpp"
+#include "validate.hpp"
+
+namespace nccmatch {
+
+Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  return cuda::CudaEngine::create(options, engine);
+}
+
+namespace cuda {
+
+namespace {
+
+// A box of w*h pixels sums I^2 to at most w*h*255^2: below 2^32 for w*h <= 66051 (256x256 too).
+bool boxSumsFit32(int w, int h) { return double(w) * h * 255.0 * 255.0 < 4294967296.0; }
+
+std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+// Layout of the results buffer for `templates` templates and `maxMatches` kept each.
+struct ResultsLayout {
+  std::size_t countsBytes, bestOffset, keptOffset, bytes;
+  ResultsLayout(std::size_t templates, std::size_t maxMatches) {
+    countsBytes = roundUp(templates * sizeof(int), 16);
+    bestOffset = countsBytes;
+    keptOffset = bestOffset + templates * sizeof(DeviceMatch);
+    bytes = keptOffset + templates * maxMatches * sizeof(DeviceMatch);
+  }
+};
+
+}  // namespace
+
+CudaEngine::CudaEngine(int device, CudaNumerator numerator)
+    : device_(device), numeratorOption_(numerator) {}
+
+CudaEngine::~CudaEngine() {
+  if (stream_ != nullptr) {
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
+  if (engine == nullptr) return Status::error("CudaEngine::create: engine pointer is null");
+  int count = 0;
+  NCC_CUDA_CHECK(cudaGetDeviceCount(&count));
+  int device = options.cudaDevice;
+  if (device < 0) NCC_CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= count)
+    return Status::error("CUDA device " + std::to_string(device) + " requested but only " +
+                         std::to_string(count) + " present");
+  NCC_CUDA_CHECK(cudaSetDevice(device));
+  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
+  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
+  *engine = std::move(e);
+  return Status();
+}
+
+CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
+  return i < chosen_.size() ? chosen_[i] : numeratorOption_;
+}
+
+Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
+  NCC_RETURN_IF_ERROR(validateTemplates(bank));
+  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // old buffers may still be in use
+  std::vector<TemplateStats> stats;
+  std::vector<SpatialLayout> layouts;
+  std::vector<std::unique_ptr<DeviceBuffer>> packed, pixels;
+  for (const TemplateImage& t : bank) {
+    TemplateStats s;
+    s.n = int64_t(t.width) * t.height;
+    for (uint8_t v : t.pixels) {
+      s.sum += v;
+      s.sumSq += int64_t(v) * v;
+    }
+    stats.push_back(s);
+    layouts.push_back(spatialLayout(t.width, t.height));
+    const std::vector<uint8_t> bytes = spatialPack(t.pixels.data(), layouts.back());
+    packed.push_back(std::make_unique<DeviceBuffer>());
+    NCC_RETURN_IF_ERROR(packed.back()->reserve(bytes.size()));
+    NCC_CUDA_CHECK(cudaMemcpy(packed.back()->as<uint8_t>(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+    pixels.push_back(std::make_unique<DeviceBuffer>());
+    NCC_RETURN_IF_ERROR(pixels.back()->reserve(t.pixels.size()));
+    NCC_CUDA_CHECK(cudaMemcpy(pixels.back()->as<uint8_t>(), t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
+  }
+  bank_ = std::move(bank);
+  stats_ = std::move(stats);
+  layouts_ = std::move(layouts);
+  packed_ = std::move(packed);
+  pixels_ = std::move(pixels);
+  bankChanged_ = true;
+  chosen_.clear();
+  return Status();
+}
+
+Status CudaEngine::prepareSize(int width, int height) {
+  if (!bankChanged_ && width == frameWidth_ && height == frameHeight_) return Status();
+  frameWidth_ = frameHeight_ = 0;  // stays invalid if anything below fails
+  const int W = width, H = height;
+  auto fitsHere = [&](const TemplateImage& t) { return t.width <= W && t.height <= H; };
+
+  // SAT: 32-bit tables when every box the bank asks for sums below 2^32.
+  bool fit32 = true;
+  for (const TemplateImage& t : bank_)
+    if (fitsHere(t) && !boxSumsFit32(t.width, t.height)) fit32 = false;
+  const SatBuild want = fit32 ? SatBuild::Fused32 : SatBuild::Fused;
+  if (!sat_ || want != satWanted_ || W > satMaxWidth_ || H > satMaxHeight_) {
+    sat_.reset();
+    const int maxW = std::max(W, satMaxWidth_), maxH = std::max(H, satMaxHeight_);
+    // Fused may not have landed yet in this tree: fall back to the int64 builds that exist.
+    Status s;
+    for (SatBuild b : {want, SatBuild::Fused, SatBuild::Dlb, SatBuild::Naive}) {
+      if (b == SatBuild::Fused32 && !fit32) continue;
+      s = SatBuilder::create(b, maxW, maxH, &sat_);
+      if (s.ok()) {
+        satKind_ = b;
+        break;
+      }
+    }
+    if (!sat_) return Status::error("no GPU SAT build available: " + s.message());
+    satWanted_ = want;
+    satMaxWidth_ = maxW;
+    satMaxHeight_ = maxH;
+  }
+  const std::size_t entry = satEntryBytes(satKind_);
+  NCC_RETURN_IF_ERROR(satSum_.reserve(std::size_t(W) * H * entry));
+  NCC_RETURN_IF_ERROR(satSumSq_.reserve(std::size_t(W) * H * entry));
+
+  // Numerator per template; FFT plans and spectra for those that take the fft path.
+  chosen_.assign(bank_.size(), CudaNumerator::Spatial);
+  fftSlot_.assign(bank_.size(), -1);
+  anyFft_ = false;
+  std::size_t maxMap = 1, maxSpatialMap = 1;
+  for (std::size_t i = 0; i < bank_.size(); ++i) {
+    const TemplateImage& t = bank_[i];
+    if (!fitsHere(t)) continue;
+    chosen_[i] = numeratorOption_ != CudaNumerator::Auto
+                     ? numeratorOption_
+                     : chooseNumerator(t.width, t.height, W, H, smCount_);
+    const std::size_t positions = std::size_t(W - t.width + 1) * (H - t.height + 1);
+    maxMap = std::max(maxMap, positions);
+    if (chosen_[i] == CudaNumerator::Spatial) maxSpatialMap = std::max(maxSpatialMap, positions);
+    else anyFft_ = true;
+  }
+  if (anyFft_) {
+    NCC_RETURN_IF_ERROR(fft_.configure(W, H, stream_));
+    for (std::size_t i = 0; i < bank_.size(); ++i) {
+      if (!fitsHere(bank_[i]) || chosen_[i] != CudaNumerator::Fft) continue;
+      const double mean = double(stats_[i].sum) / double(stats_[i].n);
+      NCC_RETURN_IF_ERROR(fft_.addTemplate(pixels_[i]->as<uint8_t>(), bank_[i].width,
+                                           bank_[i].height, mean, &fftSlot_[i]));
+    }
+  }
+  NCC_RETURN_IF_ERROR(numerator_.reserve(maxSpatialMap * sizeof(int64_t)));
+  NCC_RETURN_IF_ERROR(map_.reserve(maxMap * sizeof(double)));
+  NCC_RETURN_IF_ERROR(peaks_.reserve(maxMap));
+  frameWidth_ = W;
+  frameHeight_ = H;
+  bankChanged_ = false;
+  return Status();
+}
+
+Status CudaEngine::uploadFrame(const FrameView& frame) {
+  if (frame.memory == MemoryKind::Device) {
+    image_ = frame.data;
+    imagePitch_ = frame.stride;
+    return Status();
+  }
+  const int W = frame.width, H = frame.height;
+  framePitch_ = roundUp(std::size_t(W), 128);
+  NCC_RETURN_IF_ERROR(frame_.reserve(framePitch_ * H));
+  // Pinned (or registered) host memory is copied from directly; anything else goes through the
+  // staging buffer first, since an async copy from pageable memory is neither async nor fast.
+  cudaPointerAttributes attributes{};
+  const bool pinned = cudaPointerGetAttributes(&attributes, frame.data) == cudaSuccess &&
+                      attributes.type == cudaMemoryTypeHost;
+  cudaGetLastError();  // a failed query is not an error of ours
+  const uint8_t* source = frame.data;
+  std::size_t sourcePitch = frame.stride;
+  if (!pinned) {
+    NCC_RETURN_IF_ERROR(staging_.reserve(std::size_t(W) * H));
+    uint8_t* staged = staging_.as<uint8_t>();
+    for (int y = 0; y < H; ++y)
+      std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
+    source = staged;
+    sourcePitch = W;
+  }
+  NCC_CUDA_CHECK(cudaMemcpy2DAsync(frame_.as<uint8_t>(), framePitch_, source, sourcePitch, W, H,
+                                   cudaMemcpyHostToDevice, stream_));
+  image_ = frame_.as<uint8_t>();
+  imagePitch_ = framePitch_;
+  return Status();
+}
+
+Status CudaEngine::buildFrame(const FrameView& frame) {
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
+  NCC_RETURN_IF_ERROR(uploadFrame(frame));
+  NCC_RETURN_IF_ERROR(sat_->build(image_, imagePitch_, frame.width, frame.height,
+                                  satSum_.as<void>(), satSumSq_.as<void>(), stream_));
+  if (anyFft_) {
+    // The frame's mean (from the SAT's last entry) as the offset; a uint32 total is exact only
+    // while W*H*255 < 2^32, otherwise 128 serves.
+    const bool sat32 = satKind_ == SatBuild::Fused32;
+    const std::size_t last = std::size_t(frame.width) * frame.height - 1;
+    const void* total = static_cast<const uint8_t*>(satSum_.as<void>()) + last * satEntryBytes(satKind_);
+    const bool totalValid = !sat32 || double(frame.width) * frame.height * 255.0 < 4294967296.0;
+    NCC_RETURN_IF_ERROR(fft_.transformFrame(image_, imagePitch_, total, sat32, totalValid));
+  }
+  return Status();
+}
+
+Status CudaEngine::computeMap(uint32_t i, Method method) {
+  const TemplateImage& t = bank_[i];
+  ScoreInputs in;
+  in.sum = satSum_.as<void>();
+  in.sumSq = satSumSq_.as<void>();
+  in.sat32 = satKind_ == SatBuild::Fused32;
+  in.frameWidth = frameWidth_;
+  in.frameHeight = frameHeight_;
+  in.templateWidth = t.width;
+  in.templateHeight = t.height;
+  in.stats = stats_[i];
+  in.method = method;
+  if (chosen_[i] == CudaNumerator::Spatial) {
+    NCC_RETURN_IF_ERROR(spatialNumerator(image_, imagePitch_, frameWidth_, frameHeight_,
+                                         packed_[i]->as<uint8_t>(), layouts_[i],
+                                         numerator_.as<int64_t>(), stream_));
+    return scoreFromExactNumerator(in, numerator_.as<int64_t>(), map_.as<double>(), stream_);
+  }
+  const float* centred = nullptr;
+  NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
+  return scoreFromCentredNumerator(in, centred, std::size_t(fft_.fftWidth()), map_.as<double>(), stream_);
+}
+
+Status CudaEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
+  if (result == nullptr) return Status::error("match: result pointer is null");
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  NCC_RETURN_IF_ERROR(buildFrame(frame));
+
+  const std::size_t T = bank_.size(), M = std::size_t(params.maxMatches);
+  const ResultsLayout layout(T, M);
+  NCC_RETURN_IF_ERROR(results_.reserve(std::max<std::size_t>(layout.bytes, 16)));
+  NCC_RETURN_IF_ERROR(hostResults_.reserve(std::max<std::size_t>(layout.bytes, 16)));
+  uint8_t* dev = results_.as<uint8_t>();
+  int* counts = reinterpret_cast<int*>(dev);
+  DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
+  DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
+  for (uint32_t i = 0; i < T; ++i) {
+    if (!fits(i)) continue;
+    const TemplateImage& t = bank_[i];
+    NCC_RETURN_IF_ERROR(computeMap(i, params.method));
+    NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), frameWidth_ - t.width + 1,
+                                    frameHeight_ - t.height + 1, t.width, t.height, params,
+                                    best + i, kept + i * M, counts + i, stream_));
+  }
+  NCC_CUDA_CHECK(cudaMemcpyAsync(hostResults_.as<uint8_t>(), dev, layout.bytes, cudaMemcpyDeviceToHost, stream_));
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+
+  const uint8_t* host = hostResults_.as<uint8_t>();
+  const int* hostCounts = reinterpret_cast<const int*>(host);
+  const DeviceMatch* hostBest = reinterpret_cast<const DeviceMatch*>(host + layout.bestOffset);
+  const DeviceMatch* hostKept = reinterpret_cast<const DeviceMatch*>(host + layout.keptOffset);
+  auto toMatch = [&](const DeviceMatch& d, uint32_t i) {
+    Match m;
+    m.templateIndex = i;
+    m.x = d.x;
+    m.y = d.y;
+    m.width = bank_[i].width;
+    m.height = bank_[i].height;
+    m.score = d.score;
+    m.subX = d.subX;
+    m.subY = d.subY;
+    return m;
+  };
+  result->matches.clear();
+  result->best.assign(T, std::nullopt);
+  for (uint32_t i = 0; i < T; ++i) {
+    if (!fits(i)) continue;
+    result->best[i] = toMatch(hostBest[i], i);
+    for (int k = 0; k < hostCounts[i]; ++k) result->matches.push_back(toMatch(hostKept[i * M + k], i));
+  }
+  return Status();
+}
+
+Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
+                            std::vector<double>* map) {
+  if (map == nullptr) return Status::error("scoreMap: map pointer is null");
+  if (templateIndex >= bank_.size())
+    return Status::error("scoreMap: template index " + std::to_string(templateIndex) +
+                         " is outside the bank of " + std::to_string(bank_.size()));
+  MatchParams params;
+  params.method = method;
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  const TemplateImage& t = bank_[templateIndex];
+  if (t.width > frame.width || t.height > frame.height)
+    return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
+  NCC_RETURN_IF_ERROR(buildFrame(frame));
+  NCC_RETURN_IF_ERROR(computeMap(templateIndex, method));
+  map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
+  NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), map_.as<double>(), map->size() * sizeof(double),
+                                 cudaMemcpyDeviceToHost, stream_));
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return Status();
+}
+
+}  // namespace cuda
+}  // namespace nccmatch

@@ -1,0 +1,87 @@
+// The CUDA backend of the engine: one stream, frames uploaded through a pinned staging buffer
+// (or used in place when already on the device), SAT from SatBuilder, per-template numerator
+// (spatial or fft, by the cost model or by option), score map and peaks on the GPU; one
+// synchronisation per frame, when the few matches come back.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <vector>
+
+#include "cuda/device_buffer.hpp"
+#include "cuda/numerator_fft.hpp"
+#include "cuda/numerator_spatial.hpp"
+#include "cuda/peaks_kernels.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch/sat_cuda.hpp"
+#include "score_rules.hpp"
+
+namespace nccmatch::cuda {
+
+class CudaEngine final : public Engine {
+ public:
+  static Status create(const EngineOptions& options, std::unique_ptr<Engine>* engine);
+  ~CudaEngine() override;
+
+  Backend backend() const override { return Backend::Cuda; }
+  Status setTemplates(std::vector<TemplateImage> bank) override;
+  const std::vector<TemplateImage>& templates() const override { return bank_; }
+  Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override;
+  Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
+                  std::vector<double>* map) override;
+
+  // The numerator template i uses for frames of the last size seen (Spatial or Fft), and the SAT
+  // build in use: for tests, tools and the benchmark.
+  CudaNumerator numeratorFor(uint32_t templateIndex) const;
+  SatBuild satBuild() const { return satKind_; }
+
+ private:
+  CudaEngine(int device, CudaNumerator numerator);
+
+  Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
+  Status uploadFrame(const FrameView& frame);  // sets image_, imagePitch_
+  Status buildFrame(const FrameView& frame);   // upload, SAT, forward FFT
+  Status computeMap(uint32_t templateIndex, Method method);  // into map_
+  bool fits(uint32_t i) const {
+    return bank_[i].width <= frameWidth_ && bank_[i].height <= frameHeight_;
+  }
+
+  int device_ = 0;
+  int smCount_ = 1;
+  cudaStream_t stream_ = nullptr;
+  CudaNumerator numeratorOption_;
+
+  std::vector<TemplateImage> bank_;
+  std::vector<TemplateStats> stats_;
+  std::vector<SpatialLayout> layouts_;
+  std::vector<std::unique_ptr<DeviceBuffer>> packed_;  // spatial layout, device
+  std::vector<std::unique_ptr<DeviceBuffer>> pixels_;  // tightly packed, device (fft spectra)
+  bool bankChanged_ = true;
+
+  int frameWidth_ = 0, frameHeight_ = 0;  // size the resources below are prepared for
+  std::vector<CudaNumerator> chosen_;
+  std::vector<int> fftSlot_;
+  bool anyFft_ = false;
+
+  SatBuild satWanted_ = SatBuild::Fused;  // what the bank allows
+  SatBuild satKind_ = SatBuild::Fused;    // what was built (an older build when it is missing)
+  std::unique_ptr<SatBuilder> sat_;
+  int satMaxWidth_ = 0, satMaxHeight_ = 0;
+  DeviceBuffer satSum_, satSumSq_;
+
+  PinnedBuffer staging_;
+  DeviceBuffer frame_;
+  std::size_t framePitch_ = 0;
+  const uint8_t* image_ = nullptr;  // this frame on the device
+  std::size_t imagePitch_ = 0;
+
+  DeviceBuffer numerator_;  // int64 sums of the spatial path
+  DeviceBuffer map_;        // doubles, one template at a time
+  FftCorrelator fft_;
+  PeakFinder peaks_;
+  DeviceBuffer results_;    // per template: kept count, best, kept matches
+  PinnedBuffer hostResults_;
+};
+
+}  // namespace nccmatch::cuda

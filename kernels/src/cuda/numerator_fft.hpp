@@ -1,0 +1,64 @@
+// The FFT numerator: sum(I * T') with the zero-mean template T' = T - mean(T) (DESIGN.md), by
+// cuFFT R2C/C2R over a frame padded to a fast size (factors 2, 3, 5, 7). Plans and template
+// spectra are made once per bank and frame size; each frame costs one forward transform, and
+// each template one product and one inverse transform.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cuda/device_buffer.hpp"
+#include "nccmatch/status.hpp"
+
+namespace nccmatch::cuda {
+
+// Smallest m >= n whose only prime factors are 2, 3, 5 and 7 (and even when `even`).
+int fastFftSize(int n, bool even);
+
+class FftCorrelator {
+ public:
+  FftCorrelator() = default;
+  FftCorrelator(const FftCorrelator&) = delete;
+  FftCorrelator& operator=(const FftCorrelator&) = delete;
+  ~FftCorrelator();
+
+  // Plans and work buffers for frames of width x height; drops every template spectrum.
+  Status configure(int width, int height, cudaStream_t stream);
+  bool configuredFor(int width, int height) const { return width == width_ && height == height_; }
+  int fftWidth() const { return fftWidth_; }
+  int fftHeight() const { return fftHeight_; }
+
+  // Spectrum of one template (device pixels, tightly packed), kept until configure(). *slot
+  // names it for correlate().
+  Status addTemplate(const uint8_t* pixels, int width, int height, double mean, int* slot);
+
+  // Forward transform of a frame minus `offset` (any constant: it cancels against the
+  // zero-mean template, and a value near the frame's mean keeps float rounding small).
+  // offsetSource: device pointer to the frame's total sum (int64, or uint32 when total32),
+  // or null to use 128.
+  Status transformFrame(const uint8_t* image, std::size_t pitch, const void* offsetSource,
+                        bool total32, bool totalValid);
+
+  // Centred numerator of template `slot` at every position: out[y * fftWidth() + x], valid for
+  // x <= width - w, y <= height - h. The buffer is reused by the next call.
+  Status correlate(int slot, const float** out);
+
+ private:
+  void destroyPlans();
+
+  int width_ = 0, height_ = 0;
+  int fftWidth_ = 0, fftHeight_ = 0;
+  cudaStream_t stream_ = nullptr;
+  int planForward_ = 0, planInverse_ = 0;  // cufftHandle
+  bool havePlans_ = false;
+  DeviceBuffer real_;           // fftHeight x fftWidth floats
+  DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
+  DeviceBuffer product_;        // same
+  std::vector<std::unique_ptr<DeviceBuffer>> spectra_;
+};
+
+}  // namespace nccmatch::cuda

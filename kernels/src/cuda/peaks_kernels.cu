@@ -1,0 +1,207 @@
+#include "cuda/peaks_kernels.hpp"
+
+#include <climits>
+
+#include "cuda_check.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+constexpr int kScanThreads = 256;
+constexpr int kScanBlocksPerSm = 8;
+constexpr int kSelectThreads = 1024;
+
+struct Ranked {
+  double goodness;  // score times sign: larger is better
+  int index;        // y * mapWidth + x; -1 for none
+};
+
+// peaks.cpp's betterCandidate: better goodness, then raster order (smaller index).
+__device__ inline bool better(const Ranked& a, const Ranked& b) {
+  if (b.index < 0) return a.index >= 0;
+  if (a.index < 0) return false;
+  if (a.goodness != b.goodness) return a.goodness > b.goodness;
+  return a.index < b.index;
+}
+
+__device__ Ranked warpBest(Ranked r) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Ranked o;
+    o.goodness = __shfl_down_sync(0xffffffffu, r.goodness, offset);
+    o.index = __shfl_down_sync(0xffffffffu, r.index, offset);
+    if (better(o, r)) r = o;
+  }
+  return r;
+}
+
+// The block's best in thread 0 (and broadcast through shared memory to all).
+__device__ Ranked blockBest(Ranked r) {
+  __shared__ Ranked perWarp[32];
+  __shared__ Ranked result;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  r = warpBest(r);
+  if (lane == 0) perWarp[warp] = r;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = (blockDim.x + 31) >> 5;
+    Ranked v = lane < warps ? perWarp[lane] : Ranked{0.0, -1};
+    v = warpBest(v);
+    if (lane == 0) result = v;
+  }
+  __syncthreads();
+  Ranked out = result;
+  __syncthreads();  // result may be rewritten by the next call
+  return out;
+}
+
+// Explicit roundings: no fused multiply-add may change a bit against the CPU's peaks.cpp.
+__device__ double parabolaOffsetExact(double left, double centre, double right) {
+  const double curvature = __dadd_rn(__dsub_rn(left, __dmul_rn(2.0, centre)), right);
+  if (curvature == 0.0 || !isfinite(curvature)) return 0.0;
+  const double offset = __ddiv_rn(__dmul_rn(0.5, __dsub_rn(left, right)), curvature);
+  if (!isfinite(offset)) return 0.0;
+  return offset < -0.5 ? -0.5 : (offset > 0.5 ? 0.5 : offset);
+}
+
+__device__ double boxIouExact(int ax, int ay, int bx, int by, int w, int h) {
+  const int ix = max(0, min(ax + w, bx + w) - max(ax, bx));
+  const int iy = max(0, min(ay + h, by + h) - max(ay, by));
+  const double inter = __dmul_rn(double(ix), double(iy));
+  const double area = __dmul_rn(double(w), double(h));
+  const double uni = __dsub_rn(__dadd_rn(area, area), inter);
+  return uni > 0 ? __ddiv_rn(inter, uni) : 0.0;
+}
+
+__device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight, double sign,
+                                 int index) {
+  DeviceMatch m;
+  m.x = index % mapWidth;
+  m.y = index / mapWidth;
+  const std::size_t i = std::size_t(index);
+  m.score = map[i];
+  const double g = sign * map[i];
+  m.subX = m.x + (m.x > 0 && m.x + 1 < mapWidth
+                      ? parabolaOffsetExact(sign * map[i - 1], g, sign * map[i + 1])
+                      : 0.0);
+  m.subY = m.y + (m.y > 0 && m.y + 1 < mapHeight
+                      ? parabolaOffsetExact(sign * map[i - mapWidth], g, sign * map[i + mapWidth])
+                      : 0.0);
+  return m;
+}
+
+// Every position: the block's best, and the local extrema that pass the threshold.
+__global__ void __launch_bounds__(kScanThreads)
+    scanKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+               double goodEnough, bool collect, int* __restrict__ candidates,
+               int* __restrict__ count, Ranked* __restrict__ partial) {
+  Ranked best{0.0, -1};
+  const int n = mapWidth * mapHeight;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double g = sign * map[i];
+    const Ranked here{g, i};
+    if (better(here, best)) best = here;
+    if (!collect || !(g >= goodEnough)) continue;
+    const int x = i % mapWidth, y = i / mapWidth;
+    bool peak = true;
+    for (int dy = -1; dy <= 1 && peak; ++dy) {
+      const int ny = y + dy;
+      if (ny < 0 || ny >= mapHeight) continue;
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int nx = x + dx;
+        if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+        if (sign * map[ny * mapWidth + nx] > g) {
+          peak = false;
+          break;
+        }
+      }
+    }
+    if (peak) candidates[atomicAdd(count, 1)] = i;
+  }
+  best = blockBest(best);
+  if (threadIdx.x == 0) partial[blockIdx.x] = best;
+}
+
+// One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
+// candidate after the last kept one (in peaks.cpp's order) that no kept box suppresses, which is
+// what peaks.cpp's sorted scan keeps k-th.
+__global__ void __launch_bounds__(kSelectThreads)
+    selectKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                 int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                 const Ranked* __restrict__ partial, int partials,
+                 const int* __restrict__ candidates, const int* __restrict__ count,
+                 DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  Ranked r{0.0, -1};
+  for (int i = threadIdx.x; i < partials; i += blockDim.x)
+    if (better(partial[i], r)) r = partial[i];
+  r = blockBest(r);
+  if (threadIdx.x == 0 && r.index >= 0) *best = makeMatch(map, mapWidth, mapHeight, sign, r.index);
+
+  const int n = *count;
+  Ranked last{0.0, -1};
+  int k = 0;
+  for (; k < maxMatches; ++k) {
+    Ranked pick{0.0, -1};
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const int index = candidates[i];
+      const Ranked c{sign * map[index], index};
+      if (last.index >= 0 && !better(last, c)) continue;
+      if (!better(c, pick)) continue;
+      const int x = index % mapWidth, y = index / mapWidth;
+      bool suppressed = false;
+      for (int j = 0; j < k && !suppressed; ++j)
+        suppressed = boxIouExact(x, y, kept[j].x, kept[j].y, templateWidth, templateHeight) > nmsIou;
+      if (!suppressed) pick = c;
+    }
+    pick = blockBest(pick);
+    if (pick.index < 0) break;
+    if (threadIdx.x == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, pick.index);
+    last = pick;
+    __syncthreads();  // kept[k] is visible to the whole block
+  }
+  if (threadIdx.x == 0) *keptCount = k;
+}
+
+}  // namespace
+
+Status PeakFinder::reserve(std::size_t positions) {
+  if (maxBlocks_ == 0) {
+    int device = 0, sms = 0;
+    NCC_CUDA_CHECK(cudaGetDevice(&device));
+    NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    maxBlocks_ = sms * kScanBlocksPerSm;
+    NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(int)));
+    NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * maxBlocks_));
+  }
+  if (positions > positions_) {
+    NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));
+    positions_ = positions;
+  }
+  return Status();
+}
+
+Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                        int templateHeight, const MatchParams& params, DeviceMatch* best,
+                        DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
+  const std::size_t n = std::size_t(mapWidth) * mapHeight;
+  if (n > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
+  NCC_RETURN_IF_ERROR(reserve(n));
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const bool collect = params.maxMatches > 0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
+  const int blocks = int(std::min<std::size_t>((n + kScanThreads - 1) / kScanThreads, maxBlocks_));
+  scanKernel<<<blocks, kScanThreads, 0, stream>>>(map, mapWidth, mapHeight, sign,
+                                                  sign * params.threshold, collect,
+                                                  candidates_.as<int>(), counter_.as<int>(),
+                                                  blockBest_.as<Ranked>());
+  NCC_CUDA_CHECK(cudaGetLastError());
+  selectKernel<<<1, kSelectThreads, 0, stream>>>(
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
+      params.nmsIou, blockBest_.as<Ranked>(), blocks, candidates_.as<int>(), counter_.as<int>(),
+      best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,41 @@
+// Peak finding on a score map that stays on the GPU: threshold, local extrema, greedy
+// non-maximum suppression, max-matches and sub-pixel refinement, with exactly the rules and
+// arithmetic of peaks.cpp, so the matches equal the CPU backend's.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/device_buffer.hpp"
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::cuda {
+
+// One match as the device writes it; the host adds template index and size.
+struct DeviceMatch {
+  int x = 0, y = 0;
+  double score = 0.0, subX = 0.0, subY = 0.0;
+};
+
+class PeakFinder {
+ public:
+  // Scratch for maps of up to `positions` entries.
+  Status reserve(std::size_t positions);
+
+  // Writes the global best to *best, the kept matches (best first) to kept[0..*keptCount) with
+  // room for params.maxMatches. All pointers are device memory; only enqueues work on stream.
+  Status find(const double* map, int mapWidth, int mapHeight, int templateWidth,
+              int templateHeight, const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
+              int* keptCount, cudaStream_t stream);
+
+ private:
+  DeviceBuffer candidates_;  // indices of local extrema passing the threshold
+  DeviceBuffer counter_;     // their count
+  DeviceBuffer blockBest_;   // per-block best (goodness, index)
+  std::size_t positions_ = 0;
+  int maxBlocks_ = 0;
+};
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,33 @@
+// Score maps on the GPU: the six methods at every valid position from the SAT box sums and a
+// numerator, with exactly the CPU backend's rules (score_rules.hpp). The exact path gives the
+// CPU's doubles bit for bit; the centred path (FFT) follows score_centred.hpp.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nccmatch/status.hpp"
+#include "score_rules.hpp"
+
+namespace nccmatch::cuda {
+
+struct ScoreInputs {
+  const void* sum = nullptr;    // SAT of I: frameWidth x frameHeight, int64 or uint32 (sat32)
+  const void* sumSq = nullptr;  // SAT of I^2, same type
+  bool sat32 = false;           // uint32 tables in wrap-around arithmetic (box sums < 2^32)
+  int frameWidth = 0, frameHeight = 0;
+  int templateWidth = 0, templateHeight = 0;
+  TemplateStats stats;
+  Method method = Method::CCoeffNormed;
+};
+
+// numerator: sum(I*T), dense (width-w+1) x (height-h+1). map: same shape, doubles.
+Status scoreFromExactNumerator(const ScoreInputs& in, const int64_t* numerator, double* map,
+                               cudaStream_t stream);
+// centred: sum(I*T'), row pitch `pitch` elements.
+Status scoreFromCentredNumerator(const ScoreInputs& in, const float* centred, std::size_t pitch,
+                                 double* map, cudaStream_t stream);
+
+}  // namespace nccmatch::cuda
