@@ -58,12 +58,10 @@ Status SatBuilder::create(SatBuild build, int maxWidth, int maxHeight,
                          std::to_string(kSatMaxSide) + "x" + std::to_string(kSatMaxSide));
   switch (build) {
     case SatBuild::Naive: return createNaiveSatBuilder(maxWidth, maxHeight, out);
-    case SatBuild::Cub:
-    case SatBuild::Dlb:
+    case SatBuild::Cub: return createCubSatBuilder(maxWidth, maxHeight, out);
+    case SatBuild::Dlb: return createDlbSatBuilder(maxWidth, maxHeight, out);
     case SatBuild::Fused:
-    case SatBuild::Fused32:
-      return Status::error(std::string("SatBuilder::create: build '") + satBuildName(build) +
-                           "' is not in this commit yet (issue 3 in progress)");
+    case SatBuild::Fused32: return createFusedSatBuilder(build, maxWidth, maxHeight, out);
   }
   return Status::error("SatBuilder::create: unknown build " + std::to_string(int(build)));
 }
