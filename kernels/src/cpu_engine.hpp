@@ -53,7 +53,9 @@ class CpuEngine final : public Engine {
   // The FFT path's float numerator and its per-window error bound.
   std::vector<float> centred_;
   std::vector<float> bound_;
+#ifdef NCCMATCH_HAVE_FFTW  // defined for the library and everything using it (kernels/meson.build)
   std::unique_ptr<FftNumerator> fft_;
+#endif
 };
 
 }  // namespace nccmatch
