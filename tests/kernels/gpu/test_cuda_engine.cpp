@@ -1,0 +1,329 @@
+// The CUDA engine end to end against the CPU Reference engine: score maps of every method
+// through both numerators (exact where the path is integer, 1e-4 for ccoeff-normed on fft),
+// matches of pasted templates, banks of mixed sizes, device and pinned frames, size changes.
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "cuda/cuda_engine.hpp"
+#include "gpu_test_support.hpp"
+#include "../test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+// Allowed |gpu - cpu| on the fft path (float transform, exact window sums).
+double fftTolerance(Method method, const TemplateImage& t) {
+  const double n = double(t.width) * t.height;
+  switch (method) {
+    case Method::CCoeffNormed:
+    case Method::CCorrNormed:
+    case Method::SqDiffNormed: return 1e-4;
+    case Method::SqDiff: return 2e-6 * n * 65025.0;
+    default: return 1e-6 * n * 65025.0;
+  }
+}
+
+struct MapCase {
+  int frameW, frameH;
+  int tplW, tplH;
+  std::size_t padding;
+  Fill frameFill, tplFill;
+  bool halfFlat;  // the frame's left half is flat (77)
+};
+
+std::ostream& operator<<(std::ostream& os, const MapCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
+            << " fills " << int(c.frameFill) << "/" << int(c.tplFill) << (c.halfFlat ? " half-flat" : "");
+}
+
+Image caseImage(const MapCase& c) {
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  if (c.halfFlat)
+    for (int y = 0; y < c.frameH; ++y)
+      for (int x = 0; x < c.frameW / 2; ++x) img.at(x, y) = 77;
+  return img;
+}
+
+class CudaScoreMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, MapCase>> {};
+
+TEST_P(CudaScoreMap, EveryMethodMatchesTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const MapCase c = std::get<1>(GetParam());
+  Image img = caseImage(c);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (int m = 0; m <= 5; ++m) {
+    const Method method = static_cast<Method>(m);
+    std::vector<double> want, got;
+    Status s = cpu->scoreMap(img.view(), method, 0, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    got.assign(want.size() + 7, -12345.0);  // poison: every entry must be written
+    s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), want.size());
+    const int mapW = c.frameW - c.tplW + 1;
+    const double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t) : 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[i])) << methodName(method) << " at " << i % mapW << "," << i / mapW;
+      if (tol == 0.0) {
+        ASSERT_EQ(got[i], want[i]) << methodName(method) << " at " << i % mapW << "," << i / mapW << " " << c;
+      } else {
+        ASSERT_NEAR(got[i], want[i], tol) << methodName(method) << " at " << i % mapW << "," << i / mapW << " " << c;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, CudaScoreMap,
+    ::testing::Combine(
+        ::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft),
+        ::testing::Values(
+            //      frame        template   pad  frame fill     template fill  half-flat
+            MapCase{1, 1,        1, 1,      0,   Fill::Random, Fill::Random, false},
+            MapCase{9, 7,        1, 1,      3,   Fill::Random, Fill::Random, false},
+            MapCase{13, 11,      13, 11,    0,   Fill::Random, Fill::Random, false},  // template == frame
+            MapCase{31, 17,      5, 3,      1,   Fill::Random, Fill::Random, false},  // odd stride: byte loads
+            MapCase{33, 29,      8, 8,      7,   Fill::Smooth, Fill::Smooth, false},
+            MapCase{40, 23,      7, 9,      0,   Fill::Binary, Fill::Random, false},
+            MapCase{24, 24,      6, 6,      2,   Fill::Flat,   Fill::Random, false},  // every window flat
+            MapCase{24, 20,      6, 5,      0,   Fill::Random, Fill::Flat,   false},  // flat template
+            MapCase{200, 150,    64, 64,    0,   Fill::Random, Fill::Random, false},  // chunk boundary
+            MapCase{211, 97,     65, 17,    5,   Fill::Smooth, Fill::Random, false},  // 2 chunks wide, odd
+            MapCase{130, 300,    100, 3,    0,   Fill::Random, Fill::Smooth, false},
+            MapCase{301, 257,    256, 256,  0,   Fill::Random, Fill::Random, false},  // 64-bit sums
+            MapCase{190, 190,    182, 182,  4,   Fill::Smooth, Fill::Smooth, false},  // first 64-bit size
+            MapCase{1, 37,       1, 5,      0,   Fill::Random, Fill::Random, false},
+            MapCase{37, 1,       4, 1,      5,   Fill::Random, Fill::Random, false},
+            MapCase{1001, 701,   37, 29,    3,   Fill::Random, Fill::Random, true},   // flat regions
+            MapCase{1920, 1080,  16, 16,    0,   Fill::Random, Fill::Random, false},
+            MapCase{1920, 1080,  32, 24,    0,   Fill::Smooth, Fill::Smooth, false},
+            MapCase{1920, 1080,  8, 8,      0,   Fill::Smooth, Fill::Random, true})));
+
+// Frames too large for full CPU maps: sampled positions against the brute-force definition.
+struct SampledCase {
+  int frameW, frameH, tplW, tplH;
+  Fill frameFill;
+};
+
+class CudaSampledMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, SampledCase>> {};
+
+TEST_P(CudaSampledMap, SampledPositionsMatchTheDefinition) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const SampledCase c = std::get<1>(GetParam());
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, Fill::Random);
+  const int px = int(rng()() % (c.frameW - c.tplW + 1)), py = int(rng()() % (c.frameH - c.tplH + 1));
+  paste(&img, t, px, py);
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  for (Method method : {Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed}) {
+    std::vector<double> got;
+    Status s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), std::size_t(mapW) * mapH);
+    for (double v : got) ASSERT_TRUE(std::isfinite(v));
+    std::vector<std::pair<int, int>> at = {{px, py}, {0, 0}, {mapW - 1, mapH - 1}};
+    for (int k = 0; k < 60; ++k) at.push_back({int(rng()() % mapW), int(rng()() % mapH)});
+    for (auto [x, y] : at) {
+      const double want = bruteForceScore(img, t, method, x, y);
+      double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t)
+                   : method == Method::SqDiff ? 0.0 : 1e-9 * std::max(1.0, std::fabs(want));
+      ASSERT_NEAR(got[std::size_t(y) * mapW + x], want, tol) << methodName(method) << " at " << x << "," << y;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BigFrames, CudaSampledMap,
+    ::testing::Combine(::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft),
+                       ::testing::Values(SampledCase{1920, 1080, 256, 256, Fill::Smooth},
+                                         SampledCase{1920, 1080, 1920, 1080, Fill::Random},  // template == frame
+                                         SampledCase{3840, 2160, 128, 128, Fill::Random},
+                                         SampledCase{3840, 2160, 256, 256, Fill::Smooth},
+                                         SampledCase{3840, 2160, 9, 13, Fill::Random})));
+
+// Matches equal the CPU engine's: same boxes; scores equal (spatial) or within 1e-4 (fft).
+void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exact) {
+  const double tol = exact ? 0.0 : 1e-4;
+  ASSERT_EQ(got.best.size(), want.best.size());
+  for (std::size_t i = 0; i < want.best.size(); ++i) {
+    ASSERT_EQ(got.best[i].has_value(), want.best[i].has_value()) << "template " << i;
+    if (!want.best[i]) continue;
+    EXPECT_EQ(got.best[i]->x, want.best[i]->x) << "template " << i;
+    EXPECT_EQ(got.best[i]->y, want.best[i]->y) << "template " << i;
+    EXPECT_NEAR(got.best[i]->score, want.best[i]->score, tol) << "template " << i;
+  }
+  ASSERT_EQ(got.matches.size(), want.matches.size());
+  for (std::size_t k = 0; k < want.matches.size(); ++k) {
+    const Match& g = got.matches[k];
+    const Match& w = want.matches[k];
+    EXPECT_EQ(g.templateIndex, w.templateIndex) << "match " << k;
+    EXPECT_EQ(g.x, w.x) << "match " << k;
+    EXPECT_EQ(g.y, w.y) << "match " << k;
+    EXPECT_EQ(g.width, w.width) << "match " << k;
+    EXPECT_EQ(g.height, w.height) << "match " << k;
+    EXPECT_NEAR(g.score, w.score, tol) << "match " << k;
+    EXPECT_NEAR(g.subX, w.subX, exact ? 0.0 : 1e-2) << "match " << k;
+    EXPECT_NEAR(g.subY, w.subY, exact ? 0.0 : 1e-2) << "match " << k;
+  }
+}
+
+struct BankCase {
+  int frameW, frameH;
+  int templates;
+  int maxSide;
+};
+
+class CudaBank : public ::testing::TestWithParam<std::tuple<CudaNumerator, BankCase>> {};
+
+TEST_P(CudaBank, MatchesEqualTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const BankCase c = std::get<1>(GetParam());
+  Image img = makeImage(c.frameW, c.frameH, Fill::Random, 3);
+  std::vector<TemplateImage> bank;
+  for (int i = 0; i < c.templates; ++i) {
+    const int w = 1 + int(rng()() % c.maxSide), h = 1 + int(rng()() % c.maxSide);
+    bank.push_back(makeTemplate(w, h, Fill::Random, "t" + std::to_string(i)));
+    // Two copies of each fitting template, so NMS and max-matches have work to do; the second
+    // has 1/32 of its pixels redrawn, so no two positions tie at a perfect score.
+    for (int copy = 0; copy < 2 && w <= c.frameW && h <= c.frameH; ++copy) {
+      const int x = int(rng()() % (c.frameW - w + 1)), y = int(rng()() % (c.frameH - h + 1));
+      paste(&img, bank.back(), x, y);
+      for (int ty = 0; copy == 1 && ty < h; ++ty)
+        for (int tx = 0; tx < w; ++tx)
+          if (rng()() % 32 == 0) img.at(x + tx, y + ty) = uint8_t(rng()());
+    }
+  }
+  bank.push_back(makeTemplate(c.frameW + 1, 3, Fill::Random, "too-wide"));  // skipped
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  for (Method method : {Method::CCoeffNormed, Method::SqDiffNormed, Method::CCorr}) {
+    MatchParams p;
+    p.method = method;
+    p.threshold = method == Method::CCoeffNormed ? 0.9 : method == Method::SqDiffNormed ? 0.05 : 1e18;
+    p.maxMatches = 3;
+    p.nmsIou = 0.3;
+    FrameResult want, got;
+    Status s = cpu->match(img.view(), p, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const bool exact = numerator == CudaNumerator::Spatial;
+    if (method == Method::CCorr && !exact) continue;  // raw ccorr on fft: ties within rounding
+    SCOPED_TRACE(methodName(method));
+    expectSameMatches(got, want, exact);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Banks, CudaBank,
+    ::testing::Combine(::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto),
+                       ::testing::Values(BankCase{320, 240, 1, 40}, BankCase{641, 479, 2, 64},
+                                         BankCase{640, 480, 16, 48}, BankCase{1920, 1080, 16, 32})));
+
+TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1921, 1079, Fill::Random, 13);
+  TemplateImage a = makeTemplate(24, 20, Fill::Random, "a"), b = makeTemplate(130, 90, Fill::Random, "b");
+  paste(&img, a, 300, 200);
+  paste(&img, b, 1500, 900);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(gpu->setTemplates({a, b}).ok());
+  MatchParams p;
+  p.maxMatches = 2;
+  FrameResult pageable, device, pinned;
+  ASSERT_TRUE(gpu->match(img.view(), p, &pageable).ok());
+  ASSERT_EQ(pageable.matches.size(), 2u);
+  EXPECT_EQ(pageable.matches[0].x, 300);
+  EXPECT_EQ(pageable.matches[0].y, 200);
+  EXPECT_EQ(pageable.matches[1].x, 1500);
+  EXPECT_EQ(pageable.matches[1].y, 900);
+
+  uint8_t* dev = nullptr;
+  std::size_t pitch = 0;
+  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice), cudaSuccess);
+  FrameView dv{dev, img.width, img.height, pitch, MemoryKind::Device};
+  Status s = gpu->match(dv, p, &device);
+  cudaFree(dev);
+  ASSERT_TRUE(s.ok()) << s.message();
+
+  uint8_t* host = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host), img.bytes.size()), cudaSuccess);
+  std::copy(img.bytes.begin(), img.bytes.end(), host);
+  FrameView hv{host, img.width, img.height, img.stride, MemoryKind::Host};
+  s = gpu->match(hv, p, &pinned);
+  cudaFreeHost(host);
+  ASSERT_TRUE(s.ok()) << s.message();
+  expectSameMatches(device, pageable, true);
+  expectSameMatches(pinned, pageable, true);
+}
+
+TEST(CudaEngine, FrameSizeAndBankChangesBetweenCalls) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = makeEngine(Backend::Cuda);
+  auto cpu = makeEngine(Backend::Cpu);
+  TemplateImage t = makeTemplate(40, 30, Fill::Random);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  MatchParams p;
+  p.maxMatches = 4;
+  for (auto [w, h] : {std::pair{640, 480}, std::pair{1920, 1080}, std::pair{333, 211}, std::pair{640, 480}}) {
+    Image img = makeImage(w, h, Fill::Random);
+    paste(&img, t, w / 3, h / 4);
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+    ASSERT_NE(cuda, nullptr);
+    expectSameMatches(got, want, cuda->numeratorFor(0) == CudaNumerator::Spatial);
+  }
+  TemplateImage u = makeTemplate(8, 8, Fill::Random);
+  ASSERT_TRUE(gpu->setTemplates({u, t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({u, t}).ok());
+  Image img = makeImage(640, 480, Fill::Random);
+  paste(&img, u, 10, 20);
+  FrameResult want, got;
+  ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+  ASSERT_TRUE(gpu->match(img.view(), p, &got).ok());
+  ASSERT_FALSE(got.matches.empty());
+  EXPECT_EQ(got.matches[0].x, 10);
+  EXPECT_EQ(got.matches[0].y, 20);
+}
+
+TEST(CudaEngine, AutoUsesTheCudaBackendAndReportsErrors) {
+  SKIP_WITHOUT_GPU();
+  auto e = makeEngine(Backend::Auto);
+  EXPECT_EQ(e->backend(), Backend::Cuda);
+  FrameResult r;
+  Image img = makeImage(16, 16, Fill::Random);
+  FrameView bad = img.view();
+  bad.stride = 3;
+  EXPECT_FALSE(e->match(bad, MatchParams{}, &r).ok());
+  std::vector<double> map;
+  EXPECT_FALSE(e->scoreMap(img.view(), Method::CCoeff, 0, &map).ok());  // empty bank
+  TemplateImage big = makeTemplate(17, 4, Fill::Random);
+  ASSERT_TRUE(e->setTemplates({big}).ok());
+  EXPECT_FALSE(e->scoreMap(img.view(), Method::CCoeff, 0, &map).ok());  // larger than the frame
+  ASSERT_TRUE(e->match(img.view(), MatchParams{}, &r).ok());
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_FALSE(r.best[0].has_value());
+}
+
+}  // namespace
+}  // namespace nccmatch::test

@@ -1,0 +1,119 @@
+// Peak finding on the GPU against peaks.cpp: the same best position, the same kept matches in
+// the same order, bit-identical scores and sub-pixel positions, on maps with plateaus and ties.
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "cuda/peaks_kernels.hpp"
+#include "gpu_test_support.hpp"
+#include "peaks.hpp"
+#include "../test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+enum class MapKind { Random, Quantised, Flat, Blobs };
+
+std::vector<double> makeMap(int w, int h, MapKind kind) {
+  std::vector<double> map(std::size_t(w) * h);
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      double v = 0;
+      switch (kind) {
+        case MapKind::Random: v = uni(rng()); break;
+        case MapKind::Quantised: v = double(int(rng()() % 5)) / 4.0; break;  // many ties, plateaus
+        case MapKind::Flat: v = 0.5; break;
+        case MapKind::Blobs: v = std::sin(x * 0.3) * std::cos(y * 0.21); break;  // smooth peaks
+      }
+      map[std::size_t(y) * w + x] = v;
+    }
+  }
+  return map;
+}
+
+struct PeakCase {
+  int w, h;
+  MapKind kind;
+  Method method;
+  double threshold;
+  int maxMatches;
+  double nmsIou;
+  int tplW, tplH;
+};
+
+class GpuPeaks : public ::testing::TestWithParam<PeakCase> {};
+
+TEST_P(GpuPeaks, SameAsTheCpuPeaks) {
+  SKIP_WITHOUT_GPU();
+  const PeakCase c = GetParam();
+  const std::vector<double> map = makeMap(c.w, c.h, c.kind);
+  MatchParams p;
+  p.method = c.method;
+  p.threshold = c.threshold;
+  p.maxMatches = c.maxMatches;
+  p.nmsIou = c.nmsIou;
+  std::vector<Match> want;
+  std::optional<Match> wantBest;
+  findPeaks(map.data(), c.w, c.h, c.tplW, c.tplH, 0, p, &want, &wantBest);
+
+  double* dMap = nullptr;
+  cuda::DeviceMatch* dBest = nullptr;
+  cuda::DeviceMatch* dKept = nullptr;
+  int* dCount = nullptr;
+  ASSERT_EQ(cudaMalloc(&dMap, map.size() * sizeof(double)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dBest, sizeof(cuda::DeviceMatch)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dKept, sizeof(cuda::DeviceMatch) * std::max(1, c.maxMatches)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dCount, sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dMap, map.data(), map.size() * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dCount, 0xff, sizeof(int)), cudaSuccess);
+  cuda::PeakFinder finder;
+  Status s = finder.find(dMap, c.w, c.h, c.tplW, c.tplH, p, dBest, dKept, dCount, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int count = -1;
+  cuda::DeviceMatch best;
+  std::vector<cuda::DeviceMatch> kept(std::max(1, c.maxMatches));
+  ASSERT_EQ(cudaMemcpy(&count, dCount, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(&best, dBest, sizeof(best), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(kept.data(), dKept, sizeof(cuda::DeviceMatch) * kept.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(dMap);
+  cudaFree(dBest);
+  cudaFree(dKept);
+  cudaFree(dCount);
+
+  ASSERT_TRUE(wantBest.has_value());
+  EXPECT_EQ(best.x, wantBest->x);
+  EXPECT_EQ(best.y, wantBest->y);
+  EXPECT_EQ(best.score, wantBest->score);
+  EXPECT_EQ(best.subX, wantBest->subX);
+  EXPECT_EQ(best.subY, wantBest->subY);
+  ASSERT_EQ(count, int(want.size()));
+  for (int k = 0; k < count; ++k) {
+    EXPECT_EQ(kept[k].x, want[k].x) << "match " << k;
+    EXPECT_EQ(kept[k].y, want[k].y) << "match " << k;
+    EXPECT_EQ(kept[k].score, want[k].score) << "match " << k;
+    EXPECT_EQ(kept[k].subX, want[k].subX) << "match " << k;  // bit-identical arithmetic
+    EXPECT_EQ(kept[k].subY, want[k].subY) << "match " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Maps, GpuPeaks, ::testing::Values(
+    //       map         kind                method                  thresh  max  iou   tpl
+    PeakCase{1, 1,       MapKind::Random,    Method::CCoeffNormed,   -2.0,   1,   0.3,  4, 4},
+    PeakCase{1, 40,      MapKind::Random,    Method::CCoeffNormed,   0.0,    5,   0.3,  3, 3},
+    PeakCase{40, 1,      MapKind::Quantised, Method::SqDiff,         0.5,    5,   0.0,  2, 2},
+    PeakCase{37, 23,     MapKind::Quantised, Method::CCoeffNormed,   0.5,    10,  0.3,  5, 5},
+    PeakCase{37, 23,     MapKind::Quantised, Method::SqDiffNormed,   0.25,   10,  1.0,  5, 5},  // nothing suppressed
+    PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.5,    3,   0.3,  8, 8},  // every position a peak
+    PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.6,    3,   0.3,  8, 8},  // none passes
+    PeakCase{500, 300,   MapKind::Random,    Method::CCoeffNormed,   0.9,    0,   0.3,  16, 16},  // best only
+    PeakCase{500, 300,   MapKind::Random,    Method::CCoeffNormed,   0.9,    50,  0.3,  16, 16},
+    PeakCase{500, 300,   MapKind::Blobs,     Method::CCoeffNormed,   0.5,    20,  0.2,  30, 20},
+    PeakCase{500, 300,   MapKind::Blobs,     Method::SqDiffNormed,   -0.5,   20,  0.5,  9, 9},
+    PeakCase{1905, 1065, MapKind::Random,    Method::CCoeffNormed,   0.99,   100, 0.3,  16, 16},
+    PeakCase{1905, 1065, MapKind::Quantised, Method::CCoeffNormed,   1.0,    4,   0.3,  16, 16},  // ~20% on plateaus
+    PeakCase{3585, 1905, MapKind::Blobs,     Method::CCoeff,         0.9,    8,   0.3,  256, 256}));
+
+}  // namespace
+}  // namespace nccmatch::test
