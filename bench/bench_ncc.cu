@@ -1,0 +1,265 @@
+// Full per-frame cost of the CUDA engine (pinned upload + SAT + numerator + score + peaks, until
+// the matches are on the host), ccoeff-normed, 1920x1080 and 3840x2160, square templates 8..256:
+// each numerator alone and the automatic choice, beside NPP's nppiCrossCorrValid_NormLevel
+// measured in the same run (OpenCV: bench/opencv_matchtemplate.py, run by the same command).
+// Our figures are wall-clock medians of the synchronous match() (it ends in the frame's one
+// synchronisation); upload, SAT and NPP alone are CUDA-event medians. All after warm-up.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <glob.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/cost_model.hpp"
+#include "cuda/cuda_engine.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch/sat_cuda.hpp"
+
+using namespace nccmatch;
+
+#define CHECK_CUDA(call)                                                                     \
+  do {                                                                                       \
+    cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                          \
+    }                                                                                        \
+  } while (0)
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Repeats until ~0.25 s or 40 samples (at least 3), after `warm` untimed calls.
+double medianWallMicros(const std::function<void()>& f, int warm = 2) {
+  for (int i = 0; i < warm; ++i) f();
+  std::vector<double> t;
+  auto begin = std::chrono::steady_clock::now();
+  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(250))) {
+    auto a = std::chrono::steady_clock::now();
+    f();
+    auto b = std::chrono::steady_clock::now();
+    t.push_back(std::chrono::duration<double, std::micro>(b - a).count());
+  }
+  return median(t);
+}
+
+double medianEventMicros(cudaStream_t stream, const std::function<void()>& f, int warm = 2) {
+  cudaEvent_t a, b;
+  CHECK_CUDA(cudaEventCreate(&a));
+  CHECK_CUDA(cudaEventCreate(&b));
+  for (int i = 0; i < warm; ++i) f();
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  std::vector<double> t;
+  auto begin = std::chrono::steady_clock::now();
+  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(250))) {
+    CHECK_CUDA(cudaEventRecord(a, stream));
+    f();
+    CHECK_CUDA(cudaEventRecord(b, stream));
+    CHECK_CUDA(cudaEventSynchronize(b));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.0);
+  }
+  CHECK_CUDA(cudaEventDestroy(a));
+  CHECK_CUDA(cudaEventDestroy(b));
+  return median(t);
+}
+
+// NPP, loaded at run time (the build machine has none). Signatures as in nppi.
+struct NppiSize {
+  int width, height;
+};
+struct NppStreamContext {
+  cudaStream_t hStream;
+  int nCudaDeviceId;
+  int nMultiProcessorCount;
+  int nMaxThreadsPerMultiProcessor;
+  int nMaxThreadsPerBlock;
+  std::size_t nSharedMemPerBlock;
+  int nCudaDevAttrComputeCapabilityMajor;
+  int nCudaDevAttrComputeCapabilityMinor;
+  unsigned int nStreamFlags;
+  int nReserved0;
+};
+using CrossCorrNormLevel = int (*)(const uint8_t*, int, NppiSize, const uint8_t*, int, NppiSize, float*, int,
+                                   uint8_t*, NppStreamContext);
+using BufferSize = int (*)(NppiSize, std::size_t*, NppStreamContext);
+
+struct Npp {
+  CrossCorrNormLevel corr = nullptr;
+  BufferSize bufferSize = nullptr;
+  std::string from;
+};
+
+Npp loadNpp() {
+  std::vector<std::string> candidates = {"libnppist.so.13", "libnppist.so.12", "libnppist.so"};
+  for (const char* pattern : {"/usr/local/cuda*/lib64/libnppist.so*", "/usr/lib/x86_64-linux-gnu/libnppist.so*",
+                              "/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib/libnppist.so*",
+                              "/usr/local/lib/python3*/dist-packages/nvidia/*/lib/libnppist.so*"}) {
+    glob_t g{};
+    if (glob(pattern, 0, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) candidates.push_back(g.gl_pathv[i]);
+    globfree(&g);
+  }
+  for (const std::string& name : candidates) {
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) continue;
+    Npp npp;
+    npp.corr = reinterpret_cast<CrossCorrNormLevel>(dlsym(lib, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
+    npp.bufferSize = reinterpret_cast<BufferSize>(dlsym(lib, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
+    if (npp.corr && npp.bufferSize) {
+      npp.from = name;
+      return npp;
+    }
+    dlclose(lib);
+  }
+  return Npp{};
+}
+
+std::string fmt(double us) {
+  char b[32];
+  if (us < 0) return "-";
+  if (us >= 10000) std::snprintf(b, sizeof b, "%.1f ms", us / 1000.0);
+  else std::snprintf(b, sizeof b, "%.1f", us);
+  return b;
+}
+
+}  // namespace
+
+int main() {
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  Npp npp = loadNpp();
+  std::printf("NPP: %s\n", npp.corr ? npp.from.c_str() : "not found (column skipped)");
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::mt19937 gen(12345);
+
+  std::printf("\nccoeff-normed, per frame, microseconds (median). auto/spatial/fft: match() on a pinned host\n"
+              "frame; auto-dev: the same frame already on the device; upload, SAT: those stages alone;\n"
+              "pred sp/fft: the cost model's numerator predictions.\n\n");
+  std::printf("| frame | template | auto (pick) | auto-dev | spatial | fft | upload | SAT (%s) | pred sp / fft | NPP | NPP / auto |\n",
+              "build");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (auto size : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
+    const int W = size.first, H = size.second;
+    uint8_t* host = nullptr;
+    CHECK_CUDA(cudaMallocHost(&host, std::size_t(W) * H));
+    for (std::size_t i = 0; i < std::size_t(W) * H; ++i) host[i] = uint8_t(gen());
+    uint8_t* dev = nullptr;
+    CHECK_CUDA(cudaMalloc(&dev, std::size_t(W) * H));
+    CHECK_CUDA(cudaMemcpy(dev, host, std::size_t(W) * H, cudaMemcpyHostToDevice));
+    const FrameView hostFrame{host, W, H, std::size_t(W), MemoryKind::Host};
+    const FrameView devFrame{dev, W, H, std::size_t(W), MemoryKind::Device};
+    const double upload = medianEventMicros(stream, [&] {
+      CHECK_CUDA(cudaMemcpy2DAsync(dev, W, host, W, W, H, cudaMemcpyHostToDevice, stream));
+    });
+    for (int side : {8, 16, 32, 64, 128, 256}) {
+      TemplateImage t;
+      t.width = t.height = side;
+      t.pixels.resize(std::size_t(side) * side);
+      const int px = W / 3, py = H / 2;
+      for (int y = 0; y < side; ++y)
+        for (int x = 0; x < side; ++x) t.pixels[std::size_t(y) * side + x] = host[std::size_t(py + y) * W + px + x];
+      MatchParams params;
+      params.method = Method::CCoeffNormed;
+      params.threshold = 0.9;
+      params.maxMatches = 4;
+      double times[3] = {0, 0, 0};
+      double autoDev = 0;
+      std::string pick;
+      cuda::SatBuild satKind = cuda::SatBuild::Fused;
+      int n = 0;
+      for (CudaNumerator num : {CudaNumerator::Auto, CudaNumerator::Spatial, CudaNumerator::Fft}) {
+        EngineOptions o;
+        o.backend = Backend::Cuda;
+        o.cudaNumerator = num;
+        std::unique_ptr<Engine> e;
+        Status s = Engine::create(o, &e);
+        if (s.ok()) s = e->setTemplates({t});
+        FrameResult r;
+        if (s.ok()) s = e->match(hostFrame, params, &r);
+        if (!s.ok()) {
+          std::fprintf(stderr, "engine failed: %s\n", s.message().c_str());
+          return 1;
+        }
+        if (r.matches.empty() || r.matches[0].x != px || r.matches[0].y != py) {
+          std::fprintf(stderr, "wrong match for %dx%d template %d (%s)\n", W, H, side, cudaNumeratorName(num));
+          return 1;
+        }
+        times[n++] = medianWallMicros([&] { e->match(hostFrame, params, &r); });
+        if (num == CudaNumerator::Auto) {
+          autoDev = medianWallMicros([&] { e->match(devFrame, params, &r); });
+          auto* ce = dynamic_cast<cuda::CudaEngine*>(e.get());
+          pick = cudaNumeratorName(ce->numeratorFor(0));
+          satKind = ce->satBuild();
+        }
+      }
+      // The SAT alone, with the build the engine picked.
+      std::unique_ptr<cuda::SatBuilder> sb;
+      double sat = -1;
+      if (cuda::SatBuilder::create(satKind, W, H, &sb).ok()) {
+        void *s1 = nullptr, *s2 = nullptr;
+        CHECK_CUDA(cudaMalloc(&s1, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
+        CHECK_CUDA(cudaMalloc(&s2, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
+        sat = medianEventMicros(stream, [&] { sb->build(dev, W, W, H, s1, s2, stream); });
+        cudaFree(s1);
+        cudaFree(s2);
+      }
+      const cuda::NumeratorCosts pred = cuda::predictNumeratorCosts(side, side, W, H, prop.multiProcessorCount);
+      double nppUs = -1;
+      if (npp.corr) {
+        NppStreamContext ctx{};
+        ctx.hStream = stream;
+        ctx.nCudaDeviceId = 0;
+        ctx.nMultiProcessorCount = prop.multiProcessorCount;
+        ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+        ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+        ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
+        ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
+        ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
+        CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+        const int mapW = W - side + 1, mapH = H - side + 1;
+        std::size_t bytes = 0;
+        npp.bufferSize(NppiSize{W, H}, &bytes, ctx);
+        uint8_t *buffer = nullptr, *tpl = nullptr;
+        float* out = nullptr;
+        CHECK_CUDA(cudaMalloc(&buffer, std::max<std::size_t>(bytes, 1)));
+        CHECK_CUDA(cudaMalloc(&tpl, t.pixels.size()));
+        CHECK_CUDA(cudaMalloc(&out, std::size_t(mapW) * mapH * sizeof(float)));
+        CHECK_CUDA(cudaMemcpy(tpl, t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
+        int status = 0;
+        nppUs = medianEventMicros(stream, [&] {
+          status |= npp.corr(dev, W, NppiSize{W, H}, tpl, side, NppiSize{side, side}, out, mapW * 4, buffer, ctx);
+        }, side >= 128 ? 1 : 2);
+        if (status != 0) std::fprintf(stderr, "NPP returned status %d\n", status);
+        cudaFree(buffer);
+        cudaFree(tpl);
+        cudaFree(out);
+      }
+      char predText[64];
+      std::snprintf(predText, sizeof predText, "%.0f / %.0f", pred.spatialMicros, pred.fftMicros);
+      std::printf("| %dx%d | %d | %s (%s) | %s | %s | %s | %s | %s (%s) | %s | %s | %.1fx |\n", W, H, side,
+                  fmt(times[0]).c_str(), pick.c_str(), fmt(autoDev).c_str(), fmt(times[1]).c_str(),
+                  fmt(times[2]).c_str(), fmt(upload).c_str(), fmt(sat).c_str(), cuda::satBuildName(satKind),
+                  predText, fmt(nppUs).c_str(), nppUs > 0 ? nppUs / times[0] : 0.0);
+      std::fflush(stdout);
+    }
+    cudaFreeHost(host);
+    cudaFree(dev);
+  }
+  return 0;
+}
