@@ -75,6 +75,11 @@ class CubSatBuilder final : public SatBuilder {
                                                        static_cast<int64_t*>(nullptr),
                                                        ::cuda::std::plus<int64_t>(), items));
     tempBytes_ = bytes;
+    NCC_CUDA_CHECK(cub::DeviceScan::InclusiveScanByKey(nullptr, bytes, rowKeys(maxWidth_),
+                                                       pixels<1>(nullptr, 1, maxWidth_),
+                                                       static_cast<int64_t*>(nullptr),
+                                                       ::cuda::std::plus<int64_t>(), items));
+    tempBytes_ = std::max(tempBytes_, bytes);
     NCC_CUDA_CHECK(cub::DeviceScan::InclusiveScanByKey(nullptr, bytes, rowKeys(maxHeight_),
                                                        static_cast<const int64_t*>(nullptr),
                                                        static_cast<int64_t*>(nullptr),
