@@ -20,6 +20,10 @@
 
 #include "cuda/cost_model.hpp"
 #include "cuda/cuda_engine.hpp"
+#include "cuda/numerator_fft.hpp"
+#include "cuda/numerator_spatial.hpp"
+#include "cuda/peaks_kernels.hpp"
+#include "cuda/score_kernels.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/sat_cuda.hpp"
 
@@ -257,6 +261,60 @@ int main() {
                   fmt(times[2]).c_str(), fmt(upload).c_str(), fmt(sat).c_str(), cuda::satBuildName(satKind),
                   predText, fmt(nppUs).c_str(), nppUs > 0 ? nppUs / times[0] : 0.0);
       std::fflush(stdout);
+    }
+    // Where the time goes: each stage alone (CUDA events), with the int64->fused32 SAT.
+    {
+      std::unique_ptr<cuda::SatBuilder> sb;
+      if (!cuda::SatBuilder::create(cuda::SatBuild::Fused32, W, H, &sb).ok()) return 1;
+      void *s1 = nullptr, *s2 = nullptr;
+      int64_t* num = nullptr;
+      double* map = nullptr;
+      void* res = nullptr;
+      CHECK_CUDA(cudaMalloc(&s1, std::size_t(W) * H * 4));
+      CHECK_CUDA(cudaMalloc(&s2, std::size_t(W) * H * 4));
+      CHECK_CUDA(cudaMalloc(&num, std::size_t(W) * H * 8));
+      CHECK_CUDA(cudaMalloc(&map, std::size_t(W) * H * 8));
+      CHECK_CUDA(cudaMalloc(&res, 4096));
+      sb->build(dev, W, W, H, s1, s2, stream);
+      cuda::FftCorrelator fft;
+      if (!fft.configure(W, H, stream).ok()) return 1;
+      for (int side : {16, 128}) {
+        std::vector<uint8_t> px(std::size_t(side) * side);
+        for (auto& v : px) v = uint8_t(gen());
+        uint8_t *tplDev = nullptr, *packedDev = nullptr;
+        const cuda::SpatialLayout l = cuda::spatialLayout(side, side);
+        const std::vector<uint8_t> packed = cuda::spatialPack(px.data(), l);
+        CHECK_CUDA(cudaMalloc(&tplDev, px.size()));
+        CHECK_CUDA(cudaMalloc(&packedDev, packed.size()));
+        CHECK_CUDA(cudaMemcpy(tplDev, px.data(), px.size(), cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMemcpy(packedDev, packed.data(), packed.size(), cudaMemcpyHostToDevice));
+        int slot = -1;
+        if (!fft.addTemplate(tplDev, side, side, 127.5, &slot).ok()) return 1;
+        cuda::ScoreInputs in;
+        in.sum = s1; in.sumSq = s2; in.sat32 = true; in.frameWidth = W; in.frameHeight = H;
+        in.templateWidth = side; in.templateHeight = side; in.stats.n = int64_t(side) * side;
+        for (uint8_t v : px) { in.stats.sum += v; in.stats.sumSq += int64_t(v) * v; }
+        const int mapW = W - side + 1, mapH = H - side + 1;
+        MatchParams params;
+        params.threshold = 0.9;
+        params.maxMatches = 4;
+        cuda::PeakFinder peaks;
+        auto* dm = static_cast<cuda::DeviceMatch*>(res);
+        const float* centred = nullptr;
+        const double tSat = medianEventMicros(stream, [&] { sb->build(dev, W, W, H, s1, s2, stream); });
+        const double tSpatial = medianEventMicros(stream, [&] { cuda::spatialNumerator(dev, W, W, H, packedDev, l, num, stream); });
+        const double tExact = medianEventMicros(stream, [&] { cuda::scoreFromExactNumerator(in, num, map, stream); });
+        const double tForward = medianEventMicros(stream, [&] { fft.transformFrame(dev, W, nullptr, false, false); });
+        const double tCorrelate = medianEventMicros(stream, [&] { fft.correlate(slot, &centred); });
+        const double tCentred = medianEventMicros(stream, [&] { cuda::scoreFromCentredNumerator(in, centred, fft.fftWidth(), map, stream); });
+        const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
+        std::printf("stages %dx%d template %d (us): upload %.1f | SAT fused32 %.1f | spatial numerator %.1f | exact score %.1f | "
+                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f\n",
+                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks);
+        cudaFree(tplDev);
+        cudaFree(packedDev);
+      }
+      cudaFree(s1); cudaFree(s2); cudaFree(num); cudaFree(map); cudaFree(res);
     }
     cudaFreeHost(host);
     cudaFree(dev);

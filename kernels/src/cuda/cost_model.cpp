@@ -9,14 +9,15 @@ namespace nccmatch::cuda {
 
 namespace {
 
-// Fitted on the H200 (bench_ncc, bench/RESULTS.md). Spatial: one resident wave of 8 blocks per
+// Fitted on the H200 (bench_ncc 2026-11-29, bench/RESULTS.md): numerator time = match() on a
+// device frame minus the 8x8 case's non-numerator part. Spatial: one resident wave of 8 blocks per
 // SM costs kSpatialWordRowMicros per 4-byte template word row of every output it covers.
-constexpr double kSpatialWordRowMicros = 0.030;
+constexpr double kSpatialWordRowMicros = 0.17;
 constexpr double kSpatialLaunchMicros = 4.0;
 constexpr int kSpatialBlocksPerSm = 8;
 // FFT: product + C2R per template, R2C per frame, both roughly linear in the padded size.
-constexpr double kFftMicrosPerMegaPoint = 14.0;
-constexpr double kFftFixedMicros = 10.0;
+constexpr double kFftMicrosPerMegaPoint = 17.0;
+constexpr double kFftFixedMicros = 15.0;
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 

@@ -20,6 +20,44 @@ __device__ inline void windowSums(const Table* sum, const Table* sumSq, const Ge
   *s2 = int64_t(satBox(sumSq, g.frameWidth, x, y, x + g.w, y + g.h));
 }
 
+// Every 128-bit product of scoreFromSums fits int64 while n^2 * 255^2 < 2^63 (n below 1.19e7
+// pixels): then the same integers are formed in int64 (a hardware conversion to double instead
+// of a software __int128 one) and every result is bit-identical to the CPU's.
+constexpr int64_t kInt64SafePixels = 11000000;
+
+__device__ inline double exactScoreFast(Method method, const TemplateStats& t, int64_t s1,
+                                        int64_t s2, int64_t c) {
+  if (t.n > kInt64SafePixels) return scoreFromSums(method, t, s1, s2, c);
+  switch (method) {
+    case Method::CCoeff:
+      return (double)(t.n * c - s1 * t.sum) / (double)t.n;
+    case Method::CCoeffNormed: {
+      const int64_t varT = t.n * t.sumSq - t.sum * t.sum;
+      if (varT == 0) return 1.0;
+      const double n = (double)t.n;
+      const double num = (double)(t.n * c - s1 * t.sum) / n;
+      const double diff2 = (double)(t.n * s2 - s1 * s1) / n;
+      const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * sqrt((double)varT / n);
+      return normaliseScore(num, tt, false);
+    }
+    default:
+      return scoreFromSums(method, t, s1, s2, c);  // no 128-bit arithmetic in the others
+  }
+}
+
+// scoreFromCentred with the same int64 shortcut for its one 128-bit expression.
+__device__ inline double centredScoreFast(Method method, const TemplateStats& t, int64_t s1,
+                                          int64_t s2, double centred) {
+  if (method != Method::CCoeffNormed || t.n > kInt64SafePixels)
+    return scoreFromCentred(method, t, s1, s2, centred);
+  const int64_t varT = t.n * t.sumSq - t.sum * t.sum;
+  if (varT == 0) return 1.0;
+  const double n = (double)t.n;
+  const double diff2 = (double)(t.n * s2 - s1 * s1) / n;
+  const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * sqrt((double)varT / n);
+  return normaliseScore(centred, tt, false);
+}
+
 template <typename Table>
 __global__ void exactScoreKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
                                  Geometry g, TemplateStats stats, Method method,
@@ -30,7 +68,7 @@ __global__ void exactScoreKernel(const Table* __restrict__ sum, const Table* __r
   int64_t s1, s2;
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   const std::size_t i = std::size_t(y) * g.mapWidth + x;
-  map[i] = scoreFromSums(method, stats, s1, s2, numerator[i]);
+  map[i] = exactScoreFast(method, stats, s1, s2, numerator[i]);
 }
 
 template <typename Table>
@@ -44,7 +82,7 @@ __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* _
   int64_t s1, s2;
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   map[std::size_t(y) * g.mapWidth + x] =
-      scoreFromCentred(method, stats, s1, s2, double(centred[std::size_t(y) * pitch + x]));
+      centredScoreFast(method, stats, s1, s2, double(centred[std::size_t(y) * pitch + x]));
 }
 
 Status check(const ScoreInputs& in, Geometry* g) {
