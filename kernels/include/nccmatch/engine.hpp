@@ -46,6 +46,11 @@ struct EngineOptions {
   int threads = 0;                  // CPU worker threads; 0: one per core
   CpuPath cpuPath = CpuPath::Auto;  // CPU backend only
   CudaNumerator cudaNumerator = CudaNumerator::Auto;  // CUDA backend only
+  // CUDA backend only: run in the CUDA context current on the calling thread when create() is
+  // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
+  // instead of selecting cudaDevice's primary context. That context must be current on every
+  // later call, destruction included; device pointers passed in must belong to it.
+  bool useCurrentCudaContext = false;
 };
 
 class Engine {

@@ -37,12 +37,18 @@ struct ResultsLayout {
 
 }  // namespace
 
-CudaEngine::CudaEngine(int device, CudaNumerator numerator)
-    : device_(device), numeratorOption_(numerator) {}
+CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext)
+    : device_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
+
+Status CudaEngine::activate() const {
+  // cudaSetDevice would bind the primary context, replacing a caller's current context.
+  if (!useCurrentContext_) NCC_CUDA_CHECK(cudaSetDevice(device_));
+  return Status();
+}
 
 CudaEngine::~CudaEngine() {
   if (stream_ != nullptr) {
-    cudaSetDevice(device_);
+    activate();
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
@@ -53,12 +59,19 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   int count = 0;
   NCC_CUDA_CHECK(cudaGetDeviceCount(&count));
   int device = options.cudaDevice;
-  if (device < 0) NCC_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < 0 || options.useCurrentCudaContext) {
+    int current = 0;
+    NCC_CUDA_CHECK(cudaGetDevice(&current));
+    if (options.useCurrentCudaContext && device >= 0 && device != current)
+      return Status::error("CUDA device " + std::to_string(device) +
+                           " requested but the current context is on device " + std::to_string(current));
+    device = current;
+  }
   if (device >= count)
     return Status::error("CUDA device " + std::to_string(device) + " requested but only " +
                          std::to_string(count) + " present");
-  NCC_CUDA_CHECK(cudaSetDevice(device));
-  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator));
+  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
+  NCC_RETURN_IF_ERROR(e->activate());
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
   *engine = std::move(e);
@@ -71,7 +84,7 @@ CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
 
 Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
-  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  NCC_RETURN_IF_ERROR(activate());
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // old buffers may still be in use
   std::vector<TemplateStats> stats;
   std::vector<SpatialLayout> layouts;
@@ -246,7 +259,7 @@ Status CudaEngine::computeMap(uint32_t i, Method method) {
 Status CudaEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
   if (result == nullptr) return Status::error("match: result pointer is null");
   NCC_RETURN_IF_ERROR(validateParams(params));
-  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  NCC_RETURN_IF_ERROR(activate());
   NCC_RETURN_IF_ERROR(buildFrame(frame));
 
   const std::size_t T = bank_.size(), M = std::size_t(params.maxMatches);
@@ -303,7 +316,7 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   MatchParams params;
   params.method = method;
   NCC_RETURN_IF_ERROR(validateParams(params));
-  NCC_CUDA_CHECK(cudaSetDevice(device_));
+  NCC_RETURN_IF_ERROR(activate());
   const TemplateImage& t = bank_[templateIndex];
   if (t.width > frame.width || t.height > frame.height)
     return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");

@@ -37,7 +37,10 @@ class CudaEngine final : public Engine {
   SatBuild satBuild() const { return satKind_; }
 
  private:
-  CudaEngine(int device, CudaNumerator numerator);
+  CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext);
+  // Makes the engine's context current: the device's primary context, or nothing to do when the
+  // caller keeps its own context current (EngineOptions::useCurrentCudaContext).
+  Status activate() const;
 
   Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
   Status uploadFrame(const FrameView& frame);  // sets image_, imagePitch_
@@ -48,6 +51,7 @@ class CudaEngine final : public Engine {
   }
 
   int device_ = 0;
+  bool useCurrentContext_ = false;
   int smCount_ = 1;
   cudaStream_t stream_ = nullptr;
   CudaNumerator numeratorOption_;
