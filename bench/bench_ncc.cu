@@ -300,7 +300,7 @@ int main() {
         params.maxMatches = 4;
         cuda::PeakFinder peaks;
         auto* dm = static_cast<cuda::DeviceMatch*>(res);
-        const float* centred = nullptr;
+        const double* centred = nullptr;
         const double tSat = medianEventMicros(stream, [&] { sb->build(dev, W, W, H, s1, s2, stream); });
         const double tSpatial = medianEventMicros(stream, [&] { cuda::spatialNumerator(dev, W, W, H, packedDev, l, num, stream); });
         const double tExact = medianEventMicros(stream, [&] { cuda::scoreFromExactNumerator(in, num, map, stream); });

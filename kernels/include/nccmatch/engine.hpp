@@ -24,8 +24,8 @@ enum class CpuPath { Auto, Reference, Direct, Fft };
 const char* cpuPathName(CpuPath path);
 
 // How the CUDA backend computes sum(I*T): Spatial is the exact direct sum (packed 8-bit
-// integers), Fft correlates with the zero-mean template through cuFFT (float, 1e-4 on
-// ccoeff-normed), Auto lets the measured cost model pick per template and frame size.
+// integers), Fft correlates with the zero-mean template through cuFFT (double transforms,
+// within 1e-4 of the exact ccoeff-normed), Auto lets the measured cost model pick per template and frame size.
 enum class CudaNumerator { Auto, Spatial, Fft };
 inline const char* cudaNumeratorName(CudaNumerator n) {
   return n == CudaNumerator::Spatial ? "spatial" : n == CudaNumerator::Fft ? "fft" : "auto";

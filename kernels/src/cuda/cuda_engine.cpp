@@ -251,7 +251,7 @@ Status CudaEngine::computeMap(uint32_t i, Method method) {
                                          numerator_.as<int64_t>(), stream_));
     return scoreFromExactNumerator(in, numerator_.as<int64_t>(), map_.as<double>(), stream_);
   }
-  const float* centred = nullptr;
+  const double* centred = nullptr;
   NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
   return scoreFromCentredNumerator(in, centred, std::size_t(fft_.fftWidth()), map_.as<double>(), stream_);
 }

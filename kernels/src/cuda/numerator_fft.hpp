@@ -1,5 +1,6 @@
 // The FFT numerator: sum(I * T') with the zero-mean template T' = T - mean(T) (DESIGN.md), by
-// cuFFT R2C/C2R over a frame padded to a fast size (factors 2, 3, 5, 7). Plans and template
+// cuFFT D2Z/Z2D (double: float transforms of smooth bright frames miss 1e-4 on ccoeff-normed,
+// because their rounding follows the largest outputs, not the window's own energy) over a frame padded to a fast size (factors 2, 3, 5, 7). Plans and template
 // spectra are made once per bank and frame size; each frame costs one forward transform, and
 // each template one product and one inverse transform.
 #pragma once
@@ -45,7 +46,7 @@ class FftCorrelator {
 
   // Centred numerator of template `slot` at every position: out[y * fftWidth() + x], valid for
   // x <= width - w, y <= height - h. The buffer is reused by the next call.
-  Status correlate(int slot, const float** out);
+  Status correlate(int slot, const double** out);
 
  private:
   void destroyPlans();
@@ -55,7 +56,7 @@ class FftCorrelator {
   cudaStream_t stream_ = nullptr;
   int planForward_ = 0, planInverse_ = 0;  // cufftHandle
   bool havePlans_ = false;
-  DeviceBuffer real_;           // fftHeight x fftWidth floats
+  DeviceBuffer real_;           // fftHeight x fftWidth doubles
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same
   std::vector<std::unique_ptr<DeviceBuffer>> spectra_;

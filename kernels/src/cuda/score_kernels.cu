@@ -74,7 +74,7 @@ __global__ void exactScoreKernel(const Table* __restrict__ sum, const Table* __r
 template <typename Table>
 __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
                                    Geometry g, TemplateStats stats, Method method,
-                                   const float* __restrict__ centred, std::size_t pitch,
+                                   const double* __restrict__ centred, std::size_t pitch,
                                    double* __restrict__ map) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -82,7 +82,7 @@ __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* _
   int64_t s1, s2;
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   map[std::size_t(y) * g.mapWidth + x] =
-      centredScoreFast(method, stats, s1, s2, double(centred[std::size_t(y) * pitch + x]));
+      centredScoreFast(method, stats, s1, s2, centred[std::size_t(y) * pitch + x]);
 }
 
 Status check(const ScoreInputs& in, Geometry* g) {
@@ -116,7 +116,7 @@ Status scoreFromExactNumerator(const ScoreInputs& in, const int64_t* numerator, 
   return Status();
 }
 
-Status scoreFromCentredNumerator(const ScoreInputs& in, const float* centred, std::size_t pitch,
+Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, std::size_t pitch,
                                  double* map, cudaStream_t stream) {
   Geometry g;
   NCC_RETURN_IF_ERROR(check(in, &g));

@@ -27,7 +27,7 @@ struct ScoreInputs {
 Status scoreFromExactNumerator(const ScoreInputs& in, const int64_t* numerator, double* map,
                                cudaStream_t stream);
 // centred: sum(I*T'), row pitch `pitch` elements.
-Status scoreFromCentredNumerator(const ScoreInputs& in, const float* centred, std::size_t pitch,
+Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, std::size_t pitch,
                                  double* map, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

@@ -65,7 +65,7 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
   ASSERT_EQ(cudaMalloc(&dTpl, t.pixels.size()), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dImage, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dTpl, t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  std::vector<float> got;
+  std::vector<double> got;
   int fftW = 0;
   {
     cuda::FftCorrelator fft;
@@ -79,11 +79,11 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
     ASSERT_TRUE(s.ok()) << s.message();
     s = fft.transformFrame(dImage, img.stride, nullptr, false, false);
     ASSERT_TRUE(s.ok()) << s.message();
-    const float* out = nullptr;
+    const double* out = nullptr;
     s = fft.correlate(slot, &out);
     ASSERT_TRUE(s.ok()) << s.message();
     got.resize(std::size_t(fft.fftWidth()) * fft.fftHeight());
-    ASSERT_EQ(cudaMemcpyAsync(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), out, got.size() * sizeof(double), cudaMemcpyDeviceToHost, stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   }
   cudaFree(dImage);
@@ -91,9 +91,9 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
   cudaStreamDestroy(stream);
 
   const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
-  // Float rounding of a transform of this energy: about 1e-7 * log(size) * rms(I) * ||T'||;
-  // 1e-5 leaves a wide margin and still fails any indexing or scaling error.
-  const double tol = 1e-5 * std::max(rms, 1.0) * std::max(normT, 1.0);
+  // Double rounding of a transform of this energy is ~1e-15 * log(size) * rms(I) * ||T'|| * sqrt(n);
+  // 1e-9 leaves a wide margin and still fails any indexing, scaling or float-precision path.
+  const double tol = 1e-9 * std::max(rms, 1.0) * std::max(normT, 1.0) * std::sqrt(double(t.width) * t.height);
   std::vector<std::pair<int, int>> at;
   if (double(mapW) * mapH * t.width * t.height < 2e8) {
     for (int y = 0; y < mapH; ++y)
