@@ -160,7 +160,7 @@ const Row* findRow(const SizeResult& r, const std::string& name) {
 
 std::string configName(const nccmatch::cuda::FusedSatConfig& c) {
   return std::to_string(64) + "x" + std::to_string(c.warps * c.rowsPerWarp) + "/" + std::to_string(c.warps) +
-         "w" + (c.streamingStores ? "/cs" : "");
+         "w" + (c.streamingStores ? "/cs" : "") + (c.stampedWords ? "/stamped" : "/flags");
 }
 
 }  // namespace

@@ -9,8 +9,10 @@
 // HC(last) + L(x, last) and looks back up for VC. The image is read once; the only other traffic
 // is the per-tile carries (a few percent of the tables' bytes).
 //
-// Row carries travel packed in one uint64 (sum << 32 | sumSq): a whole image row has sum < 2^23
-// and sumSq < 2^31 for widths up to 16384, so the halves never carry into each other.
+// Row carries travel packed in one uint64 (sum << 30 | sumSq): a whole image row has sum < 2^22
+// and sumSq <= 16384 * 255^2 < 2^30 for widths up to 16384, so the fields never carry into each
+// other. Two publication protocols are compiled: per-tile flags (release/acquire through
+// cuda::atomic_ref, epoch-stamped) and self-stamped carry words (see sat_lookback.cuh).
 // Fused32 does the same arithmetic in uint32: every value is the true one mod 2^32.
 #include <cuda_runtime.h>
 
@@ -41,7 +43,10 @@ struct FusedParams {
   uint64_t* preH;              // per tile, per row: packed row sums from column 0 to the tile's end
   MomentPair<Out>* aggV;       // per tile, per column: sums over the tile's rows of the row prefixes
   MomentPair<Out>* preV;       // per tile, per column: S and Q on the tile's last row
+  uint64_t* aggVw;             // the same two as stamped words: per tile, per column, {s, q}
+  uint64_t* preVw;
   uint32_t epoch;
+  uint32_t stamp;
   bool alignedLoads;           // image and pitch even: two pixels per 16-bit load
   bool vectorStores;           // tables aligned to a pair of entries
 };
@@ -79,8 +84,17 @@ __device__ __forceinline__ void storeRowPair(Out* row, int x, int width, bool ve
   }
 }
 
-template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming>
-__global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<Out> p) {
+constexpr uint64_t kRowSumShift = 30;
+constexpr uint64_t kRowSqMask = (uint64_t(1) << kRowSumShift) - 1;
+
+// Registers capped at 64 per thread for tiles of up to 8 rows per warp (1024 threads per SM),
+// 128 beyond: the tile's latency is hidden by the other tiles resident on the multiprocessor.
+template <int kWarps, int kRowsPerWarp>
+constexpr int fusedMinBlocks() { return (kRowsPerWarp <= 8 ? 1024 : 512) / (kWarps * 32); }
+
+template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming, bool kStamped>
+__global__ void __launch_bounds__(kWarps * 32, (fusedMinBlocks<kWarps, kRowsPerWarp>()))
+    fusedSatKernel(const FusedParams<Out> p) {
   constexpr int kTileHeight = kWarps * kRowsPerWarp;
   constexpr int kRowsPerLane = kTileHeight / 32;  // rows each lane of warp 0 carries in the look-back
   static_assert(kWarps >= 2 && kTileHeight % 64 == 0, "tile shape");
@@ -146,14 +160,19 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
     lq0[i] = runQ0;
     lq1[i] = runQ1;
     if (lane == 31) {
-      const uint64_t packed = (uint64_t(is) << 32) | iq;
+      const uint64_t packed = (uint64_t(is) << kRowSumShift) | iq;
       sRowAgg[warp * kRowsPerWarp + i] = packed;
-      if (tx > 0 && !lastCol) p.aggH[std::size_t(tile) * kTileHeight + warp * kRowsPerWarp + i] = packed;
+      if (tx > 0 && !lastCol) {
+        uint64_t* dst = p.aggH + std::size_t(tile) * kTileHeight + warp * kRowsPerWarp + i;
+        if constexpr (kStamped) storeStamped(dst, packed, p.stamp);
+        else *dst = packed;
+      }
     }
   }
   sColTotal[warp][lane] = make_uint4(runS0, runQ0, runS1, runQ1);
   __syncthreads();
-  if (threadIdx.x == 0 && tx > 0 && !lastCol) publishFlag(&p.flagH[tile], p.epoch, kFlagAggregate);
+  if (!kStamped && threadIdx.x == 0 && tx > 0 && !lastCol)
+    publishFlag(&p.flagH[tile], p.epoch, kFlagAggregate);
 
   // Column offsets of this warp's rows inside the tile: totals of the warps above it.
   uint32_t offS0 = 0, offS1 = 0, offQ0 = 0, offQ1 = 0;
@@ -173,7 +192,29 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
     uint64_t carry[kRowsPerLane];
 #pragma unroll
     for (int k = 0; k < kRowsPerLane; ++k) carry[k] = 0;
-    for (int px = tx - 1; px >= 0; --px) {
+    if constexpr (kStamped) {
+      for (int px = tx - 1; px >= 0;) {
+        const std::size_t base = std::size_t(tile - uint32_t(tx - px)) * kTileHeight + kRowsPerLane * lane;
+        uint64_t v[kRowsPerLane];
+        bool ready = true;
+#pragma unroll
+        for (int k = 0; k < kRowsPerLane; ++k) ready &= loadStamped(p.preH + base + k, p.stamp, &v[k]);
+        if (ready) {
+#pragma unroll
+          for (int k = 0; k < kRowsPerLane; ++k) carry[k] += v[k];
+          break;
+        }
+        ready = true;
+#pragma unroll
+        for (int k = 0; k < kRowsPerLane; ++k) ready &= loadStamped(p.aggH + base + k, p.stamp, &v[k]);
+        if (ready) {
+#pragma unroll
+          for (int k = 0; k < kRowsPerLane; ++k) carry[k] += v[k];
+          --px;
+        }
+      }
+    }
+    for (int px = kStamped ? -1 : tx - 1; px >= 0; --px) {
       const uint32_t t2 = tile - uint32_t(tx - px);
       const uint32_t state = waitForFlag(&p.flagH[t2], p.epoch);
       const uint64_t* src =
@@ -186,7 +227,12 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
       }
       if (state == kFlagPrefix) break;
     }
-    if (!lastCol) {
+    if (kStamped && !lastCol) {
+      uint64_t* dst = p.preH + std::size_t(tile) * kTileHeight + kRowsPerLane * lane;
+#pragma unroll
+      for (int k = 0; k < kRowsPerLane; ++k)
+        storeStamped(dst + k, carry[k] + sRowAgg[kRowsPerLane * lane + k], p.stamp);
+    } else if (!lastCol) {
       uint64_t* dst = p.preH + std::size_t(tile) * kTileHeight + kRowsPerLane * lane;
 #pragma unroll
       for (int k = 0; k < kRowsPerLane; k += 2)
@@ -202,8 +248,8 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
     Out accS = 0, accQ = 0;
 #pragma unroll
     for (int k = 0; k < kRowsPerLane; ++k) {
-      accS += Out(carry[k] >> 32);
-      accQ += Out(uint32_t(carry[k]));
+      accS += Out(carry[k] >> kRowSumShift);
+      accQ += Out(carry[k] & kRowSqMask);
       cs[k] = accS;
       cq[k] = accQ;
     }
@@ -237,7 +283,13 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
     const MomentPair<Out> a1{totS + Out(tS1), totQ + Out(tQ1)};
     sColAgg[2 * lane] = a0;
     sColAgg[2 * lane + 1] = a1;
-    if (ty > 0 && !lastRow) {
+    if (kStamped && ty > 0 && !lastRow) {
+      uint64_t* dst = p.aggVw + (std::size_t(tile) * kTileWidth + 2 * lane) * 2;
+      storeStamped(dst + 0, uint64_t(a0.s), p.stamp);
+      storeStamped(dst + 1, uint64_t(a0.q), p.stamp);
+      storeStamped(dst + 2, uint64_t(a1.s), p.stamp);
+      storeStamped(dst + 3, uint64_t(a1.q), p.stamp);
+    } else if (ty > 0 && !lastRow) {
       MomentPair<Out>* dst = p.aggV + std::size_t(tile) * kTileWidth + 2 * lane;
       dst[0] = a0;
       dst[1] = a1;
@@ -247,7 +299,30 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
   } else if (warp == 1) {
     // Vertical look-back for columns 2*lane, 2*lane+1, concurrent with warp 0's work.
     MomentPair<Out> c0{0, 0}, c1{0, 0};
-    for (int qy = ty - 1; qy >= 0; --qy) {
+    if constexpr (kStamped) {
+      for (int qy = ty - 1; qy >= 0;) {
+        const std::size_t base =
+            (std::size_t(tile - uint32_t(ty - qy) * uint32_t(p.tilesX)) * kTileWidth + 2 * lane) * 2;
+        uint64_t v[4];
+        bool ready = true;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) ready &= loadStamped(p.preVw + base + k, p.stamp, &v[k]);
+        if (!ready) {
+          ready = true;
+#pragma unroll
+          for (int k = 0; k < 4; ++k) ready &= loadStamped(p.aggVw + base + k, p.stamp, &v[k]);
+          if (!ready) continue;  // nothing published yet: look again
+          --qy;
+        } else {
+          qy = -1;  // a prefix ends the look-back
+        }
+        c0.s += Out(v[0]);
+        c0.q += Out(v[1]);
+        c1.s += Out(v[2]);
+        c1.q += Out(v[3]);
+      }
+    }
+    for (int qy = kStamped ? -1 : ty - 1; qy >= 0; --qy) {
       const uint32_t t2 = tile - uint32_t(ty - qy) * uint32_t(p.tilesX);
       const uint32_t state = waitForFlag(&p.flagV[t2], p.epoch);
       const MomentPair<Out>* src =
@@ -264,7 +339,15 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
   }
   __syncthreads();
 
-  if (warp == 1 && !lastRow) {
+  if (kStamped && warp == 1 && !lastRow) {
+    uint64_t* dst = p.preVw + (std::size_t(tile) * kTileWidth + 2 * lane) * 2;
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      const MomentPair<Out> c = sColCarry[2 * lane + k], a = sColAgg[2 * lane + k];
+      storeStamped(dst + 2 * k, uint64_t(Out(c.s + a.s)), p.stamp);
+      storeStamped(dst + 2 * k + 1, uint64_t(Out(c.q + a.q)), p.stamp);
+    }
+  } else if (warp == 1 && !lastRow) {
     MomentPair<Out>* dst = p.preV + std::size_t(tile) * kTileWidth + 2 * lane;
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
@@ -297,9 +380,9 @@ __global__ void __launch_bounds__(kWarps * 32) fusedSatKernel(const FusedParams<
 template <typename Out>
 using FusedLaunch = void (*)(const FusedParams<Out>&, unsigned grid, cudaStream_t);
 
-template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming>
+template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming, bool kStamped>
 void launchFused(const FusedParams<Out>& params, unsigned grid, cudaStream_t stream) {
-  fusedSatKernel<Out, kWarps, kRowsPerWarp, kStreaming><<<grid, kWarps * 32, 0, stream>>>(params);
+  fusedSatKernel<Out, kWarps, kRowsPerWarp, kStreaming, kStamped><<<grid, kWarps * 32, 0, stream>>>(params);
 }
 
 struct FusedVariant {
@@ -308,14 +391,14 @@ struct FusedVariant {
   FusedLaunch<uint32_t> launch32;
 };
 
-#define NCC_FUSED_VARIANT(w, r, s) \
-  FusedVariant { {w, r, s}, &launchFused<int64_t, w, r, s>, &launchFused<uint32_t, w, r, s> }
+#define NCC_FUSED_VARIANT(w, r, cs, st) \
+  FusedVariant { {w, r, cs, st}, &launchFused<int64_t, w, r, cs, st>, &launchFused<uint32_t, w, r, cs, st> }
 const FusedVariant kFusedVariants[] = {
-    NCC_FUSED_VARIANT(8, 8, false),  NCC_FUSED_VARIANT(8, 8, true),
-    NCC_FUSED_VARIANT(4, 16, false), NCC_FUSED_VARIANT(4, 16, true),
-    NCC_FUSED_VARIANT(8, 16, false), NCC_FUSED_VARIANT(8, 16, true),
-    NCC_FUSED_VARIANT(16, 8, false), NCC_FUSED_VARIANT(16, 8, true),
-    NCC_FUSED_VARIANT(16, 4, false), NCC_FUSED_VARIANT(16, 4, true),
+    // warps, rows per warp, streaming stores, stamped words
+    NCC_FUSED_VARIANT(8, 8, false, false),  NCC_FUSED_VARIANT(8, 8, true, false),
+    NCC_FUSED_VARIANT(8, 8, false, true),   NCC_FUSED_VARIANT(8, 8, true, true),
+    NCC_FUSED_VARIANT(16, 4, true, true),   NCC_FUSED_VARIANT(4, 16, true, true),
+    NCC_FUSED_VARIANT(8, 16, true, true),   NCC_FUSED_VARIANT(16, 8, true, true),
 };
 #undef NCC_FUSED_VARIANT
 
@@ -331,8 +414,11 @@ class FusedSatBuilder final : public SatBuilder {
     const std::size_t tiles = std::size_t(tilesAcross(maxWidth_)) * tilesDown(maxHeight_);
     NCC_RETURN_IF_ERROR(flags_.create(tiles, 2));
     const std::size_t rowBytes = tiles * tileHeight() * sizeof(uint64_t);
-    const std::size_t colBytes = tiles * kTileWidth * sizeof(MomentPair<Out>);
-    NCC_RETURN_IF_ERROR(allocateDevice(2 * rowBytes + 2 * colBytes, &carries_));
+    const std::size_t colBytes = tiles * kTileWidth * 2 * sizeof(uint64_t);  // fits either form
+    carryBytes_ = 2 * rowBytes + 2 * colBytes;
+    NCC_RETURN_IF_ERROR(allocateDevice(carryBytes_, &carries_));
+    // Stamped words must start without any valid stamp.
+    NCC_CUDA_CHECK(cudaMemset(carries_.get(), 0, carryBytes_));
     return Status();
   }
 
@@ -358,10 +444,17 @@ class FusedSatBuilder final : public SatBuilder {
     auto* rows = static_cast<uint64_t*>(carries_.get());
     p.aggH = rows;
     p.preH = rows + tiles * tileHeight();
-    auto* cols = reinterpret_cast<MomentPair<Out>*>(rows + 2 * tiles * tileHeight());
-    p.aggV = cols;
-    p.preV = cols + tiles * kTileWidth;
+    uint64_t* cols = rows + 2 * tiles * tileHeight();
+    p.aggVw = cols;
+    p.preVw = cols + tiles * kTileWidth * 2;
+    p.aggV = reinterpret_cast<MomentPair<Out>*>(p.aggVw);
+    p.preV = reinterpret_cast<MomentPair<Out>*>(p.preVw);
     NCC_RETURN_IF_ERROR(flags_.nextEpoch(stream, &p.epoch));
+    if (++stamp_ >= kStampLimit) {  // once per 4095 builds: clear the words of the last cycle
+      stamp_ = 1;
+      NCC_CUDA_CHECK(cudaMemsetAsync(carries_.get(), 0, carryBytes_, stream));
+    }
+    p.stamp = stamp_;
     p.alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & 1) == 0;
     p.vectorStores = ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) &
                       (2 * sizeof(Out) - 1)) == 0;
@@ -381,10 +474,13 @@ class FusedSatBuilder final : public SatBuilder {
   FusedLaunch<Out> launch_;
   LookbackFlags flags_;
   DeviceMemory carries_;
+  std::size_t carryBytes_ = 0;
+  uint32_t stamp_ = 0;
 };
 
 bool sameConfig(const FusedSatConfig& a, const FusedSatConfig& b) {
-  return a.warps == b.warps && a.rowsPerWarp == b.rowsPerWarp && a.streamingStores == b.streamingStores;
+  return a.warps == b.warps && a.rowsPerWarp == b.rowsPerWarp &&
+         a.streamingStores == b.streamingStores && a.stampedWords == b.stampedWords;
 }
 
 }  // namespace

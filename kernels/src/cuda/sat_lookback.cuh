@@ -50,6 +50,26 @@ __device__ __forceinline__ uint32_t drawTicket(uint32_t* counter, uint32_t numTi
   return t;
 }
 
+// Self-validating carry words: a 12-bit build stamp above a 52-bit payload. A reader that sees
+// this build's stamp in a word has the word's value; no flag and no fence are involved, so a
+// look-back step costs one load. Each word is written once per build; stamps cycle through
+// 1..kStampLimit-1 and the words are cleared when the cycle restarts.
+constexpr uint32_t kStampLimit = 1u << 12;
+constexpr int kStampShift = 52;
+constexpr uint64_t kPayloadMask = (uint64_t(1) << kStampShift) - 1;
+
+__device__ __forceinline__ void storeStamped(uint64_t* word, uint64_t payload, uint32_t stamp) {
+  ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_device> ref(*word);
+  ref.store((uint64_t(stamp) << kStampShift) | payload, ::cuda::memory_order_relaxed);
+}
+// Returns true and the payload when the word carries `stamp`.
+__device__ __forceinline__ bool loadStamped(uint64_t* word, uint32_t stamp, uint64_t* payload) {
+  ::cuda::atomic_ref<uint64_t, ::cuda::thread_scope_device> ref(*word);
+  const uint64_t w = ref.load(::cuda::memory_order_relaxed);
+  *payload = w & kPayloadMask;
+  return (w >> kStampShift) == stamp;
+}
+
 struct CudaFreeDeleter {
   void operator()(void* p) const { cudaFree(p); }
 };

@@ -340,7 +340,7 @@ TEST(SatGpuArguments, CreateRejectsBadSizesAndBuilds) {
   }
   EXPECT_FALSE(SatBuilder::create(static_cast<SatBuild>(99), 10, 10, &b).ok());
   EXPECT_FALSE(SatBuilder::create(SatBuild::Naive, 10, 10, nullptr).ok());
-  EXPECT_FALSE(cuda::createFusedSatBuilderWithConfig(SatBuild::Fused, 10, 10, {3, 5, false}, &b).ok());
+  EXPECT_FALSE(cuda::createFusedSatBuilderWithConfig(SatBuild::Fused, 10, 10, {3, 5, false, false}, &b).ok());
 }
 
 TEST(SatGpuArguments, BuildRejectsBadFrames) {
