@@ -10,9 +10,13 @@
 #include <vector>
 
 #include "box_drawing.hpp"
+#include "cuda_context.hpp"
+#include "frame_stats.hpp"
 #include "match_reporting.hpp"
+#include "nccmatch/draw.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch_settings.hpp"
+#include "pinned_allocator.hpp"
 #include "template_loader.hpp"
 
 GST_DEBUG_CATEGORY_STATIC(gst_nccmatch_debug);
@@ -30,6 +34,19 @@ struct StreamState {
   std::vector<bool> oversizeWarned; // per template: "larger than the frame" already posted
   int frameWidth = 0;
   int frameHeight = 0;
+  bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
+  // The gstcuda context the CUDA engine runs in (a reference), or null: CPU engine, or a CUDA
+  // engine in the device's primary context (no gstcuda in this build or no context to be had).
+  GstCudaContext* engineContext = nullptr;
+};
+
+// What the streaming thread publishes for the `stats` property; guarded by the object lock.
+struct Published {
+  nccmatch::plugin::FrameStats stats;
+  std::string backend = "none";
+  std::string memory = "system";
+  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
+  bool cudaCapsAllowed = true;
 };
 
 enum {
@@ -43,6 +60,8 @@ enum {
   PROP_NMS_IOU,
   PROP_POST_MESSAGES,
   PROP_DEVICE,
+  PROP_CUDA_DEVICE_ID,
+  PROP_STATS,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -52,16 +71,24 @@ constexpr GParamFlags kReadyFlags = static_cast<GParamFlags>(
 
 // The engine accepts frames up to 16384x16384; saying so in the caps makes a larger stream fail
 // negotiation instead of every frame.
-#define NCCMATCH_CAPS                                                                              \
+#define NCCMATCH_SYSTEM_CAPS                                                                       \
   "video/x-raw, format = (string) { GRAY8, I420, NV12 }, width = (int) [ 1, 16384 ], height = (int) " \
   "[ 1, 16384 ], framerate = (fraction) [ 0/1, max ]"
+// From cudaupload, nvh264dec, nvjpegdec: the luma plane is read in place on the GPU.
+#define NCCMATCH_CUDA_CAPS                                                                                \
+  "video/x-raw(memory:CUDAMemory), format = (string) { I420, NV12 }, width = (int) [ 1, 16384 ], height = " \
+  "(int) [ 1, 16384 ], framerate = (fraction) [ 0/1, max ]"
 
 }  // namespace
 
 struct _GstNccMatch {
   GstVideoFilter parent;
   Settings* settings;    // guarded by the object lock
+  Published* published;  // guarded by the object lock
   StreamState* stream;   // streaming thread only
+  // Set through GstContext (set_context, from any thread) and start(); guarded by the object lock
+  // except in start()/stop(), when no other thread reads it for the engine.
+  GstCudaContext* cudaContext;
 };
 
 G_DEFINE_TYPE(GstNccMatch, gst_nccmatch, GST_TYPE_VIDEO_FILTER)
@@ -207,6 +234,65 @@ void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::F
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
+// ---- engine life ----
+
+// Creates the engine for `backend` (Cpu or Cuda). A CUDA engine runs in `context` when one is
+// given (made current here and around every later engine call), else in the primary context.
+bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context) {
+  StreamState& stream = *self->stream;
+  nccmatch::EngineOptions options;
+  options.backend = backend;
+  options.cudaDevice = deviceId;
+  options.useCurrentCudaContext = context != nullptr;
+  nccmatch::plugin::CudaContextScope scope(context);
+  nccmatch::Status status = scope.ok() ? nccmatch::Engine::create(options, &stream.engine)
+                                       : nccmatch::Status::error("could not make the GStreamer CUDA context current");
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                      ("Could not start the matching engine (device=%s): %s", nccmatch::backendName(backend),
+                       status.message().c_str()),
+                      (nullptr));
+    return false;
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (context != nullptr) stream.engineContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+#endif
+  return true;
+}
+
+// Destroys the engine inside its context (its stream and buffers belong to it).
+void destroyEngine(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    stream.engine.reset();
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&stream.engineContext);
+#endif
+}
+
+#ifdef NCCMATCH_HAVE_GST_CUDA
+// The shared gstcuda context (from a neighbour, the application, or made here and announced).
+GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
+  if (!gst_cuda_load_library()) {
+    GST_INFO_OBJECT(self, "gstcuda could not load the CUDA driver library");
+    return nullptr;
+  }
+  GstCudaContext* context = nullptr;
+  GST_OBJECT_LOCK(self);
+  if (self->cudaContext != nullptr) context = static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext));
+  GST_OBJECT_UNLOCK(self);
+  if (context == nullptr) {
+    if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), deviceId, &context)) return nullptr;
+    GST_OBJECT_LOCK(self);
+    if (self->cudaContext == nullptr) self->cudaContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+    GST_OBJECT_UNLOCK(self);
+  }
+  return context;
+}
+#endif
+
 // ---- GstBaseTransform / GstVideoFilter virtual methods ----
 
 gboolean gst_nccmatch_start(GstBaseTransform* trans) {
@@ -214,29 +300,63 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   Settings settings = copySettings(self);
   StreamState& stream = *self->stream;
 
-  nccmatch::EngineOptions options;
-  options.backend = settings.device;
-  nccmatch::Status status = nccmatch::Engine::create(options, &stream.engine);
-  if (!status.ok()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("Could not start the matching engine (device=%s): %s",
-                                                 nccmatch::backendName(settings.device), status.message().c_str()),
-                      (nullptr));
-    return FALSE;
+  // Backend: cpu as asked; cuda or auto need a usable GPU (auto falls back, saying so once).
+  nccmatch::Backend backend = nccmatch::Backend::Cpu;
+  if (settings.device != nccmatch::Backend::Cpu) {
+    std::string why;
+    if (nccmatch::cudaAvailable(&why)) {
+      backend = nccmatch::Backend::Cuda;
+    } else if (settings.device == nccmatch::Backend::Cuda) {
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                        ("Could not start the matching engine (device=cuda): CUDA backend requested but "
+                         "unavailable: %s",
+                         why.c_str()),
+                        (nullptr));
+      return FALSE;
+    } else {
+      GST_WARNING_OBJECT(self, "device=auto: %s; matching on the CPU", why.c_str());
+    }
   }
-  GST_INFO_OBJECT(self, "engine backend: %s", nccmatch::backendName(stream.engine->backend()));
+
+  GstCudaContext* context = nullptr;
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (backend == nccmatch::Backend::Cuda) {
+    context = ensureCudaContext(self, settings.cudaDeviceId);
+    if (context == nullptr)
+      GST_WARNING_OBJECT(self, "no GStreamer CUDA context: CUDA engine in the device's primary context, "
+                               "memory:CUDAMemory input refused");
+  }
+#endif
+  const bool created = createEngine(self, backend, settings.cudaDeviceId, context);
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&context);
+#endif
+  if (!created) return FALSE;
+  GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
+                  stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
+  GST_OBJECT_LOCK(self);
+  self->published->stats.reset();
+  self->published->backend = nccmatch::backendName(stream.engine->backend());
+  self->published->cudaCapsAllowed = stream.engineContext != nullptr;
+  GST_OBJECT_UNLOCK(self);
 
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
   if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
     postLoadError(self, error);
-    stream.engine.reset();
+    destroyEngine(self);
     return FALSE;
   }
   if (settings.templateFiles.empty())
     GST_WARNING_OBJECT(self, "no template set: frames pass through without matches");
   stream.loadedGeneration = settings.templatesGeneration;
-  if (!installBank(self, std::move(bank))) {
-    stream.engine.reset();
+  bool installed;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    installed = installBank(self, std::move(bank));
+  }
+  if (!installed) {
+    destroyEngine(self);
     return FALSE;
   }
   return TRUE;
@@ -244,31 +364,96 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  destroyEngine(self);
   *self->stream = StreamState();
+  GST_OBJECT_LOCK(self);
+  self->published->cudaCapsAllowed = true;
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&self->cudaContext);
+#endif
+  GST_OBJECT_UNLOCK(self);
   return TRUE;
 }
 
-gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps*, GstVideoInfo* in_info, GstCaps*, GstVideoInfo*) {
+// In place, the same caps on both sides; memory:CUDAMemory only while the engine can take it.
+GstCaps* gst_nccmatch_transform_caps(GstBaseTransform* trans, GstPadDirection, GstCaps* caps, GstCaps* filter) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  GST_OBJECT_LOCK(self);
+  const bool cudaAllowed = self->published->cudaCapsAllowed && self->settings->device != nccmatch::Backend::Cpu;
+  GST_OBJECT_UNLOCK(self);
+  GstCaps* result = gst_caps_copy(caps);
+  if (!cudaAllowed) {
+    for (guint i = gst_caps_get_size(result); i > 0; --i) {
+      GstCapsFeatures* features = gst_caps_get_features(result, i - 1);
+      if (features != nullptr && gst_caps_features_contains(features, "memory:CUDAMemory"))
+        gst_caps_remove_structure(result, i - 1);
+    }
+  }
+  if (filter != nullptr) {
+    GstCaps* both = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
+    gst_caps_unref(result);
+    result = both;
+  }
+  return result;
+}
+
+gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideoInfo* in_info, GstCaps*,
+                               GstVideoInfo*) {
   GstNccMatch* self = GST_NCCMATCH(filter);
   StreamState& stream = *self->stream;
+  const bool cudaMemory = nccmatch::plugin::capsHaveCudaMemory(incaps);
+  if (cudaMemory && stream.engineContext == nullptr) {
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
+                      ("memory:CUDAMemory input needs the CUDA backend in a GStreamer CUDA context (device=%s, "
+                       "engine: %s)",
+                       nccmatch::backendName(copySettings(self).device),
+                       stream.engine ? nccmatch::backendName(stream.engine->backend()) : "none"),
+                      (nullptr));
+    return FALSE;
+  }
+  stream.cudaMemoryInput = cudaMemory;
   if (GST_VIDEO_INFO_WIDTH(in_info) != stream.frameWidth || GST_VIDEO_INFO_HEIGHT(in_info) != stream.frameHeight)
     stream.oversizeWarned.assign(stream.names.size(), false);
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
+  GST_OBJECT_LOCK(self);
+  self->published->memory = cudaMemory ? "cuda" : "system";
+  GST_OBJECT_UNLOCK(self);
   return TRUE;
+}
+
+// Matches one frame's luma plane (host or device), attaches the metas and posts the messages.
+// The engine's context is current during the call.
+bool matchFrame(GstNccMatch* self, const Settings& settings, const nccmatch::FrameView& view, GstBuffer* buffer,
+                nccmatch::FrameResult* result) {
+  StreamState& stream = *self->stream;
+  if (!stream.engine) {
+    GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
+    return false;
+  }
+  if (!refreshBank(self, settings)) return false;
+  warnOversizedTemplates(self);
+  if (!stream.names.empty()) {
+    const gint64 begin = g_get_monotonic_time();
+    nccmatch::Status status = stream.engine->match(view, settings.matchParams(), result);
+    const gint64 elapsed = g_get_monotonic_time() - begin;
+    if (!status.ok()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
+                        (nullptr));
+      return false;
+    }
+    GST_OBJECT_LOCK(self);
+    self->published->stats.add(elapsed);
+    GST_OBJECT_UNLOCK(self);
+  }
+  nccmatch::plugin::attachRoiMetas(buffer, result->matches, stream.names);
+  if (settings.postMessages) postMessages(self, settings, *result, buffer);
+  return true;
 }
 
 GstFlowReturn gst_nccmatch_transform_frame_ip(GstVideoFilter* filter, GstVideoFrame* frame) {
   GstNccMatch* self = GST_NCCMATCH(filter);
-  StreamState& stream = *self->stream;
-  if (!stream.engine) {
-    GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
-    return GST_FLOW_ERROR;
-  }
   Settings settings = copySettings(self);
-  if (!refreshBank(self, settings)) return GST_FLOW_ERROR;
-  warnOversizedTemplates(self);
-
   nccmatch::FrameView view;
   view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
   view.width = GST_VIDEO_FRAME_WIDTH(frame);
@@ -277,17 +462,10 @@ GstFlowReturn gst_nccmatch_transform_frame_ip(GstVideoFilter* filter, GstVideoFr
   view.memory = nccmatch::MemoryKind::Host;
 
   nccmatch::FrameResult result;
-  if (!stream.names.empty()) {
-    nccmatch::Status status = stream.engine->match(view, settings.matchParams(), &result);
-    if (!status.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
-                        (nullptr));
-      return GST_FLOW_ERROR;
-    }
+  {
+    nccmatch::plugin::CudaContextScope scope(self->stream->engineContext);
+    if (!matchFrame(self, settings, view, frame->buffer, &result)) return GST_FLOW_ERROR;
   }
-
-  nccmatch::plugin::attachRoiMetas(frame->buffer, result.matches, stream.names);
-  if (settings.postMessages) postMessages(self, settings, result, frame->buffer);
   if (settings.display) {
     nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0)), view.width,
                                       view.height, view.stride};
@@ -296,6 +474,161 @@ GstFlowReturn gst_nccmatch_transform_frame_ip(GstVideoFilter* filter, GstVideoFr
   }
   return GST_FLOW_OK;
 }
+
+#ifdef NCCMATCH_HAVE_GST_CUDA
+// A frame in CUDA memory: matched where it lies, boxes drawn there; it never visits host memory.
+GstFlowReturn transformCudaFrame(GstNccMatch* self, GstBuffer* buffer, GstCudaContext* memoryContext) {
+  StreamState& stream = *self->stream;
+  Settings settings = copySettings(self);
+  if (memoryContext != stream.engineContext) {
+    // Another context than the one negotiated (e.g. a decoder on another device): the engine
+    // moves to it, keeping its bank, so the memory is read in place.
+    GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
+    std::vector<nccmatch::TemplateImage> bank = stream.engine ? stream.engine->templates()
+                                                              : std::vector<nccmatch::TemplateImage>();
+    destroyEngine(self);
+    if (!createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext)) return GST_FLOW_ERROR;
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    if (!installBank(self, std::move(bank))) return GST_FLOW_ERROR;
+  }
+  GstVideoFrame frame;
+  const GstMapFlags flags =
+      GstMapFlags(GST_MAP_READ | GST_MAP_CUDA | (settings.display ? GST_MAP_WRITE : 0));
+  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map the CUDA memory of a frame"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  nccmatch::FrameView view;
+  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  view.width = GST_VIDEO_FRAME_WIDTH(&frame);
+  view.height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
+  view.memory = nccmatch::MemoryKind::Device;
+
+  GstFlowReturn flow = GST_FLOW_OK;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    nccmatch::FrameResult result;
+    if (!scope.ok()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
+      flow = GST_FLOW_ERROR;
+    } else if (!matchFrame(self, settings, view, buffer, &result)) {
+      flow = GST_FLOW_ERROR;
+    } else if (settings.display && !result.matches.empty()) {
+      std::vector<nccmatch::DrawBox> boxes;
+      for (const nccmatch::Match& m : result.matches) boxes.push_back({m.x, m.y, m.width, m.height});
+      nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
+          static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)), view.width, view.height, view.stride, boxes);
+      if (!status.ok()) {
+        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
+                          (nullptr));
+        flow = GST_FLOW_ERROR;
+      }
+    }
+  }
+  gst_video_frame_unmap(&frame);
+  return flow;
+}
+#endif
+
+// CUDA memory goes to the GPU path; everything else through GstVideoFilter's mapping.
+GstFlowReturn gst_nccmatch_transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  if (self->stream->cudaMemoryInput) {
+    if (GstCudaContext* context = nccmatch::plugin::bufferCudaContext(buffer))
+      return transformCudaFrame(self, buffer, context);
+  }
+#endif
+  return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->transform_ip(trans, buffer);
+}
+
+// Upstream writing system-memory frames for the CUDA engine gets a pool of pinned memory, which
+// the engine copies from asynchronously; otherwise (CPU engine, CUDA memory, no pinned memory)
+// GstVideoFilter's own proposal.
+gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  GstCaps* caps = nullptr;
+  gboolean needPool = FALSE;
+  gst_query_parse_allocation(query, &caps, &needPool);
+  const bool cudaEngine = self->stream->engine && self->stream->engine->backend() == nccmatch::Backend::Cuda;
+  GstVideoInfo info;
+  if (!cudaEngine || caps == nullptr || nccmatch::plugin::capsHaveCudaMemory(caps) ||
+      !gst_video_info_from_caps(&info, caps))
+    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+  std::string why;
+  GstAllocator* allocator = nccmatch::plugin::pinnedAllocator(&why);
+  if (allocator == nullptr) {
+    GST_INFO_OBJECT(self, "no pinned memory (%s): frames are staged before upload", why.c_str());
+    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+  }
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  gboolean ok = TRUE;
+  if (needPool) {
+    GstBufferPool* pool = gst_video_buffer_pool_new();
+    GstStructure* config = gst_buffer_pool_get_config(pool);
+    gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
+    gst_buffer_pool_config_set_allocator(config, allocator, &params);
+    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+    ok = gst_buffer_pool_set_config(pool, config);
+    if (ok) gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
+    else GST_WARNING_OBJECT(self, "the pinned buffer pool refused its configuration");
+    gst_object_unref(pool);
+  }
+  if (ok) {
+    gst_query_add_allocation_param(query, allocator, &params);
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+  }
+  gst_object_unref(allocator);
+  return ok;
+}
+
+// At EOS the totals go out as an element message "nccmatch-stats" (the `stats` property's value).
+gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+    GST_OBJECT_LOCK(self);
+    GstStructure* s = nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
+                                                           self->published->memory);
+    GST_OBJECT_UNLOCK(self);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+  }
+  return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->sink_event(trans, event);
+}
+
+gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
+    GstNccMatch* self = GST_NCCMATCH(trans);
+    GST_OBJECT_LOCK(self);
+    GstCudaContext* context =
+        self->cudaContext != nullptr ? static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext)) : nullptr;
+    GST_OBJECT_UNLOCK(self);
+    const gboolean answered = gst_cuda_handle_context_query(GST_ELEMENT(self), query, context);
+    if (context != nullptr) gst_object_unref(context);
+    if (answered) return TRUE;
+  }
+#endif
+  return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->query(trans, direction, query);
+}
+
+#ifdef NCCMATCH_HAVE_GST_CUDA
+void gst_nccmatch_set_context(GstElement* element, GstContext* context) {
+  GstNccMatch* self = GST_NCCMATCH(element);
+  GST_OBJECT_LOCK(self);
+  const int deviceId = self->settings->cudaDeviceId;
+  GstCudaContext* current = self->cudaContext;
+  self->cudaContext = nullptr;
+  GST_OBJECT_UNLOCK(self);
+  gst_cuda_handle_set_context(element, context, deviceId, &current);
+  GST_OBJECT_LOCK(self);
+  if (self->cudaContext == nullptr) self->cudaContext = current;
+  else if (current != nullptr) gst_object_unref(current);
+  GST_OBJECT_UNLOCK(self);
+  GST_ELEMENT_CLASS(gst_nccmatch_parent_class)->set_context(element, context);
+}
+#endif
 
 // ---- GObject ----
 
@@ -346,6 +679,9 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
     case PROP_DEVICE:
       s.device = static_cast<nccmatch::Backend>(g_value_get_enum(value));
       break;
+    case PROP_CUDA_DEVICE_ID:
+      s.cudaDeviceId = g_value_get_int(value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -386,6 +722,13 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
     case PROP_DEVICE:
       g_value_set_enum(value, int(s.device));
       break;
+    case PROP_CUDA_DEVICE_ID:
+      g_value_set_int(value, s.cudaDeviceId);
+      break;
+    case PROP_STATS:
+      g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
+                                                                     self->published->memory));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -396,7 +739,11 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
 void gst_nccmatch_finalize(GObject* object) {
   GstNccMatch* self = GST_NCCMATCH(object);
   delete self->stream;
+  delete self->published;
   delete self->settings;
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&self->cudaContext);
+#endif
   G_OBJECT_CLASS(gst_nccmatch_parent_class)->finalize(object);
 }
 
@@ -404,7 +751,9 @@ void gst_nccmatch_finalize(GObject* object) {
 
 static void gst_nccmatch_init(GstNccMatch* self) {
   self->settings = new Settings();
+  self->published = new Published();
   self->stream = new StreamState();
+  self->cudaContext = nullptr;
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
 }
 
@@ -486,13 +835,27 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
                         "Where matching runs. 'cuda' when this build has no CUDA backend or no GPU is usable "
                         "makes the element fail to start with an error saying why",
                         GST_TYPE_NCCMATCH_DEVICE, int(nccmatch::plugin::kDefaultDevice), kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device id",
+                       "GPU to match on with the CUDA backend (-1: the device of the CUDA context shared by "
+                       "neighbouring CUDA elements, or else the first device)",
+                       -1, G_MAXINT, nccmatch::plugin::kDefaultCudaDeviceId, kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "Frames matched since start, mean and max wall-clock time of the engine's match per "
+                         "frame in microseconds (CUDA: including the wait for the GPU), the backend in use and the "
+                         "input memory (nccmatch-stats structure; also posted as an element message at EOS)",
+                         GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata(
       element_class, "Template matching (normalized cross-correlation)", "Filter/Analyzer/Video",
       "Finds template images in video frames (luma plane) with OpenCV's six matchTemplate scores; a drop-in "
       "for templatematch with several templates, several matches, a threshold, ROI meta and GPU support",
       "nccmatch developers");
-  GstCaps* caps = gst_caps_from_string(NCCMATCH_CAPS);
+  GstCaps* caps = gst_caps_from_string(nccmatch::plugin::kHaveGstCuda ? NCCMATCH_SYSTEM_CAPS "; " NCCMATCH_CUDA_CAPS
+                                                                     : NCCMATCH_SYSTEM_CAPS);
   gst_element_class_add_pad_template(element_class, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, caps));
   gst_element_class_add_pad_template(element_class, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
@@ -500,6 +863,14 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
   trans_class->start = GST_DEBUG_FUNCPTR(gst_nccmatch_start);
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_nccmatch_stop);
   trans_class->passthrough_on_same_caps = FALSE;
+  trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_caps);
+  trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_ip);
+  trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_nccmatch_propose_allocation);
+  trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_nccmatch_sink_event);
+  trans_class->query = GST_DEBUG_FUNCPTR(gst_nccmatch_query);
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  element_class->set_context = GST_DEBUG_FUNCPTR(gst_nccmatch_set_context);
+#endif
   filter_class->set_info = GST_DEBUG_FUNCPTR(gst_nccmatch_set_info);
   filter_class->transform_frame_ip = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_frame_ip);
 

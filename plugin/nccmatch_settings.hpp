@@ -18,6 +18,7 @@ inline constexpr int kDefaultMaxMatches = 1;
 inline constexpr double kDefaultNmsIou = 0.3;
 inline constexpr bool kDefaultPostMessages = true;
 inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
+inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 
 struct Settings {
   // Template image files, in bank order (template index = position here).
@@ -32,6 +33,7 @@ struct Settings {
   double nmsIou = kDefaultNmsIou;
   bool postMessages = kDefaultPostMessages;
   nccmatch::Backend device = kDefaultDevice;
+  int cudaDeviceId = kDefaultCudaDeviceId;
 
   nccmatch::MatchParams matchParams() const;
 };

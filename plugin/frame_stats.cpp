@@ -1,0 +1,21 @@
+#include "frame_stats.hpp"
+
+#include <algorithm>
+
+namespace nccmatch::plugin {
+
+void FrameStats::add(int64_t microseconds) {
+  microseconds = std::max<int64_t>(microseconds, 0);
+  ++frames_;
+  totalUs_ += microseconds;
+  maxUs_ = std::max(maxUs_, microseconds);
+}
+
+GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory) {
+  return gst_structure_new("nccmatch-stats", "frames", G_TYPE_UINT64, guint64(stats.frames()), "mean-us",
+                           G_TYPE_DOUBLE, stats.meanMicroseconds(), "max-us", G_TYPE_DOUBLE,
+                           double(stats.maxMicroseconds()), "backend", G_TYPE_STRING, backend.c_str(), "memory",
+                           G_TYPE_STRING, memory.c_str(), nullptr);
+}
+
+}  // namespace nccmatch::plugin

@@ -1,0 +1,31 @@
+// Per-frame processing time of the element (matching, plus drawing on the GPU path), accumulated
+// by the streaming thread and read through the `stats` property and the EOS message.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <cstdint>
+#include <string>
+
+namespace nccmatch::plugin {
+
+class FrameStats {
+ public:
+  void add(int64_t microseconds);
+  void reset() { *this = FrameStats(); }
+  uint64_t frames() const { return frames_; }
+  double meanMicroseconds() const { return frames_ == 0 ? 0.0 : double(totalUs_) / double(frames_); }
+  int64_t maxMicroseconds() const { return maxUs_; }
+
+ private:
+  uint64_t frames_ = 0;
+  int64_t totalUs_ = 0;
+  int64_t maxUs_ = 0;
+};
+
+// "nccmatch-stats": frames (guint64), mean-us and max-us (double: wall-clock time of the engine's
+// work per frame, which for CUDA includes the wait for the GPU), backend (string: "cpu", "cuda",
+// or "none" before start), memory (string: "system" or "cuda", the negotiated input).
+GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory);
+
+}  // namespace nccmatch::plugin
