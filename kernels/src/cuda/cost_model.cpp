@@ -15,9 +15,9 @@ namespace {
 constexpr double kSpatialWordRowMicros = 0.17;
 constexpr double kSpatialLaunchMicros = 4.0;
 constexpr int kSpatialBlocksPerSm = 8;
-// FFT: product + C2R per template, R2C per frame, both roughly linear in the padded size.
-constexpr double kFftMicrosPerMegaPoint = 17.0;
-constexpr double kFftFixedMicros = 15.0;
+// FFT (double): product + Z2D per template, D2Z per frame, both roughly linear in the padded size.
+constexpr double kFftMicrosPerMegaPoint = 45.0;
+constexpr double kFftFixedMicros = 20.0;
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
