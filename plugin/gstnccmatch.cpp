@@ -451,28 +451,39 @@ bool matchFrame(GstNccMatch* self, const Settings& settings, const nccmatch::Fra
   return true;
 }
 
-GstFlowReturn gst_nccmatch_transform_frame_ip(GstVideoFilter* filter, GstVideoFrame* frame) {
-  GstNccMatch* self = GST_NCCMATCH(filter);
+// A frame in system memory. Mapped for writing only when boxes are drawn: a read-only map of
+// memory that upstream still references costs no copy.
+GstFlowReturn transformSystemFrame(GstNccMatch* self, GstBuffer* buffer) {
   Settings settings = copySettings(self);
+  GstVideoFrame frame;
+  // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas.
+  const GstMapFlags flags =
+      GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF | (settings.display ? GST_MAP_WRITE : 0));
+  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a frame"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
   nccmatch::FrameView view;
-  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
-  view.width = GST_VIDEO_FRAME_WIDTH(frame);
-  view.height = GST_VIDEO_FRAME_HEIGHT(frame);
-  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0));
+  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+  view.width = GST_VIDEO_FRAME_WIDTH(&frame);
+  view.height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
   view.memory = nccmatch::MemoryKind::Host;
 
   nccmatch::FrameResult result;
+  bool matched;
   {
     nccmatch::plugin::CudaContextScope scope(self->stream->engineContext);
-    if (!matchFrame(self, settings, view, frame->buffer, &result)) return GST_FLOW_ERROR;
+    matched = matchFrame(self, settings, view, buffer, &result);
   }
-  if (settings.display) {
-    nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0)), view.width,
+  if (matched && settings.display) {
+    nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)), view.width,
                                       view.height, view.stride};
     for (const nccmatch::Match& m : result.matches)
       nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
   }
-  return GST_FLOW_OK;
+  gst_video_frame_unmap(&frame);
+  return matched ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 #ifdef NCCMATCH_HAVE_GST_CUDA
@@ -493,7 +504,7 @@ GstFlowReturn transformCudaFrame(GstNccMatch* self, GstBuffer* buffer, GstCudaCo
   }
   GstVideoFrame frame;
   const GstMapFlags flags =
-      GstMapFlags(GST_MAP_READ | GST_MAP_CUDA | (settings.display ? GST_MAP_WRITE : 0));
+      GstMapFlags(GST_MAP_READ | GST_MAP_CUDA | GST_VIDEO_FRAME_MAP_FLAG_NO_REF | (settings.display ? GST_MAP_WRITE : 0));
   if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map the CUDA memory of a frame"), (nullptr));
     return GST_FLOW_ERROR;
@@ -531,16 +542,21 @@ GstFlowReturn transformCudaFrame(GstNccMatch* self, GstBuffer* buffer, GstCudaCo
 }
 #endif
 
-// CUDA memory goes to the GPU path; everything else through GstVideoFilter's mapping.
+// CUDA memory goes to the GPU path, everything else to the system-memory path. (QoS dropping
+// happens before this, in GstBaseTransform.)
 GstFlowReturn gst_nccmatch_transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
-#ifdef NCCMATCH_HAVE_GST_CUDA
   GstNccMatch* self = GST_NCCMATCH(trans);
+  if (!GST_VIDEO_FILTER(self)->negotiated) {
+    GST_ELEMENT_ERROR(self, CORE, NOT_IMPLEMENTED, ("nccmatch received a frame before caps"), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
   if (self->stream->cudaMemoryInput) {
     if (GstCudaContext* context = nccmatch::plugin::bufferCudaContext(buffer))
       return transformCudaFrame(self, buffer, context);
   }
 #endif
-  return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->transform_ip(trans, buffer);
+  return transformSystemFrame(self, buffer);
 }
 
 // Upstream writing system-memory frames for the CUDA engine gets a pool of pinned memory, which
@@ -872,7 +888,6 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
   element_class->set_context = GST_DEBUG_FUNCPTR(gst_nccmatch_set_context);
 #endif
   filter_class->set_info = GST_DEBUG_FUNCPTR(gst_nccmatch_set_info);
-  filter_class->transform_frame_ip = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_frame_ip);
 
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_METHOD, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_DEVICE, static_cast<GstPluginAPIFlags>(0));
