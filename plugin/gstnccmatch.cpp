@@ -771,6 +771,8 @@ static void gst_nccmatch_init(GstNccMatch* self) {
   self->stream = new StreamState();
   self->cudaContext = nullptr;
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
+  // As GstVideoFilter: frames that a downstream QoS event marks late are dropped unmatched.
+  gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);
 }
 
 static void gst_nccmatch_class_init(GstNccMatchClass* klass) {

@@ -14,6 +14,18 @@ void initGstreamer() {
     gst_init(nullptr, nullptr);
     if (gst_element_factory_find("nccmatch") == nullptr)
       gst_registry_scan_path(gst_registry_get(), NCCMATCH_PLUGIN_BUILD_DIR);
+    if (gst_element_factory_find("nccmatch") == nullptr) {
+      // The build folder moved (e.g. copied to a GPU host): <build>/tests/plugin/test_x -> <build>/plugin.
+      gchar* exe = g_file_read_link("/proc/self/exe", nullptr);
+      if (exe != nullptr) {
+        gchar* dir = g_path_get_dirname(exe);
+        gchar* plugin = g_build_filename(dir, "..", "..", "plugin", nullptr);
+        gst_registry_scan_path(gst_registry_get(), plugin);
+        g_free(plugin);
+        g_free(dir);
+        g_free(exe);
+      }
+    }
     return true;
   }();
   (void)done;

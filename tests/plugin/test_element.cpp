@@ -1,7 +1,9 @@
 // The nccmatch element through GstHarness (libgstnccmatch.so as built): matches of templates pasted
 // at known places in GRAY8/I420/NV12 frames (default and padded strides), ROI meta, both bus
 // messages, drawn boxes, template changes while PLAYING, every bad-input case, property
-// introspection. All on the CPU backend (device=cpu).
+// introspection. Every test runs on the CPU backend and again on the CUDA backend (skipped where no
+// GPU is usable), with the same expectations: identical matches, scores within each backend's
+// tolerance (the CUDA FFT numerator is float).
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
@@ -72,11 +74,13 @@ struct Placed {
 
 // ---- fixture ----
 
-class Element : public ::testing::Test {
+class Element : public ::testing::TestWithParam<Backend> {
  protected:
   static void SetUpTestSuite() { initGstreamer(); }
 
   void SetUp() override {
+    std::string why;
+    if (GetParam() == Backend::Cuda && !cudaAvailable(&why)) GTEST_SKIP() << "CUDA backend: " << why;
     GstElementFactory* factory = gst_element_factory_find("nccmatch");
     ASSERT_NE(factory, nullptr) << "nccmatch not found: GST_PLUGIN_PATH must hold the built plugin";
     gst_object_unref(factory);
@@ -84,6 +88,7 @@ class Element : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (bus_ == nullptr) return;  // skipped in SetUp
     if (harness_ != nullptr) gst_harness_teardown(harness_);
     if (element_ != nullptr) {
       gst_element_set_state(element_, GST_STATE_NULL);
@@ -94,11 +99,15 @@ class Element : public ::testing::Test {
     gst_object_unref(bus_);
   }
 
-  // A CPU nccmatch posting on bus_; further properties are set by the caller before start().
+  // Score tolerance of the backend under test (absolute for scores near 1, else relative).
+  double tolerance() const { return GetParam() == Backend::Cuda ? 1e-4 : 1e-9; }
+
+  // An nccmatch on the backend under test, posting on bus_; further properties are set by the
+  // caller before start().
   GstElement* makeElement() {
     element_ = gst_element_factory_make("nccmatch", nullptr);
     gst_object_ref_sink(element_);
-    g_object_set(element_, "device", 1 /* cpu */, nullptr);
+    g_object_set(element_, "device", int(GetParam()), nullptr);
     gst_element_set_bus(element_, bus_);
     return element_;
   }
@@ -147,7 +156,7 @@ struct FrameCase {
   Placed at;                   // where it is pasted
 };
 
-TEST_F(Element, FindsPastedTemplateInEveryFormatAndLayout) {
+TEST_P(Element, FindsPastedTemplateInEveryFormatAndLayout) {
   const FrameCase cases[] = {
       {GST_VIDEO_FORMAT_GRAY8, 320, 240, 0, 16, 16, {37, 81}},
       {GST_VIDEO_FORMAT_GRAY8, 321, 239, 0, 12, 9, {0, 0}},       // default stride 324 > width
@@ -184,7 +193,7 @@ TEST_F(Element, FindsPastedTemplateInEveryFormatAndLayout) {
     if (c.tw * c.th > 1) {  // a 1x1 template scores 0 or 1 anywhere: its position is not unique
       EXPECT_EQ(uintField(templateMatch[0], "x"), guint(c.at.x));
       EXPECT_EQ(uintField(templateMatch[0], "y"), guint(c.at.y));
-      EXPECT_NEAR(doubleField(templateMatch[0], "result"), 1.0, 1e-9);
+      EXPECT_NEAR(doubleField(templateMatch[0], "result"), 1.0, tolerance());
     }
     EXPECT_EQ(uintField(templateMatch[0], "width"), guint(c.tw));
     EXPECT_EQ(uintField(templateMatch[0], "height"), guint(c.th));
@@ -198,7 +207,7 @@ TEST_F(Element, FindsPastedTemplateInEveryFormatAndLayout) {
     if (c.tw * c.th > 1) {
       EXPECT_EQ(mx, c.at.x);
       EXPECT_EQ(my, c.at.y);
-      EXPECT_NEAR(doubleField(m, "score"), 1.0, 1e-9);
+      EXPECT_NEAR(doubleField(m, "score"), 1.0, tolerance());
     }
     EXPECT_EQ(uintField(m, "width"), guint(c.tw));
     EXPECT_EQ(uintField(m, "height"), guint(c.th));
@@ -243,7 +252,7 @@ TEST_F(Element, FindsPastedTemplateInEveryFormatAndLayout) {
   }
 }
 
-TEST_F(Element, DisplayFalseLeavesEveryPixel) {
+TEST_P(Element, DisplayFalseLeavesEveryPixel) {
   TemplateImage t = makeTemplate(16, 12, Fill::Random);
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "display", FALSE, nullptr);
@@ -258,7 +267,7 @@ TEST_F(Element, DisplayFalseLeavesEveryPixel) {
   gst_buffer_unref(out);
 }
 
-TEST_F(Element, SeveralTemplatesAndSeveralMatchesEach) {
+TEST_P(Element, SeveralTemplatesAndSeveralMatchesEach) {
   TemplateImage a = makeTemplate(16, 16, Fill::Random), b = makeTemplate(24, 10, Fill::Random);
   std::string pa = writeTemplate("alpha.png", a), pb = writeTemplate("beta.pgm", b);
   makeElement();
@@ -278,7 +287,7 @@ TEST_F(Element, SeveralTemplatesAndSeveralMatchesEach) {
   std::vector<std::tuple<std::string, guint, guint>> found;
   for (const GstStructure* m : matches) {
     found.emplace_back(gst_structure_get_string(m, "name"), uintField(m, "x"), uintField(m, "y"));
-    EXPECT_NEAR(doubleField(m, "score"), 1.0, 1e-9);
+    EXPECT_NEAR(doubleField(m, "score"), 1.0, tolerance());
   }
   // Ordered by template index; alpha's two exact matches tie at 1, so compare them as a set.
   EXPECT_EQ(std::get<0>(found[0]), "alpha");
@@ -309,7 +318,7 @@ TEST_F(Element, SeveralTemplatesAndSeveralMatchesEach) {
   gst_buffer_unref(out);
 }
 
-TEST_F(Element, ThresholdAboveTheBestScoreReportsNoMatch) {
+TEST_P(Element, ThresholdAboveTheBestScoreReportsNoMatch) {
   TemplateImage t = makeTemplate(12, 12, Fill::Random);
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "threshold", 1.01, nullptr);
@@ -333,7 +342,7 @@ TEST_F(Element, ThresholdAboveTheBestScoreReportsNoMatch) {
 
 // template_match's result follows templatematch for each method: checked against the engine's
 // exact CPU reference score map (the oracle), so methods whose best is not the pasted place count too.
-TEST_F(Element, TemplateMatchResultFollowsTemplatematchForEveryMethod) {
+TEST_P(Element, TemplateMatchResultFollowsTemplatematchForEveryMethod) {
   TemplateImage t = makeTemplate(10, 8, Fill::Random, "t");
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), nullptr);
@@ -363,7 +372,7 @@ TEST_F(Element, TemplateMatchResultFollowsTemplatematchForEveryMethod) {
     auto templateMatch = structuresNamed(messages, "template_match");
     ASSERT_EQ(templateMatch.size(), 1u);
     double result = doubleField(templateMatch[0], "result");
-    double tolerance = 1e-9 * std::max(1.0, std::abs(expected));
+    double tolerance = this->tolerance() * std::max(1.0, std::abs(expected));
     EXPECT_NEAR(result, expected, tolerance);
     // The reported position scores the best (within tolerance, in case of near-ties).
     int mapWidth = 90 - 10 + 1;
@@ -373,7 +382,7 @@ TEST_F(Element, TemplateMatchResultFollowsTemplatematchForEveryMethod) {
   }
 }
 
-TEST_F(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
+TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   TemplateImage first = makeTemplate(14, 14, Fill::Random), second = makeTemplate(20, 9, Fill::Random);
   std::string p1 = writeTemplate("first.png", first), p2 = writeTemplate("second.png", second);
   makeElement();
@@ -406,7 +415,7 @@ TEST_F(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   unrefMessages(&warnings);
 }
 
-TEST_F(Element, MessagesCarryTheFrameTimes) {
+TEST_P(Element, MessagesCarryTheFrameTimes) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), nullptr);
@@ -432,7 +441,7 @@ TEST_F(Element, MessagesCarryTheFrameTimes) {
   unrefMessages(&messages);
 }
 
-TEST_F(Element, PostMessagesFalsePostsNothingButKeepsMeta) {
+TEST_P(Element, PostMessagesFalsePostsNothingButKeepsMeta) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "post-messages", FALSE, nullptr);
@@ -446,7 +455,7 @@ TEST_F(Element, PostMessagesFalsePostsNothingButKeepsMeta) {
   unrefMessages(&messages);
 }
 
-TEST_F(Element, WithoutTemplatesFramesPassUnchanged) {
+TEST_P(Element, WithoutTemplatesFramesPassUnchanged) {
   makeElement();
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 50, 40, 0);
   start(layout);
@@ -467,7 +476,7 @@ TEST_F(Element, WithoutTemplatesFramesPassUnchanged) {
 // ---- bad input ----
 
 // Starting with a bad template file fails the state change with an error naming the file.
-TEST_F(Element, BadTemplateFileAtStartStopsWithAnErrorNamingTheFile) {
+TEST_P(Element, BadTemplateFileAtStartStopsWithAnErrorNamingTheFile) {
   std::vector<uint8_t> noise(3000);
   for (auto& b : noise) b = uint8_t(rng()());
   std::string good = writeTemplate("good.pgm", makeTemplate(8, 8, Fill::Random));
@@ -505,7 +514,7 @@ TEST_F(Element, BadTemplateFileAtStartStopsWithAnErrorNamingTheFile) {
   }
 }
 
-TEST_F(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
+TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   TemplateImage t = makeTemplate(12, 12, Fill::Random);
   makeElement();
   g_object_set(element_, "template", writeTemplate("kept.png", t).c_str(), nullptr);
@@ -531,7 +540,7 @@ TEST_F(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   unrefMessages(&errors);
 }
 
-TEST_F(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
+TEST_P(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
   TemplateImage small = makeTemplate(8, 8, Fill::Random), big = makeTemplate(50, 20, Fill::Random);
   std::string ps = writeTemplate("small.pgm", small), pb = writeTemplate("big.pgm", big);
   makeElement();
@@ -559,7 +568,7 @@ TEST_F(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
   unrefMessages(&messages);
 }
 
-TEST_F(Element, CudaDeviceWithoutAGpuFailsToStartWithAReason) {
+TEST_P(Element, CudaDeviceWithoutAGpuFailsToStartWithAReason) {
   std::string why;
   if (cudaAvailable(&why)) GTEST_SKIP() << "a CUDA device is usable here; nothing to refuse";
   makeElement();
@@ -580,7 +589,7 @@ bool allFinite(const GstStructure* s) {
 }
 
 // Extreme and odd property values, flat frames and flat templates: no crash, no error, no NaN/Inf.
-TEST_F(Element, NoPropertyValueOrFlatDataBreaksIt) {
+TEST_P(Element, NoPropertyValueOrFlatDataBreaksIt) {
   TemplateImage textured = makeTemplate(6, 5, Fill::Random), flat = makeTemplate(6, 5, Fill::Flat);
   std::string list = writeTemplate("textured.pgm", textured) + "," + writeTemplate("flat.pgm", flat);
   makeElement();
@@ -636,7 +645,7 @@ TEST_F(Element, NoPropertyValueOrFlatDataBreaksIt) {
 
 // ---- what gst-inspect-1.0 shows ----
 
-TEST_F(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
+TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   makeElement();
   GObjectClass* klass = G_OBJECT_GET_CLASS(element_);
   struct Expected {
@@ -711,10 +720,10 @@ TEST_F(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
 }
 
 // The line from the "done when": gst-launch style, string properties as gst-launch sets them.
-TEST_F(Element, RunsInAParsedPipeline) {
+TEST_P(Element, RunsInAParsedPipeline) {
   std::string path = writeTemplate("ball.png", makeTemplate(16, 16, Fill::Random));
   std::string description = "videotestsrc num-buffers=10 ! video/x-raw,format=GRAY8,width=320,height=240 ! "
-                            "nccmatch name=m device=cpu method=ccoeff-normed template=\"" + path + "\" ! fakesink";
+                            "nccmatch name=m device=" + std::string(backendName(GetParam())) + " method=ccoeff-normed template=\"" + path + "\" ! fakesink";
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
   ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
@@ -739,6 +748,9 @@ TEST_F(Element, RunsInAParsedPipeline) {
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, Element, ::testing::Values(Backend::Cpu, Backend::Cuda),
+                         [](const ::testing::TestParamInfo<Backend>& info) { return backendName(info.param); });
 
 }  // namespace
 }  // namespace nccmatch::test

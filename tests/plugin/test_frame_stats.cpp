@@ -1,0 +1,70 @@
+// FrameStats (count, mean, max of per-frame times) and the nccmatch-stats structure.
+#include "frame_stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "plugin_test_support.hpp"
+
+namespace nccmatch::plugin {
+namespace {
+
+TEST(FrameStats, EmptyIsAllZero) {
+  FrameStats stats;
+  EXPECT_EQ(stats.frames(), 0u);
+  EXPECT_EQ(stats.meanMicroseconds(), 0.0);
+  EXPECT_EQ(stats.maxMicroseconds(), 0);
+}
+
+TEST(FrameStats, CountMeanAndMaxOverRandomTimes) {
+  const int counts[] = {1, 2, 7, 1000};
+  for (int n : counts) {
+    FrameStats stats;
+    int64_t total = 0, max = 0;
+    std::uniform_int_distribution<int64_t> time(0, 100000);
+    for (int i = 0; i < n; ++i) {
+      int64_t t = time(nccmatch::test::rng());
+      total += t;
+      max = std::max(max, t);
+      stats.add(t);
+    }
+    EXPECT_EQ(stats.frames(), uint64_t(n));
+    EXPECT_DOUBLE_EQ(stats.meanMicroseconds(), double(total) / n);
+    EXPECT_EQ(stats.maxMicroseconds(), max);
+    stats.reset();
+    EXPECT_EQ(stats.frames(), 0u);
+  }
+}
+
+TEST(FrameStats, NegativeTimesCountAsZero) {  // a clock step must not make the mean negative
+  FrameStats stats;
+  stats.add(-5);
+  stats.add(10);
+  EXPECT_DOUBLE_EQ(stats.meanMicroseconds(), 5.0);
+  EXPECT_EQ(stats.maxMicroseconds(), 10);
+}
+
+TEST(FrameStats, StructureCarriesEveryField) {
+  nccmatch::test::initGstreamer();
+  FrameStats stats;
+  stats.add(30);
+  stats.add(50);
+  GstStructure* s = makeStatsStructure(stats, "cuda", "system");
+  EXPECT_TRUE(gst_structure_has_name(s, "nccmatch-stats"));
+  guint64 frames = 0;
+  double mean = 0, max = 0;
+  EXPECT_TRUE(gst_structure_get_uint64(s, "frames", &frames));
+  EXPECT_TRUE(gst_structure_get_double(s, "mean-us", &mean));
+  EXPECT_TRUE(gst_structure_get_double(s, "max-us", &max));
+  EXPECT_EQ(frames, 2u);
+  EXPECT_DOUBLE_EQ(mean, 40.0);
+  EXPECT_DOUBLE_EQ(max, 50.0);
+  EXPECT_STREQ(gst_structure_get_string(s, "backend"), "cuda");
+  EXPECT_STREQ(gst_structure_get_string(s, "memory"), "system");
+  gst_structure_free(s);
+}
+
+}  // namespace
+}  // namespace nccmatch::plugin
