@@ -1,7 +1,8 @@
 // CPU backend benchmark: per-frame time of match() on each CPU path (Reference, Direct, Fft,
 // Auto) next to OpenCV's cv::matchTemplate (TM_CCOEFF_NORMED + minMaxLoc, same thread count),
 // measured in the same run. Medians of repeated frames after a warm-up. Prints a markdown table.
-//   bench_cpu [--reps N] [--threads N] [--quick]
+//   bench_cpu [--reps N] [--threads N] [--quick] [--frame WxH] [--size N] [--bank N]
+// --frame/--size/--bank run only the matching rows (for profiling one case).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -67,10 +68,15 @@ TemplateImage cut(const std::vector<uint8_t>& f, int w, int x, int y, int size) 
 int main(int argc, char** argv) {
   int reps = 5, threads = int(std::max(1u, std::thread::hardware_concurrency()));
   bool quick = false;
+  int onlyWidth = 0, onlyHeight = 0, onlySize = 0, onlyBank = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--frame") && i + 1 < argc)
+      std::sscanf(argv[++i], "%dx%d", &onlyWidth, &onlyHeight);
+    else if (!std::strcmp(argv[i], "--size") && i + 1 < argc) onlySize = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--bank") && i + 1 < argc) onlyBank = std::atoi(argv[++i]);
   }
 #ifdef NCCMATCH_HAVE_OPENCV
   cv::setNumThreads(threads);
@@ -82,12 +88,13 @@ int main(int argc, char** argv) {
   std::printf("| frame | template | bank | Reference | Direct | Fft | Auto (picks) | OpenCV | OpenCV / Auto |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (auto [w, h] : {std::pair{1920, 1080}, std::pair{640, 480}}) {
+    if (onlyWidth && (w != onlyWidth || h != onlyHeight)) continue;
     std::vector<uint8_t> frame = makeFrame(w, h, gen);
     FrameView view{frame.data(), w, h, std::size_t(w), MemoryKind::Host};
     for (int size : {8, 16, 32, 64, 128, 256}) {
-      if (size > h) continue;
+      if (size > h || (onlySize && size != onlySize)) continue;
       for (int bankSize : {1, 16}) {
-        if (quick && bankSize > 1) continue;
+        if ((quick && bankSize > 1) || (onlyBank && bankSize != onlyBank)) continue;
         std::vector<TemplateImage> bank;
         for (int b = 0; b < bankSize; ++b)
           bank.push_back(cut(frame, w, (b * 97 + 13) % (w - size), (b * 53 + 7) % (h - size), size));

@@ -92,7 +92,7 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
     std::vector<int32_t> scratch(mapW);
     for (int y = yBegin; y < yEnd; ++y) {
       directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
-      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, mapW, s1.data(), s2.data());
+      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, 0, mapW, s1.data(), s2.data());
       scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
     }
   });
@@ -104,28 +104,28 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
   const TemplateImage& t = bank_[templateIndex];
   const TemplateStats& stats = stats_[templateIndex];
   const int mapW = frame.width - t.width + 1;
-  const int mapH = frame.height - t.height + 1;
-  centred_.resize(std::size_t(mapW) * mapH);
-  bound_.resize(centred_.size());
-  fft_->centredCross(templateIndex, pool_, centred_.data(), bound_.data());
   // A normalised score moves by (numerator error) / denominator; where that could exceed this,
   // the window's numerator is recomputed exactly (near-flat windows, seldom many). 1e-5 keeps
   // ten times clear of the 1e-4 agreement the tests ask for.
   constexpr double kMaxScoreError = 1e-5;
-  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
-    std::vector<int64_t> s1(mapW), s2(mapW);
-    for (int y = yBegin; y < yEnd; ++y) {
-      double* row = out + std::size_t(y) * mapW;
-      const float* num = centred_.data() + std::size_t(y) * mapW;
-      const float* err = bound_.data() + std::size_t(y) * mapW;
-      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, mapW, s1.data(), s2.data());
-      for (int x = 0; x < mapW; ++x) {
-        CentredScore r = scoreFromCentred(method, stats, s1[x], s2[x], num[x]);
-        if (r.denominator > 0 && double(err[x]) > kMaxScoreError * r.denominator) {
-          int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
-          r.score = scoreFromSums(method, stats, s1[x], s2[x], c);
+  // Each tile is scored as soon as its inverse transform is done, while it is still in cache.
+  fft_->centredCrossTiles(templateIndex, pool_, [&](int x0, int y0, int x1, int y1, const float* values,
+                                                    int stride, float err) {
+    thread_local std::vector<int64_t> s1, s2;
+    const int count = x1 - x0;
+    if (int(s1.size()) < count) s1.resize(count), s2.resize(count);
+    const double minDenominator = double(err) / kMaxScoreError;
+    for (int y = y0; y < y1; ++y) {
+      double* row = out + std::size_t(y) * mapW + x0;
+      const float* num = values + std::size_t(y - y0) * stride;
+      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, x0, count, s1.data(), s2.data());
+      if (!scoreRowCentred(method, stats, s1.data(), s2.data(), num, count, minDenominator, row)) continue;
+      for (int i = 0; i < count; ++i) {
+        const CentredScore r = scoreFromCentred(method, stats, s1[i], s2[i], num[i]);
+        if (r.denominator > 0 && r.denominator < minDenominator) {
+          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, t);
+          row[i] = scoreFromSums(method, stats, s1[i], s2[i], c);
         }
-        row[x] = r.score;
       }
     }
   });

@@ -50,9 +50,6 @@ class CpuEngine final : public Engine {
   std::vector<int64_t> sat_;
   std::vector<int64_t> satSq_;
   std::vector<double> map_;
-  // The FFT path's float numerator and its per-window error bound.
-  std::vector<float> centred_;
-  std::vector<float> bound_;
 #ifdef NCCMATCH_HAVE_FFTW  // defined for the library and everything using it (kernels/meson.build)
   std::unique_ptr<FftNumerator> fft_;
 #endif

@@ -261,6 +261,23 @@ void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
 
 void FftNumerator::centredCross(uint32_t templateIndex, ThreadPool& pool, float* out, float* bound) {
   const TemplateImage& t = (*bank_)[templateIndex];
+  const int mapW = frameWidth_ - t.width + 1;
+  centredCrossTiles(templateIndex, pool, [&](int x0, int y0, int x1, int y1, const float* values,
+                                             int stride, float err) {
+    for (int y = y0; y < y1; ++y) {
+      const float* src = values + std::size_t(y - y0) * stride - x0;
+      float* dst = out + std::size_t(y) * mapW;
+      float* dstBound = bound + std::size_t(y) * mapW;
+      for (int x = x0; x < x1; ++x) {
+        dst[x] = src[x];
+        dstBound[x] = err;
+      }
+    }
+  });
+}
+
+void FftNumerator::centredCrossTiles(uint32_t templateIndex, ThreadPool& pool, const TileVisitor& visit) {
+  const TemplateImage& t = (*bank_)[templateIndex];
   const TemplateSpectrum& S = *templates_[templateIndex];
   const Group& G = *groups_[S.group];
   const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
@@ -285,18 +302,9 @@ void FftNumerator::centredCross(uint32_t templateIndex, ThreadPool& pool, float*
         product[i][1] = a[i][0] * b[i][1] + a[i][1] * b[i][0];
       }
       fftwf_execute_dft_c2r(G.inverse, product, real);
-      const float err = float(errorScale * G.norm[tile]);
       const int x0 = tx * G.stepX, y0 = ty * G.stepY;
-      const int x1 = std::min(mapW, x0 + G.stepX), y1 = std::min(mapH, y0 + G.stepY);
-      for (int y = y0; y < y1; ++y) {
-        const float* src = real + std::size_t(y - y0) * G.tileWidth - x0;
-        float* dst = out + std::size_t(y) * mapW;
-        float* dstBound = bound + std::size_t(y) * mapW;
-        for (int x = x0; x < x1; ++x) {
-          dst[x] = src[x];
-          dstBound[x] = err;
-        }
-      }
+      visit(x0, y0, std::min(mapW, x0 + G.stepX), std::min(mapH, y0 + G.stepY), real, G.tileWidth,
+            float(errorScale * G.norm[tile]));
     }
   });
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,14 @@ class FftNumerator {
   // out[y * mapW + x] = sum I*(T - mean T) at window (x, y), in float arithmetic; bound[...] an
   // upper estimate of its rounding error, per window (constant over a tile).
   void centredCross(uint32_t templateIndex, ThreadPool& pool, float* out, float* bound);
+
+  // The same numerator one tile at a time, for callers that consume it while it is in cache:
+  // visit(x0, y0, x1, y1, values, stride, bound) for the map block [x0, x1) x [y0, y1), with the
+  // value of window (x, y) at values[(y - y0) * stride + x - x0] and one error bound for the block.
+  // Called from the pool's threads on disjoint blocks covering the map.
+  using TileVisitor =
+      std::function<void(int x0, int y0, int x1, int y1, const float* values, int stride, float bound)>;
+  void centredCrossTiles(uint32_t templateIndex, ThreadPool& pool, const TileVisitor& visit);
 
  private:
   struct Group;

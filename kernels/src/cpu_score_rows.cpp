@@ -2,31 +2,47 @@
 
 #include <cmath>
 
+#include "cpu_score_centred.hpp"
+
 namespace nccmatch {
 
+// Cloned for AVX-512 (int64 multiplies and int64 -> double conversions in vectors) and AVX2, with
+// a run-time pick; the arithmetic is the same in every clone, so results are too.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define NCCMATCH_SIMD_CLONES
+#endif
+
+NCCMATCH_SIMD_CLONES
 void boxSumsRow(const int64_t* sat, const int64_t* satSq, int frameWidth, int tw, int th, int y,
-                int mapW, int64_t* s1, int64_t* s2) {
+                int x0, int count, int64_t* s1, int64_t* s2) {
   const std::ptrdiff_t W = frameWidth;
-  const int64_t* bottom = sat + (y + th - 1) * W;
-  const int64_t* bottomSq = satSq + (y + th - 1) * W;
-  const int64_t* top = y > 0 ? sat + (y - 1) * W : nullptr;
-  const int64_t* topSq = y > 0 ? satSq + (y - 1) * W : nullptr;
   // Column x + tw - 1 minus column x - 1, both for the bottom row and (if any) the row above.
-  s1[0] = bottom[tw - 1] - (top ? top[tw - 1] : 0);
-  s2[0] = bottomSq[tw - 1] - (topSq ? topSq[tw - 1] : 0);
+  const int64_t* bottom = sat + (y + th - 1) * W + x0;
+  const int64_t* bottomSq = satSq + (y + th - 1) * W + x0;
+  const int64_t* top = y > 0 ? sat + (y - 1) * W + x0 : nullptr;
+  const int64_t* topSq = y > 0 ? satSq + (y - 1) * W + x0 : nullptr;
+  int i = 0;
+  if (x0 == 0 && count > 0) {
+    s1[0] = bottom[tw - 1] - (top ? top[tw - 1] : 0);
+    s2[0] = bottomSq[tw - 1] - (topSq ? topSq[tw - 1] : 0);
+    i = 1;
+  }
   if (top) {
-    for (int x = 1; x < mapW; ++x) {
-      s1[x] = bottom[x + tw - 1] - bottom[x - 1] - top[x + tw - 1] + top[x - 1];
-      s2[x] = bottomSq[x + tw - 1] - bottomSq[x - 1] - topSq[x + tw - 1] + topSq[x - 1];
+    for (; i < count; ++i) {
+      s1[i] = bottom[i + tw - 1] - bottom[i - 1] - top[i + tw - 1] + top[i - 1];
+      s2[i] = bottomSq[i + tw - 1] - bottomSq[i - 1] - topSq[i + tw - 1] + topSq[i - 1];
     }
   } else {
-    for (int x = 1; x < mapW; ++x) {
-      s1[x] = bottom[x + tw - 1] - bottom[x - 1];
-      s2[x] = bottomSq[x + tw - 1] - bottomSq[x - 1];
+    for (; i < count; ++i) {
+      s1[i] = bottom[i + tw - 1] - bottom[i - 1];
+      s2[i] = bottomSq[i + tw - 1] - bottomSq[i - 1];
     }
   }
 }
 
+NCCMATCH_SIMD_CLONES
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
                    const int64_t* cross, int mapW, double* out) {
   // n^2 * 255^2 < 2^63 keeps every product below in int64.
@@ -74,6 +90,69 @@ void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, con
       return;
     }
   }
+}
+
+NCCMATCH_SIMD_CLONES
+bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
+                     const float* centred, int count, double minDenominator, double* out) {
+  // n^2 * 255^2 < 2^63 keeps n * s2 and s1^2 in int64.
+  if (t.n >= 11000000) {
+    bool inaccurate = false;
+    for (int x = 0; x < count; ++x) {
+      CentredScore r = scoreFromCentred(method, t, s1[x], s2[x], centred[x]);
+      out[x] = r.score;
+      inaccurate |= r.denominator > 0 && r.denominator < minDenominator;
+    }
+    return inaccurate;
+  }
+  const int64_t n = t.n;
+  const double meanT = double(t.sum) / double(t.n);
+  const double sumSqT = double(t.sumSq);
+  switch (method) {
+    case Method::SqDiff:
+      for (int x = 0; x < count; ++x)
+        out[x] = double(s2[x]) - 2.0 * (double(centred[x]) + double(s1[x]) * meanT) + sumSqT;
+      return false;
+    case Method::CCorr:
+      for (int x = 0; x < count; ++x) out[x] = double(centred[x]) + double(s1[x]) * meanT;
+      return false;
+    case Method::CCoeff:
+      for (int x = 0; x < count; ++x) out[x] = double(centred[x]);
+      return false;
+    case Method::SqDiffNormed:
+    case Method::CCorrNormed: {
+      const bool sq = method == Method::SqDiffNormed;
+      const double rootT = std::sqrt(sumSqT);
+      bool inaccurate = false;
+      for (int x = 0; x < count; ++x) {
+        const double cross = double(centred[x]) + double(s1[x]) * meanT;
+        double num = sq ? double(s2[x]) - 2.0 * cross + sumSqT : cross;
+        double w2 = double(s2[x]);
+        double tt = windowIsFlat(w2, w2) ? 0.0 : std::sqrt(w2) * rootT;
+        out[x] = normaliseScore(num, tt, sq);
+        inaccurate |= tt > 0 && tt < minDenominator;
+      }
+      return inaccurate;
+    }
+    case Method::CCoeffNormed: {
+      const __int128 varT = t.centredSq();
+      if (varT == 0) {
+        for (int x = 0; x < count; ++x) out[x] = 1.0;
+        return false;
+      }
+      const double nd = double(n);
+      const double rootT = std::sqrt(double(varT) / nd);
+      bool inaccurate = false;
+      for (int x = 0; x < count; ++x) {
+        double diff2 = double(n * s2[x] - s1[x] * s1[x]) / nd;
+        double tt = windowIsFlat(diff2, double(s2[x])) ? 0.0 : std::sqrt(diff2) * rootT;
+        out[x] = normaliseScore(double(centred[x]), tt, false);
+        inaccurate |= tt > 0 && tt < minDenominator;
+      }
+      return inaccurate;
+    }
+  }
+  return false;
 }
 
 }  // namespace nccmatch

@@ -1,6 +1,7 @@
-// Scores of whole map rows on the CPU: window sums straight from the SAT rows, and the six
+// Scores of map row segments on the CPU: window sums straight from the SAT rows, and the six
 // methods in int64 arithmetic where it cannot overflow. Bit-identical to scoreFromSums (whose
-// __int128 values convert to the same doubles), several times faster per window.
+// __int128 values convert to the same doubles) and to scoreFromCentred, several times faster per
+// window.
 #pragma once
 
 #include <cstdint>
@@ -9,12 +10,18 @@
 
 namespace nccmatch {
 
-// s1[x], s2[x] = sum of I and of I^2 over the window (x, y) of a tw x th template, x < mapW.
+// s1[i], s2[i] = sum of I and of I^2 over the window (x0 + i, y) of a tw x th template, i < count.
 void boxSumsRow(const int64_t* sat, const int64_t* satSq, int frameWidth, int tw, int th, int y,
-                int mapW, int64_t* s1, int64_t* s2);
+                int x0, int count, int64_t* s1, int64_t* s2);
 
-// out[x] = scoreFromSums(method, t, s1[x], s2[x], cross[x]) for x < mapW.
+// out[x] = scoreFromSums(method, t, s1[x], s2[x], cross[x]) for x < count.
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
-                   const int64_t* cross, int mapW, double* out);
+                   const int64_t* cross, int count, double* out);
+
+// out[x] = scoreFromCentred(method, t, s1[x], s2[x], centred[x]).score for x < count. Returns true
+// when some window's denominator is positive and below minDenominator (its score is then less
+// accurate than the caller asked for; scoreFromCentred tells which).
+bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
+                     const float* centred, int count, double minDenominator, double* out);
 
 }  // namespace nccmatch
