@@ -180,14 +180,14 @@ TEST_F(CudaPipelines, CudaUploadMatchesAndDrawsLikeSystemMemory) {
       paste(&luma, a, 5 + 7 * i, 9);
       paste(&luma, a, 200, 180 - 3 * i);
       paste(&luma, b, 100 + i, 100);
-      paste(&luma, b, 104 + i, 110);  // overlaps the other b: boxes drawn over each other
+      paste(&luma, b, 130 + i, 121);  // overlaps the other b a little: boxes drawn over each other
       GstBuffer* buffer = makeFrame(layout, luma);
       GST_BUFFER_PTS(buffer) = i * GST_SECOND / 30;
       GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
       frames.push_back(buffer);
     }
     gchar* caps = gst_caps_to_string(capsFor(layout));
-    const std::string element = "nccmatch name=m device=cuda max-matches=4 nms-iou=1 threshold=0.99 templates=\"" +
+    const std::string element = "nccmatch name=m device=cuda max-matches=4 nms-iou=1 threshold=0.8 templates=\"" +
                                 files + "\"";
     const std::string source = "appsrc name=src format=time caps=\"" + std::string(caps) + "\"";
     const std::string sink = "appsink name=out sync=false max-buffers=0";
@@ -259,7 +259,8 @@ TEST_P(GpuDecode, DecodedOnTheGpuMatchesDecodedOnTheCpu) {
                                              "matroskademux"});
       !missing.empty())
     GTEST_SKIP() << "missing GStreamer elements: " << missing;
-  TemplateImage needle = makeTemplate(32, 32, Fill::Smooth, "needle");
+  // A textured needle on a smooth background: the codec keeps the needle recognisable.
+  TemplateImage needle = makeTemplate(32, 32, Fill::Random, "needle");
   writePgm(dir_.path("needle.pgm"), needle);
   const int width = 352, height = 288;
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, width, height, 0);
