@@ -1,10 +1,34 @@
+// Built with -fno-math-errno -fno-trapping-math (kernels/meson.build): GCC vectorises the square
+// roots and compares of the score loops only then (a pragma does not reach the sqrt builtin).
 #include "cpu_score_rows.hpp"
 
+#include <cfloat>
 #include <cmath>
 
 #include "cpu_score_centred.hpp"
 
 namespace nccmatch {
+
+namespace {
+
+// normaliseScore (score_rules.hpp) with every arm computed and one picked, so the same values come
+// out of a loop the compiler vectorises (a division inside a branch keeps it scalar).
+inline double normaliseSelect(double num, double t, bool sqdiffNormed) {
+  const double quotient = num / t;
+  const double edge = num > 0 ? 1.0 : -1.0;
+  const double beyond = sqdiffNormed ? 1.0 : 0.0;
+  const double a = std::fabs(num);
+  return a < t ? quotient : (a < t * 1.125 ? edge : beyond);
+}
+
+// sqrt(diff2) * rootT, or 0 where windowIsFlat(diff2, windowSumSq) (score_rules.hpp).
+inline double denominatorSelect(double diff2, double windowSumSq, double rootT) {
+  const double limit = 10.0 * FLT_EPSILON * windowSumSq;
+  const double root = std::sqrt(diff2) * rootT;
+  return diff2 <= (limit < 0.5 ? limit : 0.5) ? 0.0 : root;
+}
+
+}  // namespace
 
 // Cloned for AVX-512 (int64 multiplies and int64 -> double conversions in vectors) and AVX2, with
 // a run-time pick; the arithmetic is the same in every clone, so results are too.
@@ -69,8 +93,7 @@ void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, con
       for (int x = 0; x < mapW; ++x) {
         double num = sq ? double(s2[x] - 2 * cross[x] + sumSqT) : double(cross[x]);
         double w2 = double(s2[x]);
-        double tt = windowIsFlat(w2, w2) ? 0.0 : std::sqrt(w2) * rootT;
-        out[x] = normaliseScore(num, tt, sq);
+        out[x] = normaliseSelect(num, denominatorSelect(w2, w2, rootT), sq);
       }
       return;
     }
@@ -84,8 +107,7 @@ void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, con
       for (int x = 0; x < mapW; ++x) {
         double num = double(n * cross[x] - s1[x] * sumT) / nd;
         double diff2 = double(n * s2[x] - s1[x] * s1[x]) / nd;
-        double tt = windowIsFlat(diff2, double(s2[x])) ? 0.0 : std::sqrt(diff2) * rootT;
-        out[x] = normaliseScore(num, tt, false);
+        out[x] = normaliseSelect(num, denominatorSelect(diff2, double(s2[x]), rootT), false);
       }
       return;
     }
@@ -123,16 +145,16 @@ bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, c
     case Method::CCorrNormed: {
       const bool sq = method == Method::SqDiffNormed;
       const double rootT = std::sqrt(sumSqT);
-      bool inaccurate = false;
+      int inaccurate = 0;
       for (int x = 0; x < count; ++x) {
         const double cross = double(centred[x]) + double(s1[x]) * meanT;
         double num = sq ? double(s2[x]) - 2.0 * cross + sumSqT : cross;
         double w2 = double(s2[x]);
-        double tt = windowIsFlat(w2, w2) ? 0.0 : std::sqrt(w2) * rootT;
-        out[x] = normaliseScore(num, tt, sq);
-        inaccurate |= tt > 0 && tt < minDenominator;
+        double tt = denominatorSelect(w2, w2, rootT);
+        out[x] = normaliseSelect(num, tt, sq);
+        inaccurate |= int(tt > 0) & int(tt < minDenominator);
       }
-      return inaccurate;
+      return inaccurate != 0;
     }
     case Method::CCoeffNormed: {
       const __int128 varT = t.centredSq();
@@ -142,14 +164,14 @@ bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, c
       }
       const double nd = double(n);
       const double rootT = std::sqrt(double(varT) / nd);
-      bool inaccurate = false;
+      int inaccurate = 0;
       for (int x = 0; x < count; ++x) {
         double diff2 = double(n * s2[x] - s1[x] * s1[x]) / nd;
-        double tt = windowIsFlat(diff2, double(s2[x])) ? 0.0 : std::sqrt(diff2) * rootT;
-        out[x] = normaliseScore(double(centred[x]), tt, false);
-        inaccurate |= tt > 0 && tt < minDenominator;
+        double tt = denominatorSelect(diff2, double(s2[x]), rootT);
+        out[x] = normaliseSelect(double(centred[x]), tt, false);
+        inaccurate |= int(tt > 0) & int(tt < minDenominator);
       }
-      return inaccurate;
+      return inaccurate != 0;
     }
   }
   return false;
