@@ -105,12 +105,14 @@ Result runOnce(const std::string& rest, GstCaps* caps, const std::vector<GstBuff
     gst_app_src_end_of_stream(GST_APP_SRC(src));
   });
   GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* msg = gst_bus_timed_pop_filtered(bus, 600 * GST_SECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  GstMessage* msg = gst_bus_timed_pop_filtered(bus, 60 * GST_SECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
   const auto end = std::chrono::steady_clock::now();
   if (msg != nullptr && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS) {
     result.ok = true;
     result.fps = frames / std::chrono::duration<double>(end - begin).count();
-  } else if (msg != nullptr) {
+  } else if (msg == nullptr) {
+    std::fprintf(stderr, "%s: no EOS within 60 s\n", description.c_str());
+  } else {
     GError* err = nullptr;
     gst_message_parse_error(msg, &err, nullptr);
     std::fprintf(stderr, "%s: %s\n", description.c_str(), err->message);

@@ -77,8 +77,13 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
     gst_app_src_end_of_stream(GST_APP_SRC(src));
   }
   GstBus* bus = gst_element_get_bus(pipeline);
+  const gint64 deadline = g_get_monotonic_time() + 60 * G_TIME_SPAN_SECOND;
   bool done = false;
   while (!done) {
+    if (g_get_monotonic_time() > deadline) {
+      ADD_FAILURE() << description << ": no EOS within 60 s";
+      break;
+    }
     if (out != nullptr) {
       while (GstSample* sample = gst_app_sink_try_pull_sample(GST_APP_SINK(out), 0)) {
         run.lumas.push_back(lumaOf(sample));
