@@ -24,6 +24,8 @@
 #include "cuda/numerator_spatial.hpp"
 #include "cuda/peaks_kernels.hpp"
 #include "cuda/score_kernels.hpp"
+#include "cuda/spatial_scores.hpp"
+#include <cufft.h>
 #include "nccmatch/engine.hpp"
 #include "nccmatch/sat_cuda.hpp"
 
@@ -308,9 +310,37 @@ int main() {
         const double tCorrelate = medianEventMicros(stream, [&] { fft.correlate(slot, &centred); });
         const double tCentred = medianEventMicros(stream, [&] { cuda::scoreFromCentredNumerator(in, centred, fft.fftWidth(), map, stream); });
         const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
+        // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
+        // from its handoff, where the template fits it.
+        double tFused = -1, tHandoffPeaks = -1;
+        if (cuda::fusedSpatialFits(side, side)) {
+          const std::vector<uint8_t> words = cuda::fusedSpatialPack(px.data(), side, side);
+          uint8_t* wordsDev = nullptr;
+          cuda::Ranked* blockBest = nullptr;
+          int *above = nullptr, *aboveCount = nullptr;
+          CHECK_CUDA(cudaMalloc(&wordsDev, words.size()));
+          CHECK_CUDA(cudaMemcpy(wordsDev, words.data(), words.size(), cudaMemcpyHostToDevice));
+          CHECK_CUDA(cudaMalloc(&blockBest, sizeof(cuda::Ranked) * cuda::fusedSpatialBlocks(mapW, mapH)));
+          CHECK_CUDA(cudaMalloc(&above, sizeof(int) * std::size_t(mapW) * mapH));
+          CHECK_CUDA(cudaMalloc(&aboveCount, sizeof(int)));
+          cuda::FusedSpatialArgs a;
+          a.image = dev; a.pitch = W; a.width = W; a.height = H; a.packedTemplate = wordsDev;
+          a.templateWidth = side; a.templateHeight = side; a.stats = in.stats; a.method = Method::CCoeffNormed; a.map = map;
+          cuda::PeakHandoff h;
+          h.blockBest = blockBest; h.above = above; h.aboveCount = aboveCount; h.sign = 1.0;
+          h.goodEnough = params.threshold; h.collect = true;
+          tFused = medianEventMicros(stream, [&] {
+            cudaMemsetAsync(aboveCount, 0, sizeof(int), stream);
+            cuda::fusedSpatialScores(a, 0, mapH, h, stream);
+          });
+          tHandoffPeaks = medianEventMicros(stream, [&] {
+            peaks.findFromHandoff(map, mapW, mapH, side, side, params, h, cuda::fusedSpatialBlocks(mapW, mapH), dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream);
+          });
+          cudaFree(wordsDev); cudaFree(blockBest); cudaFree(above); cudaFree(aboveCount);
+        }
         std::printf("stages %dx%d template %d (us): upload %.1f | SAT fused32 %.1f | spatial numerator %.1f | exact score %.1f | "
-                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f\n",
-                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks);
+                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f | fused spatial scores %s | peaks from handoff %s\n",
+                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks, fmt(tFused).c_str(), fmt(tHandoffPeaks).c_str());
         cudaFree(tplDev);
         cudaFree(packedDev);
       }
@@ -318,6 +348,40 @@ int main() {
     }
     cudaFreeHost(host);
     cudaFree(dev);
+  }
+
+  // cuFFT alone by padded size and precision: forward R2C + inverse C2R of one plane, to pick
+  // the padding and the precision of the fft numerator.
+  std::printf("\ncuFFT forward+inverse of one plane (us, CUDA events):\n| size | float R2C | float C2R | double D2Z | double Z2D |\n|---|---|---|---|---|\n");
+  for (auto size : {std::pair{1920, 1080}, std::pair{1920, 1120}, std::pair{1920, 1152}, std::pair{2048, 1080},
+                    std::pair{2048, 1152}, std::pair{2000, 1100}, std::pair{3840, 2160}, std::pair{3840, 2240},
+                    std::pair{4096, 2160}, std::pair{4000, 2200}}) {
+    const int fw = size.first, fh = size.second;
+    const std::size_t real = std::size_t(fw) * fh, cplx = std::size_t(fh) * (fw / 2 + 1);
+    void *r = nullptr, *c = nullptr;
+    CHECK_CUDA(cudaMalloc(&r, real * sizeof(double)));
+    CHECK_CUDA(cudaMalloc(&c, cplx * sizeof(cufftDoubleComplex)));
+    CHECK_CUDA(cudaMemset(r, 0, real * sizeof(double)));
+    CHECK_CUDA(cudaMemset(c, 0, cplx * sizeof(cufftDoubleComplex)));
+    double t[4] = {-1, -1, -1, -1};
+    const cufftType types[4] = {CUFFT_R2C, CUFFT_C2R, CUFFT_D2Z, CUFFT_Z2D};
+    for (int k = 0; k < 4; ++k) {
+      cufftHandle plan;
+      if (cufftPlan2d(&plan, fh, fw, types[k]) != CUFFT_SUCCESS) continue;
+      cufftSetStream(plan, stream);
+      t[k] = medianEventMicros(stream, [&] {
+        switch (k) {
+          case 0: cufftExecR2C(plan, static_cast<cufftReal*>(r), static_cast<cufftComplex*>(c)); break;
+          case 1: cufftExecC2R(plan, static_cast<cufftComplex*>(c), static_cast<cufftReal*>(r)); break;
+          case 2: cufftExecD2Z(plan, static_cast<cufftDoubleReal*>(r), static_cast<cufftDoubleComplex*>(c)); break;
+          default: cufftExecZ2D(plan, static_cast<cufftDoubleComplex*>(c), static_cast<cufftDoubleReal*>(r)); break;
+        }
+      });
+      cufftDestroy(plan);
+    }
+    std::printf("| %dx%d | %.1f | %.1f | %.1f | %.1f |\n", fw, fh, t[0], t[1], t[2], t[3]);
+    cudaFree(r);
+    cudaFree(c);
   }
   return 0;
 }

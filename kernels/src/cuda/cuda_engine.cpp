@@ -1,11 +1,13 @@
 #include "cuda/cuda_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "cuda/cost_model.hpp"
 #include "cuda/score_kernels.hpp"
+#include "cuda/spatial_scores.hpp"
 #include "cuda_check.hpp"
 #include "validate.hpp"
 
@@ -23,6 +25,20 @@ namespace {
 bool boxSumsFit32(int w, int h) { return double(w) * h * 255.0 * 255.0 < 4294967296.0; }
 
 std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+// The fft numerator in float (half the bytes of double) with exact recomputation of the windows
+// its rounding bound does not clear.
+constexpr FftPrecision kFftPrecision = FftPrecision::Float;
+
+// Banded uploads: about 256 rows a band (a 1080p frame in 4, 2160p in 8), each a multiple of
+// the fused kernel's tile height; fewer bands would start the scores later, more would cost
+// more API calls than the overlap saves.
+constexpr int kMaxBands = 8;
+int bandRowsFor(int height) {
+  const int bands = std::max(1, std::min(kMaxBands, height / 256));
+  const int rows = (height + bands - 1) / bands;
+  return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
+}
 
 // Layout of the results buffer for `templates` templates and `maxMatches` kept each.
 struct ResultsLayout {
@@ -50,6 +66,12 @@ CudaEngine::~CudaEngine() {
   if (stream_ != nullptr) {
     activate();
     cudaStreamSynchronize(stream_);
+    if (copyStream_ != nullptr) {
+      cudaStreamSynchronize(copyStream_);
+      cudaStreamDestroy(copyStream_);
+    }
+    for (cudaEvent_t e : bandEvents_) cudaEventDestroy(e);
+    if (streamReady_ != nullptr) cudaEventDestroy(streamReady_);
     cudaStreamDestroy(stream_);
   }
 }
@@ -74,6 +96,13 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
+  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->copyStream_, cudaStreamNonBlocking));
+  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->streamReady_, cudaEventDisableTiming));
+  for (int b = 0; b < kMaxBands; ++b) {
+    cudaEvent_t event = nullptr;
+    NCC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    e->bandEvents_.push_back(event);
+  }
   *engine = std::move(e);
   return Status();
 }
@@ -82,13 +111,22 @@ CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
   return i < chosen_.size() ? chosen_[i] : numeratorOption_;
 }
 
+int CudaEngine::lastRecomputeCount() const {
+  int count = 0;
+  if (recomputeCount_.capacity() < sizeof(int) || !activate().ok()) return 0;
+  if (cudaStreamSynchronize(stream_) != cudaSuccess ||
+      cudaMemcpy(&count, recomputeCount_.as<int>(), sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+    return -1;
+  return count;
+}
+
 Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   NCC_RETURN_IF_ERROR(activate());
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // old buffers may still be in use
   std::vector<TemplateStats> stats;
   std::vector<SpatialLayout> layouts;
-  std::vector<std::unique_ptr<DeviceBuffer>> packed, pixels;
+  std::vector<std::unique_ptr<DeviceBuffer>> packed, pixels, fusedPacked;
   for (const TemplateImage& t : bank) {
     TemplateStats s;
     s.n = int64_t(t.width) * t.height;
@@ -105,12 +143,19 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
     pixels.push_back(std::make_unique<DeviceBuffer>());
     NCC_RETURN_IF_ERROR(pixels.back()->reserve(t.pixels.size()));
     NCC_CUDA_CHECK(cudaMemcpy(pixels.back()->as<uint8_t>(), t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
+    fusedPacked.push_back(std::make_unique<DeviceBuffer>());
+    if (fusedSpatialFits(t.width, t.height)) {
+      const std::vector<uint8_t> words = fusedSpatialPack(t.pixels.data(), t.width, t.height);
+      NCC_RETURN_IF_ERROR(fusedPacked.back()->reserve(words.size()));
+      NCC_CUDA_CHECK(cudaMemcpy(fusedPacked.back()->as<uint8_t>(), words.data(), words.size(), cudaMemcpyHostToDevice));
+    }
   }
   bank_ = std::move(bank);
   stats_ = std::move(stats);
   layouts_ = std::move(layouts);
   packed_ = std::move(packed);
   pixels_ = std::move(pixels);
+  fusedPacked_ = std::move(fusedPacked);
   bankChanged_ = true;
   chosen_.clear();
   return Status();
@@ -122,12 +167,39 @@ Status CudaEngine::prepareSize(int width, int height) {
   const int W = width, H = height;
   auto fitsHere = [&](const TemplateImage& t) { return t.width <= W && t.height <= H; };
 
+  // Numerator per template; fused spatial templates need no SAT, the others do.
+  chosen_.assign(bank_.size(), CudaNumerator::Spatial);
+  fftSlot_.assign(bank_.size(), -1);
+  fused_.assign(bank_.size(), false);
+  anyFft_ = false;
+  needSat_ = false;
+  std::size_t maxMap = 1, maxSpatialMap = 1;
+  int maxBlocks = 1;
+  for (std::size_t i = 0; i < bank_.size(); ++i) {
+    const TemplateImage& t = bank_[i];
+    if (!fitsHere(t)) continue;
+    chosen_[i] = numeratorOption_ != CudaNumerator::Auto
+                     ? numeratorOption_
+                     : chooseNumerator(t.width, t.height, W, H, smCount_);
+    const int mapW = W - t.width + 1, mapH = H - t.height + 1;
+    const std::size_t positions = std::size_t(mapW) * mapH;
+    maxMap = std::max(maxMap, positions);
+    fused_[i] = chosen_[i] == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height);
+    if (fused_[i]) maxBlocks = std::max(maxBlocks, fusedSpatialBlocks(mapW, mapH));
+    else needSat_ = true;
+    if (chosen_[i] == CudaNumerator::Spatial) {
+      if (!fused_[i]) maxSpatialMap = std::max(maxSpatialMap, positions);
+    } else {
+      anyFft_ = true;
+    }
+  }
+
   // SAT: 32-bit tables when every box the bank asks for sums below 2^32.
   bool fit32 = true;
   for (const TemplateImage& t : bank_)
     if (fitsHere(t) && !boxSumsFit32(t.width, t.height)) fit32 = false;
   const SatBuild want = fit32 ? SatBuild::Fused32 : SatBuild::Fused;
-  if (!sat_ || want != satWanted_ || W > satMaxWidth_ || H > satMaxHeight_) {
+  if (needSat_ && (!sat_ || want != satWanted_ || W > satMaxWidth_ || H > satMaxHeight_)) {
     sat_.reset();
     const int maxW = std::max(W, satMaxWidth_), maxH = std::max(H, satMaxHeight_);
     // Fused may not have landed yet in this tree: fall back to the int64 builds that exist.
@@ -145,28 +217,14 @@ Status CudaEngine::prepareSize(int width, int height) {
     satMaxWidth_ = maxW;
     satMaxHeight_ = maxH;
   }
-  const std::size_t entry = satEntryBytes(satKind_);
-  NCC_RETURN_IF_ERROR(satSum_.reserve(std::size_t(W) * H * entry));
-  NCC_RETURN_IF_ERROR(satSumSq_.reserve(std::size_t(W) * H * entry));
-
-  // Numerator per template; FFT plans and spectra for those that take the fft path.
-  chosen_.assign(bank_.size(), CudaNumerator::Spatial);
-  fftSlot_.assign(bank_.size(), -1);
-  anyFft_ = false;
-  std::size_t maxMap = 1, maxSpatialMap = 1;
-  for (std::size_t i = 0; i < bank_.size(); ++i) {
-    const TemplateImage& t = bank_[i];
-    if (!fitsHere(t)) continue;
-    chosen_[i] = numeratorOption_ != CudaNumerator::Auto
-                     ? numeratorOption_
-                     : chooseNumerator(t.width, t.height, W, H, smCount_);
-    const std::size_t positions = std::size_t(W - t.width + 1) * (H - t.height + 1);
-    maxMap = std::max(maxMap, positions);
-    if (chosen_[i] == CudaNumerator::Spatial) maxSpatialMap = std::max(maxSpatialMap, positions);
-    else anyFft_ = true;
+  if (needSat_) {
+    const std::size_t entry = satEntryBytes(satKind_);
+    NCC_RETURN_IF_ERROR(satSum_.reserve(std::size_t(W) * H * entry));
+    NCC_RETURN_IF_ERROR(satSumSq_.reserve(std::size_t(W) * H * entry));
   }
+
   if (anyFft_) {
-    NCC_RETURN_IF_ERROR(fft_.configure(W, H, stream_));
+    NCC_RETURN_IF_ERROR(fft_.configure(W, H, stream_, kFftPrecision));
     for (std::size_t i = 0; i < bank_.size(); ++i) {
       if (!fitsHere(bank_[i]) || chosen_[i] != CudaNumerator::Fft) continue;
       const double mean = double(stats_[i].sum) / double(stats_[i].n);
@@ -177,6 +235,13 @@ Status CudaEngine::prepareSize(int width, int height) {
   NCC_RETURN_IF_ERROR(numerator_.reserve(maxSpatialMap * sizeof(int64_t)));
   NCC_RETURN_IF_ERROR(map_.reserve(maxMap * sizeof(double)));
   NCC_RETURN_IF_ERROR(peaks_.reserve(maxMap));
+  NCC_RETURN_IF_ERROR(blockBest_.reserve(std::size_t(maxBlocks) * sizeof(Ranked)));
+  NCC_RETURN_IF_ERROR(above_.reserve(maxMap * sizeof(int)));
+  NCC_RETURN_IF_ERROR(aboveCount_.reserve(std::max<std::size_t>(bank_.size(), 1) * sizeof(int)));
+  if (anyFft_ && kFftPrecision == FftPrecision::Float) {
+    NCC_RETURN_IF_ERROR(recompute_.reserve(maxMap * sizeof(int)));
+    NCC_RETURN_IF_ERROR(recomputeCount_.reserve(sizeof(int)));
+  }
   frameWidth_ = W;
   frameHeight_ = H;
   bankChanged_ = false;
@@ -184,6 +249,7 @@ Status CudaEngine::prepareSize(int width, int height) {
 }
 
 Status CudaEngine::uploadFrame(const FrameView& frame) {
+  bands_ = bandsWaited_ = 0;
   if (frame.memory == MemoryKind::Device) {
     image_ = frame.data;
     imagePitch_ = frame.stride;
@@ -192,6 +258,8 @@ Status CudaEngine::uploadFrame(const FrameView& frame) {
   const int W = frame.width, H = frame.height;
   framePitch_ = roundUp(std::size_t(W), 128);
   NCC_RETURN_IF_ERROR(frame_.reserve(framePitch_ * H));
+  image_ = frame_.as<uint8_t>();
+  imagePitch_ = framePitch_;
   // Pinned (or registered) host memory is copied from directly; anything else goes through the
   // staging buffer first, since an async copy from pageable memory is neither async nor fast.
   cudaPointerAttributes attributes{};
@@ -202,16 +270,43 @@ Status CudaEngine::uploadFrame(const FrameView& frame) {
   std::size_t sourcePitch = frame.stride;
   if (!pinned) {
     NCC_RETURN_IF_ERROR(staging_.reserve(std::size_t(W) * H));
-    uint8_t* staged = staging_.as<uint8_t>();
-    for (int y = 0; y < H; ++y)
-      std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
-    source = staged;
+    source = staging_.as<uint8_t>();
     sourcePitch = W;
   }
-  NCC_CUDA_CHECK(cudaMemcpy2DAsync(frame_.as<uint8_t>(), framePitch_, source, sourcePitch, W, H,
-                                   cudaMemcpyHostToDevice, stream_));
-  image_ = frame_.as<uint8_t>();
-  imagePitch_ = framePitch_;
+  // Every fitting template fused: bands on copyStream_, so scores start with the first rows.
+  const bool banded = !needSat_;
+  const int bandRows = banded ? bandRowsFor(H) : H;
+  if (banded) {
+    // The previous frame's work on stream_ may still read frame_ (scoreMap of another size).
+    NCC_CUDA_CHECK(cudaEventRecord(streamReady_, stream_));
+    NCC_CUDA_CHECK(cudaStreamWaitEvent(copyStream_, streamReady_, 0));
+  }
+  for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
+    const int rows = std::min(bandRows, H - y0);
+    if (!pinned) {
+      uint8_t* staged = staging_.as<uint8_t>();
+      for (int y = y0; y < y0 + rows; ++y)
+        std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
+    }
+    NCC_CUDA_CHECK(cudaMemcpy2DAsync(frame_.as<uint8_t>() + std::size_t(y0) * framePitch_,
+                                     framePitch_, source + std::size_t(y0) * sourcePitch,
+                                     sourcePitch, W, rows, cudaMemcpyHostToDevice,
+                                     banded ? copyStream_ : stream_));
+    if (banded) NCC_CUDA_CHECK(cudaEventRecord(bandEvents_[band], copyStream_));
+  }
+  if (banded) {
+    bandRows_ = bandRows;
+    bands_ = (H + bandRows - 1) / bandRows;
+  }
+  return Status();
+}
+
+Status CudaEngine::waitForRows(int rows) {
+  if (bands_ == 0 || rows <= 0) return Status();
+  const int last = std::min(bands_, (rows + bandRows_ - 1) / bandRows_) - 1;
+  if (last < bandsWaited_) return Status();
+  NCC_CUDA_CHECK(cudaStreamWaitEvent(stream_, bandEvents_[last], 0));
+  bandsWaited_ = last + 1;
   return Status();
 }
 
@@ -219,6 +314,7 @@ Status CudaEngine::buildFrame(const FrameView& frame) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
   NCC_RETURN_IF_ERROR(uploadFrame(frame));
+  if (!needSat_) return Status();  // every fitting template fused: no SAT, no FFT
   NCC_RETURN_IF_ERROR(sat_->build(image_, imagePitch_, frame.width, frame.height,
                                   satSum_.as<void>(), satSumSq_.as<void>(), stream_));
   if (anyFft_) {
@@ -233,8 +329,44 @@ Status CudaEngine::buildFrame(const FrameView& frame) {
   return Status();
 }
 
-Status CudaEngine::computeMap(uint32_t i, Method method) {
+PeakHandoff CudaEngine::handoffFor(uint32_t i, const MatchParams& params) {
+  PeakHandoff h;
+  h.blockBest = blockBest_.as<Ranked>();
+  h.above = above_.as<int>();
+  h.aboveCount = aboveCount_.as<int>() + i;
+  h.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  h.goodEnough = h.sign * params.threshold;
+  h.collect = params.maxMatches > 0;
+  return h;
+}
+
+Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& handoff) {
   const TemplateImage& t = bank_[i];
+  if (fused_[i]) {
+    FusedSpatialArgs a;
+    a.image = image_;
+    a.pitch = imagePitch_;
+    a.width = frameWidth_;
+    a.height = frameHeight_;
+    a.packedTemplate = fusedPacked_[i]->as<uint8_t>();
+    a.templateWidth = t.width;
+    a.templateHeight = t.height;
+    a.stats = stats_[i];
+    a.method = method;
+    a.map = map_.as<double>();
+    const int mapHeight = frameHeight_ - t.height + 1;
+    if (bandsWaited_ < bands_) {
+      // Bands of output rows, each after the frame rows it reads have arrived.
+      for (int y0 = 0; y0 < mapHeight; y0 += bandRows_) {
+        const int y1 = std::min(mapHeight, y0 + bandRows_);
+        NCC_RETURN_IF_ERROR(waitForRows(std::min(frameHeight_, y1 + t.height - 1)));
+        NCC_RETURN_IF_ERROR(fusedSpatialScores(a, y0, y1, handoff, stream_));
+      }
+      return Status();
+    }
+    return fusedSpatialScores(a, 0, mapHeight, handoff, stream_);
+  }
+  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
   ScoreInputs in;
   in.sum = satSum_.as<void>();
   in.sumSq = satSumSq_.as<void>();
@@ -250,6 +382,18 @@ Status CudaEngine::computeMap(uint32_t i, Method method) {
                                          packed_[i]->as<uint8_t>(), layouts_[i],
                                          numerator_.as<int64_t>(), stream_));
     return scoreFromExactNumerator(in, numerator_.as<int64_t>(), map_.as<double>(), stream_);
+  }
+  if (fft_.precision() == FftPrecision::Float) {
+    const float* centred = nullptr;
+    NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
+    const double templateNorm = std::sqrt(double(stats_[i].centredSq()) / double(stats_[i].n));
+    NCC_CUDA_CHECK(cudaMemsetAsync(recomputeCount_.as<int>(), 0, sizeof(int), stream_));
+    NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(
+        in, centred, std::size_t(fft_.fftWidth()), fft_.errorScale(), fft_.frameNormSq(),
+        templateNorm, map_.as<double>(), recompute_.as<int>(), recomputeCount_.as<int>(), stream_));
+    return recomputeExactScores(in, image_, imagePitch_, pixels_[i]->as<uint8_t>(),
+                                recompute_.as<int>(), recomputeCount_.as<int>(), map_.as<double>(),
+                                stream_);
   }
   const double* centred = nullptr;
   NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
@@ -270,14 +414,23 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   int* counts = reinterpret_cast<int*>(dev);
   DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
   DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
+  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, T * sizeof(int), stream_));
   for (uint32_t i = 0; i < T; ++i) {
     if (!fits(i)) continue;
     const TemplateImage& t = bank_[i];
-    NCC_RETURN_IF_ERROR(computeMap(i, params.method));
-    NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), frameWidth_ - t.width + 1,
-                                    frameHeight_ - t.height + 1, t.width, t.height, params,
-                                    best + i, kept + i * M, counts + i, stream_));
+    const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
+    const PeakHandoff handoff = handoffFor(i, params);
+    NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
+    if (fused_[i]) {
+      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
+                                                 params, handoff, fusedSpatialBlocks(mapW, mapH),
+                                                 best + i, kept + i * M, counts + i, stream_));
+    } else {
+      NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), mapW, mapH, t.width, t.height, params,
+                                      best + i, kept + i * M, counts + i, stream_));
+    }
   }
+  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // no copy outlives the call
   NCC_CUDA_CHECK(cudaMemcpyAsync(hostResults_.as<uint8_t>(), dev, layout.bytes, cudaMemcpyDeviceToHost, stream_));
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
@@ -321,7 +474,11 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   if (t.width > frame.width || t.height > frame.height)
     return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
   NCC_RETURN_IF_ERROR(buildFrame(frame));
-  NCC_RETURN_IF_ERROR(computeMap(templateIndex, method));
+  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, sizeof(int), stream_));
+  MatchParams noMatches = params;
+  noMatches.maxMatches = 0;
+  NCC_RETURN_IF_ERROR(computeMap(templateIndex, method, handoffFor(0, noMatches)));
+  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
   map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
   NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), map_.as<double>(), map->size() * sizeof(double),
                                  cudaMemcpyDeviceToHost, stream_));

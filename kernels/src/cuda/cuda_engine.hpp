@@ -1,7 +1,10 @@
 // The CUDA backend of the engine: one stream, frames uploaded through a pinned staging buffer
 // (or used in place when already on the device), SAT from SatBuilder, per-template numerator
 // (spatial or fft, by the cost model or by option), score map and peaks on the GPU; one
-// synchronisation per frame, when the few matches come back.
+// synchronisation per frame, when the few matches come back. Spatial templates up to 64x64 take
+// one fused kernel (numerator, window sums, score, peak handoff) that needs no SAT; when every
+// template of the bank does, a host frame is uploaded in bands of rows on a second stream and
+// each band of scores starts as soon as its rows have arrived.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,6 +16,7 @@
 #include "cuda/numerator_fft.hpp"
 #include "cuda/numerator_spatial.hpp"
 #include "cuda/peaks_kernels.hpp"
+#include "cuda/spatial_scores.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "score_rules.hpp"
@@ -35,6 +39,9 @@ class CudaEngine final : public Engine {
   // build in use: for tests, tools and the benchmark.
   CudaNumerator numeratorFor(uint32_t templateIndex) const;
   SatBuild satBuild() const { return satKind_; }
+  // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
+  // them); synchronises. For tests and the benchmark.
+  int lastRecomputeCount() const;
 
  private:
   CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext);
@@ -43,9 +50,13 @@ class CudaEngine final : public Engine {
   Status activate() const;
 
   Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
-  Status uploadFrame(const FrameView& frame);  // sets image_, imagePitch_
+  Status uploadFrame(const FrameView& frame);  // sets image_, imagePitch_, bands
   Status buildFrame(const FrameView& frame);   // upload, SAT, forward FFT
-  Status computeMap(uint32_t templateIndex, Method method);  // into map_
+  // Into map_; fused templates also fill the peak handoff.
+  Status computeMap(uint32_t templateIndex, Method method, const PeakHandoff& handoff);
+  PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params);
+  // Makes stream_ wait until frame rows [0, rows) are on the device (banded uploads).
+  Status waitForRows(int rows);
   bool fits(uint32_t i) const {
     return bank_[i].width <= frameWidth_ && bank_[i].height <= frameHeight_;
   }
@@ -61,12 +72,15 @@ class CudaEngine final : public Engine {
   std::vector<SpatialLayout> layouts_;
   std::vector<std::unique_ptr<DeviceBuffer>> packed_;  // spatial layout, device
   std::vector<std::unique_ptr<DeviceBuffer>> pixels_;  // tightly packed, device (fft spectra)
+  std::vector<std::unique_ptr<DeviceBuffer>> fusedPacked_;  // fused kernel's layout (<= 64x64)
   bool bankChanged_ = true;
 
   int frameWidth_ = 0, frameHeight_ = 0;  // size the resources below are prepared for
   std::vector<CudaNumerator> chosen_;
   std::vector<int> fftSlot_;
+  std::vector<bool> fused_;  // spatial through the fused kernel
   bool anyFft_ = false;
+  bool needSat_ = true;      // some fitting template is not fused
 
   SatBuild satWanted_ = SatBuild::Fused;  // what the bank allows
   SatBuild satKind_ = SatBuild::Fused;    // what was built (an older build when it is missing)
@@ -80,10 +94,22 @@ class CudaEngine final : public Engine {
   const uint8_t* image_ = nullptr;  // this frame on the device
   std::size_t imagePitch_ = 0;
 
+  // Banded upload: bands_ bands of bandRows_ rows, each announced by its event on copyStream_;
+  // stream_ has waited for the first bandsWaited_ of them.
+  cudaStream_t copyStream_ = nullptr;
+  cudaEvent_t streamReady_ = nullptr;
+  std::vector<cudaEvent_t> bandEvents_;
+  int bands_ = 0, bandRows_ = 0, bandsWaited_ = 0;
+
   DeviceBuffer numerator_;  // int64 sums of the spatial path
   DeviceBuffer map_;        // doubles, one template at a time
   FftCorrelator fft_;
   PeakFinder peaks_;
+  DeviceBuffer blockBest_;   // fused kernel's per-block bests, one template at a time
+  DeviceBuffer above_;       // positions above the threshold, one template at a time
+  DeviceBuffer aboveCount_;  // their count, per template (zeroed once per frame)
+  DeviceBuffer recompute_;       // float fft path: positions to score exactly
+  DeviceBuffer recomputeCount_;  // their count
   DeviceBuffer results_;    // per template: kept count, best, kept matches
   PinnedBuffer hostResults_;
 };

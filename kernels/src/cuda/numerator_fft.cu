@@ -3,6 +3,8 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <string>
 
 #include "cuda_check.hpp"
@@ -27,44 +29,71 @@ std::size_t spectrumElements(int fftWidth, int fftHeight) {
 }
 
 // Zero-mean template, pre-scaled by 1/(fftWidth*fftHeight) so the inverse needs no scaling.
+template <typename Real>
 __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int width, int height,
-                                    double mean, double scale, double* __restrict__ real,
+                                    double mean, double scale, Real* __restrict__ real,
                                     int fftWidth) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
-  real[std::size_t(y) * fftWidth + x] = (double(pixels[std::size_t(y) * width + x]) - mean) * scale;
+  real[std::size_t(y) * fftWidth + x] = Real((double(pixels[std::size_t(y) * width + x]) - mean) * scale);
 }
 
 // Frame minus an offset; the padding is zero. The offset is read on the device so no
-// synchronisation is needed to learn the frame's mean.
-__global__ void placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width,
-                                 int height, const void* offsetSource, bool total32,
-                                 bool totalValid, double* __restrict__ real, int fftWidth,
-                                 int fftHeight) {
+// synchronisation is needed to learn the frame's mean. Adds sum((I - offset)^2) to *normSq.
+template <typename Real>
+__global__ void __launch_bounds__(256)
+    placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
+                     const void* offsetSource, bool total32, bool totalValid,
+                     Real* __restrict__ real, int fftWidth, int fftHeight, double* normSq) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= fftWidth || y >= fftHeight) return;
   double offset = 128.0;
   if (offsetSource != nullptr && totalValid) {
     double total = total32 ? double(*static_cast<const uint32_t*>(offsetSource))
                            : double(*static_cast<const int64_t*>(offsetSource));
     offset = total / (double(width) * height);
   }
-  double v = 0.0;
-  if (x < width && y < height) v = double(image[std::size_t(y) * pitch + x]) - offset;
-  real[std::size_t(y) * fftWidth + x] = v;
+  // The offset as the transform sees it (rounded to Real), so the norm is that of its input.
+  const Real o = Real(offset);
+  Real v = 0;
+  if (x < width && y < height) v = Real(image[std::size_t(y) * pitch + x]) - o;
+  if (x < fftWidth && y < fftHeight) real[std::size_t(y) * fftWidth + x] = v;
+  double sq = double(v) * double(v);
+  for (int d = 16; d > 0; d >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, d);
+  __shared__ double perWarp[8];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  if ((tid & 31) == 0) perWarp[tid >> 5] = sq;
+  __syncthreads();
+  if (tid == 0) {
+    double total = 0;
+    for (int w = 0; w < int(blockDim.x * blockDim.y) / 32; ++w) total += perWarp[w];
+    if (total != 0) atomicAdd(normSq, total);
+  }
 }
 
 // Correlation: frame spectrum times the conjugate template spectrum.
-__global__ void conjugateProductKernel(const double2* __restrict__ frame,
-                                       const double2* __restrict__ tpl, double2* __restrict__ out,
+template <typename Complex>
+__global__ void conjugateProductKernel(const Complex* __restrict__ frame,
+                                       const Complex* __restrict__ tpl, Complex* __restrict__ out,
                                        std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const double2 f = frame[i], t = tpl[i];
-    out[i] = make_double2(f.x * t.x + f.y * t.y, f.y * t.x - f.x * t.y);
+    const Complex f = frame[i], t = tpl[i];
+    Complex r;
+    r.x = f.x * t.x + f.y * t.y;
+    r.y = f.y * t.x - f.x * t.y;
+    out[i] = r;
   }
+}
+
+template <typename Real>
+void launchPlaceTemplate(const uint8_t* pixels, int width, int height, double mean, double scale,
+                         void* real, int fftWidth, cudaStream_t stream) {
+  dim3 block(32, 8);
+  dim3 grid((width + 31) / 32, (height + 7) / 8);
+  placeTemplateKernel<Real><<<grid, block, 0, stream>>>(pixels, width, height, mean, scale,
+                                                        static_cast<Real*>(real), fftWidth);
 }
 
 }  // namespace
@@ -85,16 +114,24 @@ void FftCorrelator::destroyPlans() {
   havePlans_ = false;
 }
 
-Status FftCorrelator::configure(int width, int height, cudaStream_t stream) {
+double FftCorrelator::errorScale() const {
+  const double points = double(fftWidth_) * fftHeight_;
+  const double eps = precision_ == FftPrecision::Float ? double(FLT_EPSILON) : DBL_EPSILON;
+  return 16.0 * eps * std::sqrt(std::log2(std::max(2.0, points)) / points);
+}
+
+Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftPrecision precision) {
   destroyPlans();
   spectra_.clear();
   width_ = height_ = 0;
   stream_ = stream;
+  precision_ = precision;
+  const bool single = precision == FftPrecision::Float;
   fftWidth_ = fastFftSize(width, true);
   fftHeight_ = fastFftSize(height, false);
   cufftHandle forward = 0, inverse = 0;
-  NCC_RETURN_IF_ERROR(cufftStatus(cufftPlan2d(&forward, fftHeight_, fftWidth_, CUFFT_D2Z), "cufftPlan2d(D2Z)"));
-  Status s = cufftStatus(cufftPlan2d(&inverse, fftHeight_, fftWidth_, CUFFT_Z2D), "cufftPlan2d(Z2D)");
+  NCC_RETURN_IF_ERROR(cufftStatus(cufftPlan2d(&forward, fftHeight_, fftWidth_, single ? CUFFT_R2C : CUFFT_D2Z), "cufftPlan2d(forward)"));
+  Status s = cufftStatus(cufftPlan2d(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");
   if (!s.ok()) {
     cufftDestroy(forward);
     return s;
@@ -106,9 +143,11 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream) {
   NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(inverse, stream), "cufftSetStream"));
   const std::size_t nReal = std::size_t(fftWidth_) * fftHeight_;
   const std::size_t nComplex = spectrumElements(fftWidth_, fftHeight_);
-  NCC_RETURN_IF_ERROR(real_.reserve(nReal * sizeof(double)));
-  NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * sizeof(double2)));
-  NCC_RETURN_IF_ERROR(product_.reserve(nComplex * sizeof(double2)));
+  const std::size_t realBytes = single ? sizeof(float) : sizeof(double);
+  NCC_RETURN_IF_ERROR(real_.reserve(nReal * realBytes));
+  NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
+  NCC_RETURN_IF_ERROR(product_.reserve(nComplex * 2 * realBytes));
+  NCC_RETURN_IF_ERROR(normSq_.reserve(sizeof(double)));
   width_ = width;
   height_ = height;
   return Status();
@@ -119,19 +158,23 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
   if (!havePlans_) return Status::error("FftCorrelator::addTemplate before configure");
   if (width > width_ || height > height_)
     return Status::error("FftCorrelator::addTemplate: template larger than the frame");
+  const bool single = precision_ == FftPrecision::Float;
+  const std::size_t realBytes = single ? sizeof(float) : sizeof(double);
   auto spectrum = std::make_unique<DeviceBuffer>();
-  NCC_RETURN_IF_ERROR(
-      spectrum->reserve(spectrumElements(fftWidth_, fftHeight_) * sizeof(double2)));
-  double* real = real_.as<double>();
-  NCC_CUDA_CHECK(cudaMemsetAsync(real, 0, std::size_t(fftWidth_) * fftHeight_ * sizeof(double), stream_));
+  NCC_RETURN_IF_ERROR(spectrum->reserve(spectrumElements(fftWidth_, fftHeight_) * 2 * realBytes));
+  void* real = real_.as<void>();
+  NCC_CUDA_CHECK(cudaMemsetAsync(real, 0, std::size_t(fftWidth_) * fftHeight_ * realBytes, stream_));
   const double scale = 1.0 / (double(fftWidth_) * fftHeight_);
-  dim3 block(32, 8);
-  dim3 grid((width + 31) / 32, (height + 7) / 8);
-  placeTemplateKernel<<<grid, block, 0, stream_>>>(pixels, width, height, mean, scale,
-                                                   real, fftWidth_);
+  if (single) launchPlaceTemplate<float>(pixels, width, height, mean, scale, real, fftWidth_, stream_);
+  else launchPlaceTemplate<double>(pixels, width, height, mean, scale, real, fftWidth_, stream_);
   NCC_CUDA_CHECK(cudaGetLastError());
-  NCC_RETURN_IF_ERROR(cufftStatus(
-      cufftExecD2Z(cufftHandle(planForward_), real, spectrum->as<cufftDoubleComplex>()), "cufftExecD2Z(template)"));
+  if (single) {
+    NCC_RETURN_IF_ERROR(cufftStatus(cufftExecR2C(cufftHandle(planForward_), static_cast<cufftReal*>(real),
+                                                 spectrum->as<cufftComplex>()), "cufftExecR2C(template)"));
+  } else {
+    NCC_RETURN_IF_ERROR(cufftStatus(cufftExecD2Z(cufftHandle(planForward_), static_cast<cufftDoubleReal*>(real),
+                                                 spectrum->as<cufftDoubleComplex>()), "cufftExecD2Z(template)"));
+  }
   spectra_.push_back(std::move(spectrum));
   *slot = int(spectra_.size()) - 1;
   return Status();
@@ -140,30 +183,60 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
                                      const void* offsetSource, bool total32, bool totalValid) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
+  NCC_CUDA_CHECK(cudaMemsetAsync(normSq_.as<double>(), 0, sizeof(double), stream_));
   dim3 block(32, 8);
   dim3 grid((fftWidth_ + 31) / 32, (fftHeight_ + 7) / 8);
-  placeFrameKernel<<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
-                                                total32, totalValid, real_.as<double>(), fftWidth_,
-                                                fftHeight_);
+  if (precision_ == FftPrecision::Float) {
+    placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
+                                                         total32, totalValid, real_.as<float>(),
+                                                         fftWidth_, fftHeight_, normSq_.as<double>());
+    NCC_CUDA_CHECK(cudaGetLastError());
+    return cufftStatus(cufftExecR2C(cufftHandle(planForward_), real_.as<cufftReal>(),
+                                    frameSpectrum_.as<cufftComplex>()),
+                       "cufftExecR2C(frame)");
+  }
+  placeFrameKernel<double><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
+                                                        total32, totalValid, real_.as<double>(),
+                                                        fftWidth_, fftHeight_, normSq_.as<double>());
   NCC_CUDA_CHECK(cudaGetLastError());
   return cufftStatus(cufftExecD2Z(cufftHandle(planForward_), real_.as<double>(),
                                   frameSpectrum_.as<cufftDoubleComplex>()),
                      "cufftExecD2Z(frame)");
 }
 
-Status FftCorrelator::correlate(int slot, const double** out) {
+Status FftCorrelator::correlateInto(int slot) {
   if (slot < 0 || slot >= int(spectra_.size()))
     return Status::error("FftCorrelator::correlate: no template in slot " + std::to_string(slot));
   const std::size_t n = spectrumElements(fftWidth_, fftHeight_);
   const int threads = 256;
   const int blocks = int(std::min<std::size_t>((n + threads - 1) / threads, 132 * 16));
+  if (precision_ == FftPrecision::Float) {
+    conjugateProductKernel<<<blocks, threads, 0, stream_>>>(
+        frameSpectrum_.as<float2>(), spectra_[slot]->as<float2>(), product_.as<float2>(), n);
+    NCC_CUDA_CHECK(cudaGetLastError());
+    return cufftStatus(cufftExecC2R(cufftHandle(planInverse_), product_.as<cufftComplex>(), real_.as<cufftReal>()),
+                       "cufftExecC2R");
+  }
   conjugateProductKernel<<<blocks, threads, 0, stream_>>>(
       frameSpectrum_.as<double2>(), spectra_[slot]->as<double2>(), product_.as<double2>(), n);
   NCC_CUDA_CHECK(cudaGetLastError());
-  NCC_RETURN_IF_ERROR(cufftStatus(cufftExecZ2D(cufftHandle(planInverse_),
-                                               product_.as<cufftDoubleComplex>(), real_.as<double>()),
-                                  "cufftExecZ2D"));
+  return cufftStatus(cufftExecZ2D(cufftHandle(planInverse_), product_.as<cufftDoubleComplex>(), real_.as<double>()),
+                     "cufftExecZ2D");
+}
+
+Status FftCorrelator::correlate(int slot, const double** out) {
+  if (precision_ != FftPrecision::Double)
+    return Status::error("FftCorrelator::correlate: double output asked of a float correlator");
+  NCC_RETURN_IF_ERROR(correlateInto(slot));
   *out = real_.as<double>();
+  return Status();
+}
+
+Status FftCorrelator::correlate(int slot, const float** out) {
+  if (precision_ != FftPrecision::Float)
+    return Status::error("FftCorrelator::correlate: float output asked of a double correlator");
+  NCC_RETURN_IF_ERROR(correlateInto(slot));
+  *out = real_.as<float>();
   return Status();
 }
 

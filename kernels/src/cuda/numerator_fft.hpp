@@ -1,8 +1,11 @@
 // The FFT numerator: sum(I * T') with the zero-mean template T' = T - mean(T) (DESIGN.md), by
-// cuFFT D2Z/Z2D (double: float transforms of smooth bright frames miss 1e-4 on ccoeff-normed,
-// because their rounding follows the largest outputs, not the window's own energy) over a frame padded to a fast size (factors 2, 3, 5, 7). Plans and template
-// spectra are made once per bank and frame size; each frame costs one forward transform, and
-// each template one product and one inverse transform.
+// cuFFT over a frame padded to a fast size (factors 2, 3, 5, 7), in double (D2Z/Z2D) or float
+// (R2C/C2R, half the bytes). Float rounding follows the transform's whole energy, not a
+// window's own, so smooth bright frames can miss 1e-4 on ccoeff-normed: errorScale() and
+// frameNormSq() give a per-frame bound (errorScale * ||I - offset|| * ||T'||) with which the
+// caller finds the windows to recompute exactly. Plans and template spectra are made once per
+// bank and frame size; each frame costs one forward transform, and each template one product
+// and one inverse transform.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -20,6 +23,8 @@ namespace nccmatch::cuda {
 // Smallest m >= n whose only prime factors are 2, 3, 5 and 7 (and even when `even`).
 int fastFftSize(int n, bool even);
 
+enum class FftPrecision { Float, Double };
+
 class FftCorrelator {
  public:
   FftCorrelator() = default;
@@ -28,7 +33,9 @@ class FftCorrelator {
   ~FftCorrelator();
 
   // Plans and work buffers for frames of width x height; drops every template spectrum.
-  Status configure(int width, int height, cudaStream_t stream);
+  Status configure(int width, int height, cudaStream_t stream,
+                   FftPrecision precision = FftPrecision::Double);
+  FftPrecision precision() const { return precision_; }
   bool configuredFor(int width, int height) const { return width == width_ && height == height_; }
   int fftWidth() const { return fftWidth_; }
   int fftHeight() const { return fftHeight_; }
@@ -43,20 +50,29 @@ class FftCorrelator {
   // or null to use 128.
   Status transformFrame(const uint8_t* image, std::size_t pitch, const void* offsetSource,
                         bool total32, bool totalValid);
+  // Device pointer to sum((I - offset)^2) over the last transformed frame.
+  const double* frameNormSq() const { return normSq_.as<double>(); }
+  // An output's rounding error stays below errorScale() * ||I - offset|| * ||T'||: about 16
+  // times the RMS of eps * sqrt(log2 P / P) * ||I|| * ||T'|| for P points (as the CPU's FFT path).
+  double errorScale() const;
 
   // Centred numerator of template `slot` at every position: out[y * fftWidth() + x], valid for
   // x <= width - w, y <= height - h. The buffer is reused by the next call.
-  Status correlate(int slot, const double** out);
+  Status correlate(int slot, const double** out);  // Double precision
+  Status correlate(int slot, const float** out);   // Float precision
 
  private:
   void destroyPlans();
+  Status correlateInto(int slot);
 
   int width_ = 0, height_ = 0;
   int fftWidth_ = 0, fftHeight_ = 0;
   cudaStream_t stream_ = nullptr;
+  FftPrecision precision_ = FftPrecision::Double;
   int planForward_ = 0, planInverse_ = 0;  // cufftHandle
   bool havePlans_ = false;
-  DeviceBuffer real_;           // fftHeight x fftWidth doubles
+  DeviceBuffer real_;           // fftHeight x fftWidth reals
+  DeviceBuffer normSq_;         // one double
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same
   std::vector<std::unique_ptr<DeviceBuffer>> spectra_;

@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "cuda/peaks_device.cuh"
 #include "cuda_check.hpp"
 
 namespace nccmatch::cuda {
@@ -11,49 +12,6 @@ namespace {
 constexpr int kScanThreads = 256;
 constexpr int kScanBlocksPerSm = 8;
 constexpr int kSelectThreads = 1024;
-
-struct Ranked {
-  double goodness;  // score times sign: larger is better
-  int index;        // y * mapWidth + x; -1 for none
-};
-
-// peaks.cpp's betterCandidate: better goodness, then raster order (smaller index).
-__device__ inline bool better(const Ranked& a, const Ranked& b) {
-  if (b.index < 0) return a.index >= 0;
-  if (a.index < 0) return false;
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  return a.index < b.index;
-}
-
-__device__ Ranked warpBest(Ranked r) {
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    Ranked o;
-    o.goodness = __shfl_down_sync(0xffffffffu, r.goodness, offset);
-    o.index = __shfl_down_sync(0xffffffffu, r.index, offset);
-    if (better(o, r)) r = o;
-  }
-  return r;
-}
-
-// The block's best in thread 0 (and broadcast through shared memory to all).
-__device__ Ranked blockBest(Ranked r) {
-  __shared__ Ranked perWarp[32];
-  __shared__ Ranked result;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  r = warpBest(r);
-  if (lane == 0) perWarp[warp] = r;
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = (blockDim.x + 31) >> 5;
-    Ranked v = lane < warps ? perWarp[lane] : Ranked{0.0, -1};
-    v = warpBest(v);
-    if (lane == 0) result = v;
-  }
-  __syncthreads();
-  Ranked out = result;
-  __syncthreads();  // result may be rewritten by the next call
-  return out;
-}
 
 // Explicit roundings: no fused multiply-add may change a bit against the CPU's peaks.cpp.
 __device__ double parabolaOffsetExact(double left, double centre, double right) {
@@ -90,6 +48,22 @@ __device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight,
   return m;
 }
 
+// No 8-neighbour is strictly better (peaks.cpp's local-extremum rule).
+__device__ inline bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign,
+                                   int i, double g) {
+  const int x = i % mapWidth, y = i / mapWidth;
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int ny = y + dy;
+    if (ny < 0 || ny >= mapHeight) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int nx = x + dx;
+      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+      if (sign * map[ny * mapWidth + nx] > g) return false;
+    }
+  }
+  return true;
+}
+
 // Every position: the block's best, and the local extrema that pass the threshold.
 __global__ void __launch_bounds__(kScanThreads)
     scanKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
@@ -102,24 +76,23 @@ __global__ void __launch_bounds__(kScanThreads)
     const Ranked here{g, i};
     if (better(here, best)) best = here;
     if (!collect || !(g >= goodEnough)) continue;
-    const int x = i % mapWidth, y = i / mapWidth;
-    bool peak = true;
-    for (int dy = -1; dy <= 1 && peak; ++dy) {
-      const int ny = y + dy;
-      if (ny < 0 || ny >= mapHeight) continue;
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int nx = x + dx;
-        if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
-        if (sign * map[ny * mapWidth + nx] > g) {
-          peak = false;
-          break;
-        }
-      }
-    }
-    if (peak) candidates[atomicAdd(count, 1)] = i;
+    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, g)) candidates[atomicAdd(count, 1)] = i;
   }
   best = blockBest(best);
   if (threadIdx.x == 0) partial[blockIdx.x] = best;
+}
+
+// The handed-over positions above the threshold that are local extrema, compacted.
+__global__ void __launch_bounds__(kScanThreads)
+    localPeaksKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                     const int* __restrict__ above, const int* __restrict__ aboveCount,
+                     int* __restrict__ candidates, int* __restrict__ count) {
+  const int n = *aboveCount;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    const int i = above[k];
+    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, sign * map[i]))
+      candidates[atomicAdd(count, 1)] = i;
+  }
 }
 
 // One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
@@ -199,6 +172,31 @@ Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int temp
   selectKernel<<<1, kSelectThreads, 0, stream>>>(
       map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
       params.nmsIou, blockBest_.as<Ranked>(), blocks, candidates_.as<int>(), counter_.as<int>(),
+      best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeight,
+                                   int templateWidth, int templateHeight, const MatchParams& params,
+                                   const PeakHandoff& handoff, int partials, DeviceMatch* best,
+                                   DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
+  const std::size_t n = std::size_t(mapWidth) * mapHeight;
+  if (n > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
+  NCC_RETURN_IF_ERROR(reserve(n));
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
+  if (params.maxMatches > 0) {
+    // Few positions pass a useful threshold; a grid of one wave covers a low one too.
+    localPeaksKernel<<<maxBlocks_ / kScanBlocksPerSm * 2, kScanThreads, 0, stream>>>(
+        map, mapWidth, mapHeight, sign, handoff.above, handoff.aboveCount, candidates_.as<int>(),
+        counter_.as<int>());
+    NCC_CUDA_CHECK(cudaGetLastError());
+  }
+  selectKernel<<<1, kSelectThreads, 0, stream>>>(
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
+      params.nmsIou, handoff.blockBest, partials, candidates_.as<int>(), counter_.as<int>(),
       best, kept, keptCount);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();

@@ -19,6 +19,23 @@ struct DeviceMatch {
   double score = 0.0, subX = 0.0, subY = 0.0;
 };
 
+// A position and its goodness (score times sign: larger is better); index -1 for none.
+struct Ranked {
+  double goodness;
+  int index;  // y * mapWidth + x
+};
+
+// What a score kernel hands to peak finding besides the map: the best of each of its blocks,
+// and the positions whose goodness reaches the threshold (in any order). Device pointers.
+struct PeakHandoff {
+  Ranked* blockBest = nullptr;
+  int* above = nullptr;
+  int* aboveCount = nullptr;  // zeroed before the score kernel
+  double sign = 1.0;          // -1 for the sqdiff methods
+  double goodEnough = 0.0;    // sign * threshold
+  bool collect = false;       // max-matches > 0: above[] is wanted
+};
+
 class PeakFinder {
  public:
   // Scratch for maps of up to `positions` entries.
@@ -29,6 +46,13 @@ class PeakFinder {
   Status find(const double* map, int mapWidth, int mapHeight, int templateWidth,
               int templateHeight, const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
               int* keptCount, cudaStream_t stream);
+
+  // The same results from a score kernel's handoff (`partials` block bests) instead of a scan
+  // of the whole map: only the positions above the threshold are read back.
+  Status findFromHandoff(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                         int templateHeight, const MatchParams& params, const PeakHandoff& handoff,
+                         int partials, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
+                         cudaStream_t stream);
 
  private:
   DeviceBuffer candidates_;  // indices of local extrema passing the threshold

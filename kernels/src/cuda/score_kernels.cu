@@ -1,6 +1,9 @@
 #include "cuda/score_kernels.hpp"
 
-#include "cuda/score_centred.hpp"
+#include <algorithm>
+
+#include "cuda/peaks_device.cuh"
+#include "cuda/score_device.cuh"
 #include "cuda_check.hpp"
 #include "nccmatch/sat.hpp"
 
@@ -18,44 +21,6 @@ __device__ inline void windowSums(const Table* sum, const Table* sumSq, const Ge
   // uint32 tables: the wrapped difference is the exact box sum (< 2^32), zero-extended.
   *s1 = int64_t(satBox(sum, g.frameWidth, x, y, x + g.w, y + g.h));
   *s2 = int64_t(satBox(sumSq, g.frameWidth, x, y, x + g.w, y + g.h));
-}
-
-// Every 128-bit product of scoreFromSums fits int64 while n^2 * 255^2 < 2^63 (n below 1.19e7
-// pixels): then the same integers are formed in int64 (a hardware conversion to double instead
-// of a software __int128 one) and every result is bit-identical to the CPU's.
-constexpr int64_t kInt64SafePixels = 11000000;
-
-__device__ inline double exactScoreFast(Method method, const TemplateStats& t, int64_t s1,
-                                        int64_t s2, int64_t c) {
-  if (t.n > kInt64SafePixels) return scoreFromSums(method, t, s1, s2, c);
-  switch (method) {
-    case Method::CCoeff:
-      return (double)(t.n * c - s1 * t.sum) / (double)t.n;
-    case Method::CCoeffNormed: {
-      const int64_t varT = t.n * t.sumSq - t.sum * t.sum;
-      if (varT == 0) return 1.0;
-      const double n = (double)t.n;
-      const double num = (double)(t.n * c - s1 * t.sum) / n;
-      const double diff2 = (double)(t.n * s2 - s1 * s1) / n;
-      const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * sqrt((double)varT / n);
-      return normaliseScore(num, tt, false);
-    }
-    default:
-      return scoreFromSums(method, t, s1, s2, c);  // no 128-bit arithmetic in the others
-  }
-}
-
-// scoreFromCentred with the same int64 shortcut for its one 128-bit expression.
-__device__ inline double centredScoreFast(Method method, const TemplateStats& t, int64_t s1,
-                                          int64_t s2, double centred) {
-  if (method != Method::CCoeffNormed || t.n > kInt64SafePixels)
-    return scoreFromCentred(method, t, s1, s2, centred);
-  const int64_t varT = t.n * t.sumSq - t.sum * t.sum;
-  if (varT == 0) return 1.0;
-  const double n = (double)t.n;
-  const double diff2 = (double)(t.n * s2 - s1 * s1) / n;
-  const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * sqrt((double)varT / n);
-  return normaliseScore(centred, tt, false);
 }
 
 template <typename Table>
@@ -83,6 +48,58 @@ __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* _
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   map[std::size_t(y) * g.mapWidth + x] =
       centredScoreFast(method, stats, s1, s2, centred[std::size_t(y) * pitch + x]);
+}
+
+template <typename Table>
+__global__ void floatCentredScoreKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
+                                        Geometry g, TemplateStats stats, Method method,
+                                        const float* __restrict__ centred, std::size_t pitch,
+                                        double errorScale, const double* __restrict__ frameNormSq,
+                                        double templateNorm, double* __restrict__ map,
+                                        int* __restrict__ recompute, int* __restrict__ recomputeCount) {
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const bool valid = x < g.mapWidth && y < g.mapHeight;
+  bool redo = false;
+  if (valid) {
+    int64_t s1, s2;
+    windowSums(sum, sumSq, g, x, y, &s1, &s2);
+    map[std::size_t(y) * g.mapWidth + x] =
+        centredScoreFast(method, stats, s1, s2, double(centred[std::size_t(y) * pitch + x]));
+    // Twice the numerator's bound: sqdiff-normed carries 2 * cross.
+    const double error = 2.0 * errorScale * sqrt(*frameNormSq) * templateNorm;
+    const double denominator = centredDenominator(method, stats, s1, s2);
+    redo = denominator > 0.0 && error > kMaxScoreError * denominator;
+  }
+  appendWarp(redo, y * g.mapWidth + x, recompute, recomputeCount);
+}
+
+// One warp per listed position.
+template <typename Table>
+__global__ void recomputeKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
+                                Geometry g, TemplateStats stats, Method method,
+                                const uint8_t* __restrict__ image, std::size_t pitch,
+                                const uint8_t* __restrict__ tpl, const int* __restrict__ list,
+                                const int* __restrict__ count, double* __restrict__ map) {
+  const int lane = threadIdx.x & 31;
+  const int warps = gridDim.x * (blockDim.x / 32);
+  const int n = *count;
+  const int pixels = g.w * g.h;
+  for (int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32; k < n; k += warps) {
+    const int i = list[k];
+    const int x = i % g.mapWidth, y = i / g.mapWidth;
+    unsigned long long acc = 0;
+    for (int p = lane; p < pixels; p += 32) {
+      const int ty = p / g.w, tx = p - ty * g.w;
+      acc += uint32_t(image[std::size_t(y + ty) * pitch + x + tx]) * uint32_t(tpl[p]);
+    }
+    for (int d = 16; d > 0; d >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, d);
+    if (lane == 0) {
+      int64_t s1, s2;
+      windowSums(sum, sumSq, g, x, y, &s1, &s2);
+      map[i] = exactScoreFast(method, stats, s1, s2, int64_t(acc));
+    }
+  }
 }
 
 Status check(const ScoreInputs& in, Geometry* g) {
@@ -130,6 +147,52 @@ Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, s
     centredScoreKernel<<<grid, block, 0, stream>>>(static_cast<const int64_t*>(in.sum),
                                                    static_cast<const int64_t*>(in.sumSq), g,
                                                    in.stats, in.method, centred, pitch, map);
+  }
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centred,
+                                      std::size_t pitch, double errorScale,
+                                      const double* frameNormSq, double templateNorm, double* map,
+                                      int* recompute, int* recomputeCount, cudaStream_t stream) {
+  Geometry g;
+  NCC_RETURN_IF_ERROR(check(in, &g));
+  dim3 block(64, 4);
+  dim3 grid((g.mapWidth + 63) / 64, (g.mapHeight + 3) / 4);
+  if (in.sat32) {
+    floatCentredScoreKernel<<<grid, block, 0, stream>>>(
+        static_cast<const uint32_t*>(in.sum), static_cast<const uint32_t*>(in.sumSq), g, in.stats,
+        in.method, centred, pitch, errorScale, frameNormSq, templateNorm, map, recompute,
+        recomputeCount);
+  } else {
+    floatCentredScoreKernel<<<grid, block, 0, stream>>>(
+        static_cast<const int64_t*>(in.sum), static_cast<const int64_t*>(in.sumSq), g, in.stats,
+        in.method, centred, pitch, errorScale, frameNormSq, templateNorm, map, recompute,
+        recomputeCount);
+  }
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+Status recomputeExactScores(const ScoreInputs& in, const uint8_t* image, std::size_t pitch,
+                            const uint8_t* templatePixels, const int* recompute,
+                            const int* recomputeCount, double* map, cudaStream_t stream) {
+  Geometry g;
+  NCC_RETURN_IF_ERROR(check(in, &g));
+  // The count stays on the device: one wave of warps walks the list, however long.
+  int device = 0, sms = 0;
+  NCC_CUDA_CHECK(cudaGetDevice(&device));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int blocks = std::max(1, sms) * 8;
+  if (in.sat32) {
+    recomputeKernel<<<blocks, 256, 0, stream>>>(
+        static_cast<const uint32_t*>(in.sum), static_cast<const uint32_t*>(in.sumSq), g, in.stats,
+        in.method, image, pitch, templatePixels, recompute, recomputeCount, map);
+  } else {
+    recomputeKernel<<<blocks, 256, 0, stream>>>(
+        static_cast<const int64_t*>(in.sum), static_cast<const int64_t*>(in.sumSq), g, in.stats,
+        in.method, image, pitch, templatePixels, recompute, recomputeCount, map);
   }
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();

@@ -30,4 +30,20 @@ Status scoreFromExactNumerator(const ScoreInputs& in, const int64_t* numerator, 
 Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, std::size_t pitch,
                                  double* map, cudaStream_t stream);
 
+// A float centred numerator whose rounding error is below errorScale * sqrt(*frameNormSq) *
+// templateNorm everywhere (FftCorrelator's bound): approximate scores into map, and the
+// positions where that error could move a normalised score by more than kMaxScoreError into
+// recompute[] (count in *recomputeCount, zeroed by the caller).
+constexpr double kMaxScoreError = 1e-5;  // ten times clear of the 1e-4 the fft path promises
+Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centred,
+                                      std::size_t pitch, double errorScale,
+                                      const double* frameNormSq, double templateNorm, double* map,
+                                      int* recompute, int* recomputeCount, cudaStream_t stream);
+
+// Exact scores (bit-identical to the CPU's) at the listed positions: sum(I*T) from the frame and
+// the template's pixels (device, tightly packed), window sums from the SAT.
+Status recomputeExactScores(const ScoreInputs& in, const uint8_t* image, std::size_t pitch,
+                            const uint8_t* templatePixels, const int* recompute,
+                            const int* recomputeCount, double* map, cudaStream_t stream);
+
 }  // namespace nccmatch::cuda

@@ -277,6 +277,90 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   expectSameMatches(pinned, pageable, true);
 }
 
+// The float fft path on near-flat windows: its rounding bound does not clear them, so they are
+// recomputed exactly (bit-identical to the CPU Reference), and the rest stays within 1e-4.
+TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
+  SKIP_WITHOUT_GPU();
+  const int W = 800, H = 600;
+  Image img = makeImage(W, H, Fill::Random, 3);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W / 2; ++x) img.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
+  TemplateImage t = makeTemplate(37, 29, Fill::Random);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+  ASSERT_NE(cuda, nullptr);
+  for (Method method : {Method::CCoeffNormed, Method::CCorrNormed}) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(cpu->scoreMap(img.view(), method, 0, &want).ok());
+    Status s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const int recomputed = cuda->lastRecomputeCount();
+    const int mapW = W - t.width + 1, mapH = H - t.height + 1;
+    if (method == Method::CCoeffNormed) EXPECT_GE(recomputed, (W / 2 - t.width) * mapH) << "near-flat windows";
+    for (int y = 0; y < mapH; ++y) {
+      for (int x = 0; x < mapW; ++x) {
+        const std::size_t i = std::size_t(y) * mapW + x;
+        if (method == Method::CCoeffNormed && x + t.width <= W / 2)
+          ASSERT_EQ(got[i], want[i]) << "near-flat window " << x << "," << y;
+        else
+          ASSERT_NEAR(got[i], want[i], 1e-4) << methodName(method) << " at " << x << "," << y;
+      }
+    }
+  }
+}
+
+// Banks of fused spatial templates upload host frames in bands of rows and score each band as
+// it arrives: the matches equal those of the same frame already on the device (one launch),
+// for templates straddling band edges and at the bottom rows, pinned and pageable.
+TEST(CudaEngine, BandedUploadsGiveTheDeviceFrameMatches) {
+  SKIP_WITHOUT_GPU();
+  for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
+    Image img = makeImage(W, H, Fill::Random, 5);
+    std::vector<TemplateImage> bank = {makeTemplate(40, 40, Fill::Random, "a"),
+                                       makeTemplate(20, 64, Fill::Random, "b"),
+                                       makeTemplate(64, 8, Fill::Random, "c")};
+    const std::pair<int, int> at[3] = {{300, 250}, {W - 20, 500}, {17, H - 8}};
+    for (int i = 0; i < 3; ++i) paste(&img, bank[i], at[i].first, at[i].second);
+    auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    MatchParams p;
+    p.maxMatches = 2;
+    p.threshold = 0.5;
+
+    uint8_t* dev = nullptr;
+    std::size_t pitch = 0;
+    ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice), cudaSuccess);
+    FrameResult device, pageable, pinned;
+    Status s = gpu->match(FrameView{dev, img.width, img.height, pitch, MemoryKind::Device}, p, &device);
+    cudaFree(dev);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(device.matches.size(), 3u);
+    for (const Match& m : device.matches) {
+      EXPECT_EQ(m.x, at[m.templateIndex].first) << W << "x" << H << " template " << m.templateIndex;
+      EXPECT_EQ(m.y, at[m.templateIndex].second) << W << "x" << H << " template " << m.templateIndex;
+    }
+
+    s = gpu->match(img.view(), p, &pageable);
+    ASSERT_TRUE(s.ok()) << s.message();
+    uint8_t* host = nullptr;
+    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host), img.bytes.size()), cudaSuccess);
+    std::copy(img.bytes.begin(), img.bytes.end(), host);
+    s = gpu->match(FrameView{host, img.width, img.height, img.stride, MemoryKind::Host}, p, &pinned);
+    cudaFreeHost(host);
+    ASSERT_TRUE(s.ok()) << s.message();
+    expectSameMatches(pageable, device, true);
+    expectSameMatches(pinned, device, true);
+    for (std::size_t i = 0; i < bank.size(); ++i) {
+      EXPECT_EQ(pinned.best[i]->subX, device.best[i]->subX);
+      EXPECT_EQ(pinned.best[i]->subY, device.best[i]->subY);
+    }
+  }
+}
+
 TEST(CudaEngine, FrameSizeAndBankChangesBetweenCalls) {
   SKIP_WITHOUT_GPU();
   auto gpu = makeEngine(Backend::Cuda);

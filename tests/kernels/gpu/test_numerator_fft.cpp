@@ -113,6 +113,72 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
   }
 }
 
+// The float correlator: every output within its own bound errorScale * ||I - 128|| * ||T'||,
+// and the frame norm it reports equal to the frame's.
+TEST_P(FftNumerator, FloatWithinItsBound) {
+  SKIP_WITHOUT_GPU();
+  const FftCase c = GetParam();
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  double sumT = 0;
+  for (uint8_t v : t.pixels) sumT += v;
+  const double meanT = sumT / t.pixels.size();
+  double normT = 0;
+  for (uint8_t v : t.pixels) normT += (v - meanT) * (v - meanT);
+  normT = std::sqrt(normT);
+  double normI = 0;  // ||I - 128||^2: no SAT here, so the offset is 128
+  for (int y = 0; y < c.frameH; ++y)
+    for (int x = 0; x < c.frameW; ++x) normI += (img.at(x, y) - 128.0) * (img.at(x, y) - 128.0);
+
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  uint8_t *dImage = nullptr, *dTpl = nullptr;
+  ASSERT_EQ(cudaMalloc(&dImage, img.bytes.size()), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dTpl, t.pixels.size()), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dImage, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dTpl, t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  std::vector<float> got;
+  double normSq = -1, scale = 0;
+  int fftW = 0;
+  {
+    cuda::FftCorrelator fft;
+    Status s = fft.configure(c.frameW, c.frameH, stream, cuda::FftPrecision::Float);
+    ASSERT_TRUE(s.ok()) << s.message();
+    fftW = fft.fftWidth();
+    int slot = -1;
+    ASSERT_TRUE(fft.addTemplate(dTpl, t.width, t.height, meanT, &slot).ok());
+    ASSERT_TRUE(fft.transformFrame(dImage, img.stride, nullptr, false, false).ok());
+    const double* asDouble = nullptr;
+    EXPECT_FALSE(fft.correlate(slot, &asDouble).ok());  // wrong precision
+    const float* out = nullptr;
+    s = fft.correlate(slot, &out);
+    ASSERT_TRUE(s.ok()) << s.message();
+    got.resize(std::size_t(fft.fftWidth()) * fft.fftHeight());
+    ASSERT_EQ(cudaMemcpyAsync(got.data(), out, got.size() * sizeof(float), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(&normSq, fft.frameNormSq(), sizeof(double), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    scale = fft.errorScale();
+  }
+  cudaFree(dImage);
+  cudaFree(dTpl);
+  cudaStreamDestroy(stream);
+  EXPECT_NEAR(normSq, normI, 1e-9 * std::max(1.0, normI));
+  const double bound = scale * std::sqrt(normI) * normT;
+
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  std::vector<std::pair<int, int>> at = {{0, 0}, {mapW - 1, mapH - 1}};
+  for (int k = 0; k < 300; ++k) at.push_back({int(rng()() % mapW), int(rng()() % mapH)});
+  for (auto [x, y] : at) {
+    double want = 0;
+    for (int ty = 0; ty < t.height; ++ty)
+      for (int tx = 0; tx < t.width; ++tx)
+        want += img.at(x + tx, y + ty) * (t.pixels[std::size_t(ty) * t.width + tx] - meanT);
+    const double g = got[std::size_t(y) * fftW + x];
+    ASSERT_TRUE(std::isfinite(g));
+    ASSERT_LE(std::fabs(g - want), std::max(bound, 1e-3)) << "at " << x << "," << y << " " << c;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, FftNumerator, ::testing::Values(
     //      frame        template   pad  frame fill     template fill
     FftCase{1, 1,        1, 1,      0,   Fill::Random, Fill::Random},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "cuda/peaks_kernels.hpp"
@@ -94,6 +95,95 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaks) {
     EXPECT_EQ(kept[k].y, want[k].y) << "match " << k;
     EXPECT_EQ(kept[k].score, want[k].score) << "match " << k;
     EXPECT_EQ(kept[k].subX, want[k].subX) << "match " << k;  // bit-identical arithmetic
+    EXPECT_EQ(kept[k].subY, want[k].subY) << "match " << k;
+  }
+}
+
+// The same results from a score kernel's handoff: per-block bests (blocks of any shape) and the
+// positions above the threshold in any order.
+TEST_P(GpuPeaks, SameAsTheCpuPeaksFromAHandoff) {
+  SKIP_WITHOUT_GPU();
+  const PeakCase c = GetParam();
+  const std::vector<double> map = makeMap(c.w, c.h, c.kind);
+  MatchParams p;
+  p.method = c.method;
+  p.threshold = c.threshold;
+  p.maxMatches = c.maxMatches;
+  p.nmsIou = c.nmsIou;
+  std::vector<Match> want;
+  std::optional<Match> wantBest;
+  findPeaks(map.data(), c.w, c.h, c.tplW, c.tplH, 0, p, &want, &wantBest);
+
+  const double sign = lowerIsBetter(c.method) ? -1.0 : 1.0;
+  const int n = c.w * c.h;
+  const int span = 1 + int(rng()() % 300);  // positions per "block"
+  std::vector<cuda::Ranked> partial;
+  std::vector<int> above;
+  for (int i = 0; i < n; ++i) {
+    const double g = sign * map[i];
+    if (i % span == 0) partial.push_back(cuda::Ranked{g, i});
+    cuda::Ranked& b = partial.back();
+    if (g > b.goodness) b = cuda::Ranked{g, i};
+    if (g >= sign * c.threshold) above.push_back(i);
+  }
+  std::shuffle(above.begin(), above.end(), rng());
+  above.push_back(-1);  // room for an empty list
+
+  double* dMap = nullptr;
+  cuda::Ranked* dPartial = nullptr;
+  int *dAbove = nullptr, *dAboveCount = nullptr, *dCount = nullptr;
+  cuda::DeviceMatch* dBest = nullptr;
+  cuda::DeviceMatch* dKept = nullptr;
+  ASSERT_EQ(cudaMalloc(&dMap, map.size() * sizeof(double)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dPartial, partial.size() * sizeof(cuda::Ranked)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dAbove, above.size() * sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dAboveCount, sizeof(int)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dBest, sizeof(cuda::DeviceMatch)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dKept, sizeof(cuda::DeviceMatch) * std::max(1, c.maxMatches)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&dCount, sizeof(int)), cudaSuccess);
+  const int aboveCount = int(above.size()) - 1;
+  ASSERT_EQ(cudaMemcpy(dMap, map.data(), map.size() * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dPartial, partial.data(), partial.size() * sizeof(cuda::Ranked), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dAbove, above.data(), above.size() * sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dAboveCount, &aboveCount, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dCount, 0xff, sizeof(int)), cudaSuccess);
+  cuda::PeakHandoff h;
+  h.blockBest = dPartial;
+  h.above = dAbove;
+  h.aboveCount = dAboveCount;
+  h.sign = sign;
+  h.goodEnough = sign * c.threshold;
+  h.collect = c.maxMatches > 0;
+  cuda::PeakFinder finder;
+  Status s = finder.findFromHandoff(dMap, c.w, c.h, c.tplW, c.tplH, p, h, int(partial.size()), dBest,
+                                    dKept, dCount, nullptr);
+  ASSERT_TRUE(s.ok()) << s.message();
+  int count = -1;
+  cuda::DeviceMatch best;
+  std::vector<cuda::DeviceMatch> kept(std::max(1, c.maxMatches));
+  ASSERT_EQ(cudaMemcpy(&count, dCount, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(&best, dBest, sizeof(best), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(kept.data(), dKept, sizeof(cuda::DeviceMatch) * kept.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  cudaFree(dMap);
+  cudaFree(dPartial);
+  cudaFree(dAbove);
+  cudaFree(dAboveCount);
+  cudaFree(dBest);
+  cudaFree(dKept);
+  cudaFree(dCount);
+
+  ASSERT_TRUE(wantBest.has_value());
+  EXPECT_EQ(best.x, wantBest->x);
+  EXPECT_EQ(best.y, wantBest->y);
+  EXPECT_EQ(best.score, wantBest->score);
+  EXPECT_EQ(best.subX, wantBest->subX);
+  EXPECT_EQ(best.subY, wantBest->subY);
+  ASSERT_EQ(count, int(want.size()));
+  for (int k = 0; k < count; ++k) {
+    EXPECT_EQ(kept[k].x, want[k].x) << "match " << k;
+    EXPECT_EQ(kept[k].y, want[k].y) << "match " << k;
+    EXPECT_EQ(kept[k].score, want[k].score) << "match " << k;
+    EXPECT_EQ(kept[k].subX, want[k].subX) << "match " << k;
     EXPECT_EQ(kept[k].subY, want[k].subY) << "match " << k;
   }
 }

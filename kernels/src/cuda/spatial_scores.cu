@@ -1,0 +1,186 @@
+#include "cuda/spatial_scores.hpp"
+
+#include "cuda/peaks_device.cuh"
+#include "cuda/score_device.cuh"
+#include "cuda_check.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+constexpr int kThreadsX = 16;
+constexpr int kThreadsY = kFusedTileHeight;
+constexpr int kThreads = kThreadsX * kThreadsY;
+constexpr int kOutputsPerThread = kFusedTileWidth / kThreadsX;  // 8
+constexpr int kMaxTemplateWords = kFusedMaxSide / 4;
+constexpr int kTileRows = kThreadsY + kFusedMaxSide - 1;
+// 32 words of outputs, the template's words, one look-ahead; odd so that rows start on
+// alternating banks.
+constexpr int kTilePitchWords = kFusedTileWidth / 4 + kMaxTemplateWords + 1;
+// Columns whose sums a tile needs: 128 outputs plus a template width minus one.
+constexpr int kColumns = kFusedTileWidth + kFusedMaxSide - 1;
+static_assert(kOutputsPerThread == 8, "the inner loop below is written for eight outputs");
+static_assert(kColumns <= kThreads, "one thread per column");
+
+int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+
+__global__ void __launch_bounds__(kThreads)
+    fusedSpatialKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
+                       const uint32_t* __restrict__ tpl, int w, int h, int mapWidth, int mapHeight,
+                       int rowBegin, int rowEnd, bool wordAligned, TemplateStats stats,
+                       Method method, double* __restrict__ map, PeakHandoff handoff) {
+  __shared__ uint32_t sImage[kTileRows * kTilePitchWords];
+  __shared__ uint32_t sTemplate[kFusedMaxSide * kMaxTemplateWords];
+  // Column sums of I and I^2 over h rows, for each of the block's 16 output rows.
+  __shared__ uint32_t sCol1[kThreadsY * kColumns];
+  __shared__ uint32_t sCol2[kThreadsY * kColumns];
+
+  const int tid = threadIdx.y * kThreadsX + threadIdx.x;
+  const int outX0 = blockIdx.x * kFusedTileWidth;
+  const int outY0 = rowBegin + blockIdx.y * kFusedTileHeight;
+  const int words = (w + 3) / 4;
+  const int tileRows = kThreadsY + h - 1;
+  const int tileWords = kFusedTileWidth / 4 + words;
+
+  for (int i = tid; i < tileRows * tileWords; i += kThreads) {
+    const int r = i / tileWords, q = i - r * tileWords;
+    const int gy = outY0 + r, gx = outX0 + 4 * q;
+    uint32_t word = 0;
+    if (gy < height && gx < width) {
+      const uint8_t* p = image + std::size_t(gy) * pitch + gx;
+      if (wordAligned && gx + 3 < width) {
+        word = *reinterpret_cast<const uint32_t*>(p);
+      } else {
+        for (int b = 0; b < 4 && gx + b < width; ++b) word |= uint32_t(p[b]) << (8 * b);
+      }
+    }
+    sImage[r * kTilePitchWords + q] = word;
+  }
+  for (int i = tid; i < h * words; i += kThreads) sTemplate[i] = tpl[i];
+  __syncthreads();
+
+  {
+    // One column per thread: a running sum down the rows (exact in uint32: <= 64 * 255^2 * 64).
+    const int c = tid;
+    const int columns = kFusedTileWidth + w - 1;
+    if (c < columns) {
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(sImage) + c;
+      constexpr int kPitchBytes = kTilePitchWords * 4;
+      uint32_t s1 = 0, s2 = 0;
+      for (int r = 0; r < h; ++r) {
+        const uint32_t v = bytes[r * kPitchBytes];
+        s1 += v;
+        s2 += v * v;
+      }
+      sCol1[c] = s1;
+      sCol2[c] = s2;
+      for (int oy = 1; oy < kThreadsY; ++oy) {
+        const uint32_t in = bytes[(oy + h - 1) * kPitchBytes], out = bytes[(oy - 1) * kPitchBytes];
+        s1 = s1 + in - out;
+        s2 = s2 + in * in - out * out;
+        sCol1[oy * kColumns + c] = s1;
+        sCol2[oy * kColumns + c] = s2;
+      }
+    }
+  }
+
+  // The numerator: one template row at a time, eight neighbouring outputs per thread.
+  uint32_t acc[kOutputsPerThread];
+#pragma unroll
+  for (int k = 0; k < kOutputsPerThread; ++k) acc[k] = 0;
+  for (int r = 0; r < h; ++r) {
+    const uint32_t* row = sImage + (threadIdx.y + r) * kTilePitchWords + 2 * threadIdx.x;
+    const uint32_t* trow = sTemplate + r * words;
+    uint32_t a = row[0], b = row[1];
+#pragma unroll 4
+    for (int j = 0; j < words; ++j) {
+      const uint32_t c = row[j + 2];
+      const uint32_t t = trow[j];
+      // Output k needs image bytes k..k+3 of the eight in (a, b) (then of (b, c)).
+      acc[0] = __dp4a(a, t, acc[0]);
+      acc[1] = __dp4a(__byte_perm(a, b, 0x4321), t, acc[1]);
+      acc[2] = __dp4a(__byte_perm(a, b, 0x5432), t, acc[2]);
+      acc[3] = __dp4a(__byte_perm(a, b, 0x6543), t, acc[3]);
+      acc[4] = __dp4a(b, t, acc[4]);
+      acc[5] = __dp4a(__byte_perm(b, c, 0x4321), t, acc[5]);
+      acc[6] = __dp4a(__byte_perm(b, c, 0x5432), t, acc[6]);
+      acc[7] = __dp4a(__byte_perm(b, c, 0x6543), t, acc[7]);
+      a = b;
+      b = c;
+    }
+  }
+  __syncthreads();  // the column sums are complete
+
+  // Window sums: a sliding sum of w column sums.
+  const uint32_t* col1 = sCol1 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
+  const uint32_t* col2 = sCol2 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
+  uint32_t s1 = 0, s2 = 0;
+  for (int c = 0; c < w; ++c) {
+    s1 += col1[c];
+    s2 += col2[c];
+  }
+
+  const int oy = outY0 + threadIdx.y;
+  const bool rowValid = oy < mapHeight && oy < rowEnd;
+  Ranked best{0.0, -1};
+#pragma unroll
+  for (int k = 0; k < kOutputsPerThread; ++k) {
+    if (k > 0) {
+      s1 = s1 + col1[k - 1 + w] - col1[k - 1];
+      s2 = s2 + col2[k - 1 + w] - col2[k - 1];
+    }
+    const int ox = outX0 + threadIdx.x * kOutputsPerThread + k;
+    const bool valid = rowValid && ox < mapWidth;
+    const int index = oy * mapWidth + ox;
+    double g = 0.0;
+    if (valid) {
+      const double score = exactScoreFast(method, stats, int64_t(s1), int64_t(s2), int64_t(acc[k]));
+      map[index] = score;
+      g = handoff.sign * score;
+      const Ranked here{g, index};
+      if (better(here, best)) best = here;
+    }
+    appendWarp(valid && handoff.collect && g >= handoff.goodEnough, index, handoff.above,
+               handoff.aboveCount);
+  }
+  best = blockBest(best);
+  if (tid == 0) handoff.blockBest[(outY0 / kFusedTileHeight) * gridDim.x + blockIdx.x] = best;
+}
+
+}  // namespace
+
+std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int height) {
+  const int paddedWidth = (width + 3) / 4 * 4;
+  std::vector<uint8_t> packed(std::size_t(paddedWidth) * height, 0);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      packed[std::size_t(y) * paddedWidth + x] = pixels[std::size_t(y) * width + x];
+  return packed;
+}
+
+int fusedSpatialBlocks(int mapWidth, int mapHeight) {
+  return ceilDiv(mapWidth, kFusedTileWidth) * ceilDiv(mapHeight, kFusedTileHeight);
+}
+
+Status fusedSpatialScores(const FusedSpatialArgs& a, int rowBegin, int rowEnd,
+                          const PeakHandoff& handoff, cudaStream_t stream) {
+  const int w = a.templateWidth, h = a.templateHeight;
+  if (!fusedSpatialFits(w, h) || w > a.width || h > a.height)
+    return Status::error("fusedSpatialScores: template does not fit the frame or the kernel");
+  const int mapWidth = a.width - w + 1, mapHeight = a.height - h + 1;
+  if (rowBegin < 0 || rowBegin % kFusedTileHeight != 0 || rowEnd > mapHeight)
+    return Status::error("fusedSpatialScores: bad band of output rows");
+  if (rowEnd <= rowBegin) return Status();
+  if (handoff.blockBest == nullptr || (handoff.collect && (handoff.above == nullptr || handoff.aboveCount == nullptr)))
+    return Status::error("fusedSpatialScores: peak handoff buffers missing");
+  const bool wordAligned = (reinterpret_cast<std::uintptr_t>(a.image) % 4 == 0) && (a.pitch % 4 == 0);
+  dim3 block(kThreadsX, kThreadsY);
+  dim3 grid(ceilDiv(mapWidth, kFusedTileWidth), ceilDiv(rowEnd - rowBegin, kFusedTileHeight));
+  fusedSpatialKernel<<<grid, block, 0, stream>>>(
+      a.image, a.pitch, a.width, a.height, reinterpret_cast<const uint32_t*>(a.packedTemplate), w,
+      h, mapWidth, mapHeight, rowBegin, rowEnd, wordAligned, a.stats, a.method, a.map, handoff);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,52 @@
+// The spatial path in one kernel for templates up to 64x64: the exact numerator sum(I*T) by
+// __dp4a, the window sums sum(I) and sum(I^2) from column sums of the same shared-memory tile
+// (no SAT needed), the score of every position (bit-identical to the CPU's scoreFromSums) and
+// the peak handoff (per-block best, positions above the threshold). A launch may cover a band
+// of output rows, so it can start as soon as the frame rows it reads are on the device.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/peaks_kernels.hpp"
+#include "nccmatch/status.hpp"
+#include "score_rules.hpp"
+
+namespace nccmatch::cuda {
+
+constexpr int kFusedMaxSide = 64;
+// Output tile of one block; a band of output rows starts at a multiple of the tile height.
+constexpr int kFusedTileWidth = 128;
+constexpr int kFusedTileHeight = 16;
+
+inline bool fusedSpatialFits(int templateWidth, int templateHeight) {
+  return templateWidth >= 1 && templateHeight >= 1 && templateWidth <= kFusedMaxSide &&
+         templateHeight <= kFusedMaxSide;
+}
+
+// The template's rows zero-padded to whole 4-byte words, ready to upload.
+std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int height);
+
+// Blocks (and PeakHandoff::blockBest entries) of a whole map of mapWidth x mapHeight.
+int fusedSpatialBlocks(int mapWidth, int mapHeight);
+
+struct FusedSpatialArgs {
+  const uint8_t* image = nullptr;  // device, row pitch in bytes
+  std::size_t pitch = 0;
+  int width = 0, height = 0;
+  const uint8_t* packedTemplate = nullptr;  // device copy of fusedSpatialPack's bytes
+  int templateWidth = 0, templateHeight = 0;
+  TemplateStats stats;
+  Method method = Method::CCoeffNormed;
+  double* map = nullptr;  // (width-w+1) x (height-h+1), dense
+};
+
+// Scores output rows [rowBegin, rowEnd) (rowBegin a multiple of kFusedTileHeight); reads frame
+// rows below min(height, rowEnd + h - 1) only. Enqueues on stream, never syncs.
+Status fusedSpatialScores(const FusedSpatialArgs& args, int rowBegin, int rowEnd,
+                          const PeakHandoff& handoff, cudaStream_t stream);
+
+}  // namespace nccmatch::cuda
