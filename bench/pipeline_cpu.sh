@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Pipeline frame rate on the CPU: the nccmatch element (CPU backend, Auto path) next to
 # gst-plugins-bad's templatematch (OpenCV; BGR only, so videoconvert in its branch), on the same
-# 1920x1080 I420 frames from videotestsrc, one template, drawing off, no clock sync.
-#   bench/pipeline_cpu.sh [BUILD_DIR] [FRAMES] [TEMPLATE_SIZE]
+# I420 frames from videotestsrc, one template, drawing off, no clock sync.
+#   bench/pipeline_cpu.sh [BUILD_DIR] [FRAMES] [TEMPLATE_SIZE] [WIDTHxHEIGHT] [REPEATS]
 # BUILD_DIR must hold a build with the plugin (meson setup DIR -Dcuda=disabled -Dplugin=enabled).
-# Needs gst-launch-1.0 and gstreamer1.0-opencv (templatematch). Prints a markdown table row.
+# Needs gst-launch-1.0 and gstreamer1.0-opencv (templatematch). Each pipeline runs REPEATS times,
+# alternating, and the median wall time counts (the host may be shared). Prints a markdown table
+# row: frame, template, frames, nccmatch fps, templatematch fps, ratio, source alone fps,
+# templatematch's source + videoconvert alone fps.
 set -euo pipefail
 build=${1:-build-cpu-gst}
 frames=${2:-60}
 size=${3:-64}
-width=1920 height=1080
+geometry=${4:-1920x1080}
+repeats=${5:-3}
+width=${geometry%x*} height=${geometry#*x}
 here=$(cd "$(dirname "$0")/.." && pwd)
 plugin_dir="$here/$build/plugin"
 if ! ls "$plugin_dir"/*.so >/dev/null 2>&1; then
@@ -22,8 +27,11 @@ gst-inspect-1.0 templatematch >/dev/null || { echo "templatematch missing: apt-g
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The template: a crop of the first frame, so both elements find the same spot.
-left=900 top=500
+# The template: a crop of the first frame, so both elements find the same spot. It is centred on
+# the corner where the third and fourth colour bars meet the strip below them (four different
+# colours): a crop inside one bar would be flat, every window would score 1 and both elements
+# would spend the frame on ties.
+left=$((width * 3 / 7 - size / 2)) top=$((height * 2 / 3 - size / 2))
 gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=smpte \
   ! "video/x-raw,width=$width,height=$height" \
   ! videocrop left=$left top=$top right=$((width - left - size)) bottom=$((height - top - size)) \
@@ -37,9 +45,19 @@ seconds() {  # wall-clock seconds of one gst-launch run
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc -l
 }
-# Source and conversion alone, so the table can show what each element adds.
-base=$(seconds "$source ! fakesink sync=false")
-ncc=$(seconds "$source ! nccmatch template=$work/template.png method=5 display=false ! fakesink sync=false")
-ocv=$(seconds "$source ! videoconvert ! video/x-raw,format=BGR ! templatematch template=$work/template.png method=5 display=false ! fakesink sync=false")
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+ncc_pipe="$source ! nccmatch template=$work/template.png method=5 display=false ! fakesink sync=false"
+ocv_pipe="$source ! videoconvert ! video/x-raw,format=BGR ! templatematch template=$work/template.png method=5 display=false ! fakesink sync=false"
+# Source (and conversion) alone, so the table can show what each element adds.
+base_pipe="$source ! fakesink sync=false"
+conv_pipe="$source ! videoconvert ! video/x-raw,format=BGR ! fakesink sync=false"
+ncc=() ocv=() base=() conv=()
+for ((r = 0; r < repeats; ++r)); do
+  ncc+=("$(seconds "$ncc_pipe")")
+  ocv+=("$(seconds "$ocv_pipe")")
+  base+=("$(seconds "$base_pipe")")
+  conv+=("$(seconds "$conv_pipe")")
+done
+n=$(median "${ncc[@]}") o=$(median "${ocv[@]}") b=$(median "${base[@]}") c=$(median "${conv[@]}")
 fps() { echo "scale=1; $frames / $1" | bc -l; }
-echo "| ${width}x${height} I420 | ${size}x${size} | $frames | $(fps "$ncc") | $(fps "$ocv") | $(echo "scale=2; $ocv / $ncc" | bc -l)x | $(fps "$base") |"
+echo "| ${width}x${height} I420 | ${size}x${size} | $frames | $(fps "$n") | $(fps "$o") | $(echo "scale=2; $o / $n" | bc -l)x | $(fps "$b") | $(fps "$c") |"

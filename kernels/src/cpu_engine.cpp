@@ -7,6 +7,7 @@
 #include "cpu_numerator_direct.hpp"
 #include "cpu_score_centred.hpp"
 #include "cpu_score_rows.hpp"
+#include "cpu_window_sums.hpp"
 #include "nccmatch/sat.hpp"
 #include "peaks.hpp"
 #include "validate.hpp"
@@ -42,29 +43,33 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   if (frame.memory != MemoryKind::Host)
     return Status::error("the CPU backend needs frames in host memory");
-  const std::size_t n = std::size_t(frame.width) * frame.height;
-  sat_.resize(n);
-  satSq_.resize(n);
-  NCC_RETURN_IF_ERROR(
-      buildSatCpu(frame.data, frame.stride, frame.width, frame.height, sat_.data(), satSq_.data()));
   if (path_ == CpuPath::Fft && !cpuFftAvailable())
     return Status::error("CPU path 'fft' needs FFTW3, and this build of nccmatch has none "
                          "(configure with -Dfftw=enabled)");
   resolved_.assign(bank_.size(), CpuPath::Reference);
   std::vector<bool> useFft(bank_.size(), false);
-  bool anyFft = false;
+  bool anyFft = false, anyReference = false;
   for (std::size_t i = 0; i < bank_.size(); ++i) {
     const TemplateImage& t = bank_[i];
     if (t.width > frame.width || t.height > frame.height) continue;
     resolved_[i] = resolveCpuPath(path_, frame.width, frame.height, t.width, t.height);
     useFft[i] = resolved_[i] == CpuPath::Fft;
     anyFft = anyFft || useFft[i];
+    anyReference = anyReference || resolved_[i] == CpuPath::Reference;
+  }
+  // Only the Reference path reads the int64 SATs; the fast paths sum windows from the pixels.
+  if (anyReference) {
+    const std::size_t n = std::size_t(frame.width) * frame.height;
+    sat_.resize(n);
+    satSq_.resize(n);
+    NCC_RETURN_IF_ERROR(
+        buildSatCpu(frame.data, frame.stride, frame.width, frame.height, sat_.data(), satSq_.data()));
   }
 #ifdef NCCMATCH_HAVE_FFTW
   if (anyFft) {
     if (!fft_) fft_ = std::make_unique<FftNumerator>();
     fft_->prepare(&bank_, bankGeneration_, useFft, frame.width, frame.height);
-    fft_->transformFrame(frame, sat_.data(), satSq_.data(), pool_);
+    fft_->transformFrame(frame, pool_);
   }
 #else
   (void)anyFft;
@@ -88,11 +93,15 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
   const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
-    std::vector<int64_t> cross(mapW), s1(mapW), s2(mapW);
-    std::vector<int32_t> scratch(mapW);
+    thread_local std::vector<int64_t> cross, s1, s2;
+    thread_local std::vector<int32_t> scratch;
+    thread_local WindowSumRows windows;
+    if (int(cross.size()) < mapW) cross.resize(mapW), s1.resize(mapW), s2.resize(mapW), scratch.resize(mapW);
+    windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
     for (int y = yBegin; y < yEnd; ++y) {
+      if (y > yBegin) windows.advance();
       directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
-      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, 0, mapW, s1.data(), s2.data());
+      windows.sums(s1.data(), s2.data());
       scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
     }
   });
@@ -112,13 +121,16 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
   fft_->centredCrossTiles(templateIndex, pool_, [&](int x0, int y0, int x1, int y1, const float* values,
                                                     int stride, float err) {
     thread_local std::vector<int64_t> s1, s2;
+    thread_local WindowSumRows windows;
     const int count = x1 - x0;
     if (int(s1.size()) < count) s1.resize(count), s2.resize(count);
     const double minDenominator = double(err) / kMaxScoreError;
+    windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
     for (int y = y0; y < y1; ++y) {
       double* row = out + std::size_t(y) * mapW + x0;
       const float* num = values + std::size_t(y - y0) * stride;
-      boxSumsRow(sat_.data(), satSq_.data(), frame.width, t.width, t.height, y, x0, count, s1.data(), s2.data());
+      if (y > y0) windows.advance();
+      windows.sums(s1.data(), s2.data());
       if (!scoreRowCentred(method, stats, s1.data(), s2.data(), num, count, minDenominator, row)) continue;
       for (int i = 0; i < count; ++i) {
         const CentredScore r = scoreFromCentred(method, stats, s1[i], s2[i], num[i]);
@@ -137,8 +149,8 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
 double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex,
                                int x, int y) const {
   const TemplateImage& t = bank_[templateIndex];
-  int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
-  int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+  int64_t s1, s2;
+  windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
   int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
   return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
 }

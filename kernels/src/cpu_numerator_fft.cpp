@@ -7,8 +7,6 @@
 #include <cmath>
 #include <mutex>
 
-#include "nccmatch/sat.hpp"
-
 namespace nccmatch {
 
 namespace {
@@ -77,6 +75,32 @@ T* threadBuffer(std::size_t n, int which) {
     sizes[which] = bytes;
   }
   return reinterpret_cast<T*>(buffers[which].get());
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define NCCMATCH_SIMD_CLONES
+#endif
+
+NCCMATCH_SIMD_CLONES
+int64_t rowSum(const uint8_t* __restrict src, int n) {
+  uint32_t sum = 0;  // n * 255 < 2^32 for any row
+  for (int x = 0; x < n; ++x) sum += src[x];
+  return sum;
+}
+
+// dst[x] = src[x] - offset for an integer offset; returns the sum of their squares (exact: a row
+// has at most 8192 * 255^2 < 2^31).
+NCCMATCH_SIMD_CLONES
+int64_t centreRow(const uint8_t* __restrict src, int n, int offset, float* __restrict dst) {
+  int32_t sumSq = 0;
+  for (int x = 0; x < n; ++x) {
+    const int32_t v = int32_t(src[x]) - offset;
+    dst[x] = float(v);
+    sumSq += v * v;
+  }
+  return sumSq;
 }
 
 }  // namespace
@@ -222,8 +246,7 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
   }
 }
 
-void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
-                                  const int64_t* satSq, ThreadPool& pool) {
+void FftNumerator::transformFrame(const FrameView& frame, ThreadPool& pool) {
   for (auto& gp : groups_) {
     Group& G = *gp;
     const int tiles = G.tilesX * G.tilesY;
@@ -235,24 +258,23 @@ void FftNumerator::transformFrame(const FrameView& frame, const int64_t* sat,
         const int y1 = std::min(frame.height, y0 + G.tileHeight);
         // Subtracting the tile mean costs nothing (the template sums to zero) and shrinks the
         // values the transform carries, hence its rounding error.
-        const int64_t s1 = satBox(sat, frame.width, x0, y0, x1, y1);
-        const int64_t s2 = satBox(satSq, frame.width, x0, y0, x1, y1);
+        int64_t s1 = 0;
+        for (int y = y0; y < y1; ++y) s1 += rowSum(frame.data + std::size_t(y) * frame.stride + x0, x1 - x0);
         const double n = double(x1 - x0) * (y1 - y0);
-        const float offset = float(std::round(double(s1) / n));
-        const double o = offset;
-        G.offset[tile] = offset;
-        G.norm[tile] = std::sqrt(std::max(0.0, double(s2) - 2.0 * o * double(s1) + o * o * n));
+        const int offset = int(std::round(double(s1) / n));
+        G.offset[tile] = float(offset);
+        // || I - offset ||^2 over the tile, exact.
+        int64_t normSq = 0;
         float* dst = realBuffer;
         for (int y = y0; y < y0 + G.tileHeight; ++y, dst += G.tileWidth) {
           if (y >= y1) {
             std::fill(dst, dst + G.tileWidth, 0.f);
             continue;
           }
-          const uint8_t* src = frame.data + std::size_t(y) * frame.stride;
-          int x = x0;
-          for (; x < x1; ++x) dst[x - x0] = float(src[x]) - offset;
+          normSq += centreRow(frame.data + std::size_t(y) * frame.stride + x0, x1 - x0, offset, dst);
           std::fill(dst + (x1 - x0), dst + G.tileWidth, 0.f);
         }
+        G.norm[tile] = std::sqrt(double(normSq));
         fftwf_execute_dft_r2c(G.forward, realBuffer, G.spectra.get() + G.slot * tile);
       }
     });

@@ -32,9 +32,8 @@ class FftNumerator {
   // neither the bank nor the frame size changed since the last call.
   void prepare(const std::vector<TemplateImage>* bank, uint64_t bankGeneration,
                const std::vector<bool>& useFft, int frameWidth, int frameHeight);
-  // Forward transforms of the frame's tiles. sat/satSq: the frame's int64 tables.
-  void transformFrame(const FrameView& frame, const int64_t* sat, const int64_t* satSq,
-                      ThreadPool& pool);
+  // Forward transforms of the frame's tiles.
+  void transformFrame(const FrameView& frame, ThreadPool& pool);
   // out[y * mapW + x] = sum I*(T - mean T) at window (x, y), in float arithmetic; bound[...] an
   // upper estimate of its rounding error, per window (constant over a tile).
   void centredCross(uint32_t templateIndex, ThreadPool& pool, float* out, float* bound);

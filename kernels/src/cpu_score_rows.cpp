@@ -39,34 +39,6 @@ inline double denominatorSelect(double diff2, double windowSumSq, double rootT) 
 #endif
 
 NCCMATCH_SIMD_CLONES
-void boxSumsRow(const int64_t* sat, const int64_t* satSq, int frameWidth, int tw, int th, int y,
-                int x0, int count, int64_t* s1, int64_t* s2) {
-  const std::ptrdiff_t W = frameWidth;
-  // Column x + tw - 1 minus column x - 1, both for the bottom row and (if any) the row above.
-  const int64_t* bottom = sat + (y + th - 1) * W + x0;
-  const int64_t* bottomSq = satSq + (y + th - 1) * W + x0;
-  const int64_t* top = y > 0 ? sat + (y - 1) * W + x0 : nullptr;
-  const int64_t* topSq = y > 0 ? satSq + (y - 1) * W + x0 : nullptr;
-  int i = 0;
-  if (x0 == 0 && count > 0) {
-    s1[0] = bottom[tw - 1] - (top ? top[tw - 1] : 0);
-    s2[0] = bottomSq[tw - 1] - (topSq ? topSq[tw - 1] : 0);
-    i = 1;
-  }
-  if (top) {
-    for (; i < count; ++i) {
-      s1[i] = bottom[i + tw - 1] - bottom[i - 1] - top[i + tw - 1] + top[i - 1];
-      s2[i] = bottomSq[i + tw - 1] - bottomSq[i - 1] - topSq[i + tw - 1] + topSq[i - 1];
-    }
-  } else {
-    for (; i < count; ++i) {
-      s1[i] = bottom[i + tw - 1] - bottom[i - 1];
-      s2[i] = bottomSq[i + tw - 1] - bottomSq[i - 1];
-    }
-  }
-}
-
-NCCMATCH_SIMD_CLONES
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
                    const int64_t* cross, int mapW, double* out) {
   // n^2 * 255^2 < 2^63 keeps every product below in int64.

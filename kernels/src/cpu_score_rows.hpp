@@ -1,5 +1,5 @@
-// Scores of map row segments on the CPU: window sums straight from the SAT rows, and the six
-// methods in int64 arithmetic where it cannot overflow. Bit-identical to scoreFromSums (whose
+// Scores of map row segments on the CPU from exact window sums: the six methods in int64
+// arithmetic where it cannot overflow. Bit-identical to scoreFromSums (whose
 // __int128 values convert to the same doubles) and to scoreFromCentred, several times faster per
 // window.
 #pragma once
@@ -9,10 +9,6 @@
 #include "score_rules.hpp"
 
 namespace nccmatch {
-
-// s1[i], s2[i] = sum of I and of I^2 over the window (x0 + i, y) of a tw x th template, i < count.
-void boxSumsRow(const int64_t* sat, const int64_t* satSq, int frameWidth, int tw, int th, int y,
-                int x0, int count, int64_t* s1, int64_t* s2);
 
 // out[x] = scoreFromSums(method, t, s1[x], s2[x], cross[x]) for x < count.
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,

@@ -11,7 +11,6 @@
 #include "test_support.hpp"
 #ifdef NCCMATCH_HAVE_FFTW
 #include "cpu_numerator_fft.hpp"
-#include "nccmatch/sat.hpp"
 #endif
 
 namespace nccmatch::test {
@@ -110,11 +109,9 @@ TEST(FftNumerator, CentredCrossWithinItsBound) {
                               {640, 480, 64, 64}, {640, 480, 8, 8}, {500, 400, 200, 150}}) {
     Image img = makeImage(w, h, Fill::Random, 3);
     std::vector<TemplateImage> bank{makeTemplate(tw, th, Fill::Random)};
-    std::vector<int64_t> sat(std::size_t(w) * h), satSq(sat.size());
-    ASSERT_TRUE(buildSatCpu(img.bytes.data(), img.stride, w, h, sat.data(), satSq.data()).ok());
     FftNumerator fft;
     fft.prepare(&bank, 1, {true}, w, h);
-    fft.transformFrame(img.view(), sat.data(), satSq.data(), pool);
+    fft.transformFrame(img.view(), pool);
     const int mapW = w - tw + 1, mapH = h - th + 1;
     std::vector<float> centred(std::size_t(mapW) * mapH), bound(centred.size());
     fft.centredCross(0, pool, centred.data(), bound.data());
