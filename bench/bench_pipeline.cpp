@@ -149,7 +149,7 @@ Result median(const std::string& rest, GstCaps* caps, const std::vector<GstBuffe
 // The pre-made frames uploaded once by cudaupload; empty when that element or a GPU is missing.
 std::vector<GstBuffer*> uploadToCuda(const std::vector<GstBuffer*>& frames, GstCaps* caps, GstCaps** cudaCaps) {
   std::vector<GstBuffer*> uploaded;
-  GstElement* pipeline = gst_parse_launch("appsrc name=src format=time ! cudaupload ! appsink name=out sync=false", nullptr);
+  GstElement* pipeline = gst_parse_launch("appsrc name=src format=time ! cudaupload ! video/x-raw(memory:CUDAMemory) ! appsink name=out sync=false", nullptr);
   if (pipeline == nullptr) return uploaded;
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");

@@ -163,12 +163,13 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
   }
 }
 
-// Hands a freshly loaded bank to the engine.
+// Hands a freshly loaded bank to the engine. An empty bank stays here: with no names the engine
+// is never asked to match, so frames pass unmatched on every backend.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank) {
   StreamState& stream = *self->stream;
   std::vector<std::string> names;
   for (const nccmatch::TemplateImage& t : bank) names.push_back(t.name);
-  nccmatch::Status status = stream.engine->setTemplates(std::move(bank));
+  nccmatch::Status status = bank.empty() ? nccmatch::Status() : stream.engine->setTemplates(std::move(bank));
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));

@@ -64,21 +64,25 @@ TEST(PinnedMemory, TheCudaEngineMatchesAFrameHeldThere) {
   std::memcpy(memory, scene.bytes.data(), stride * height);
   FrameView frame{static_cast<const uint8_t*>(memory), width, height, stride, MemoryKind::Host};
 
-  FrameResult results[2];
-  const Backend backends[] = {Backend::Cpu, Backend::Cuda};
-  for (int i = 0; i < 2; ++i) {
+  // The CPU reference; the CUDA engine on the pinned frame and on a pageable copy of it.
+  FrameView pageable{scene.bytes.data(), width, height, stride, MemoryKind::Host};
+  FrameResult results[3];
+  const Backend backends[] = {Backend::Cpu, Backend::Cuda, Backend::Cuda};
+  const FrameView* frames[] = {&frame, &frame, &pageable};
+  for (int i = 0; i < 3; ++i) {
     EngineOptions options;
     options.backend = backends[i];
     options.cpuPath = CpuPath::Reference;
     std::unique_ptr<Engine> engine;
     ASSERT_TRUE(Engine::create(options, &engine).ok());
     ASSERT_TRUE(engine->setTemplates({t}).ok());
-    Status s = engine->match(frame, MatchParams{}, &results[i]);
+    Status s = engine->match(*frames[i], MatchParams{}, &results[i]);
     ASSERT_TRUE(s.ok()) << s.message();
   }
   freePinnedHost(memory);
   ASSERT_EQ(results[0].matches.size(), 1u);
-  ASSERT_EQ(results[1].matches.size(), 1u);
+  ASSERT_EQ(results[2].matches.size(), 1u) << "pageable frame";
+  ASSERT_EQ(results[1].matches.size(), 1u) << "pinned frame";
   EXPECT_EQ(results[1].matches[0].x, 250);
   EXPECT_EQ(results[1].matches[0].y, 99);
   EXPECT_NEAR(results[1].matches[0].score, results[0].matches[0].score, 1e-4);

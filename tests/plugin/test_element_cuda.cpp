@@ -94,10 +94,16 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
         bus, 50 * GST_MSECOND, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_ELEMENT));
     if (msg == nullptr) continue;
     switch (GST_MESSAGE_TYPE(msg)) {
-      case GST_MESSAGE_ERROR:
-        ADD_FAILURE() << description << ": " << messageText(msg);
+      case GST_MESSAGE_ERROR: {
+        GError* err = nullptr;
+        gchar* debug = nullptr;
+        gst_message_parse_error(msg, &err, &debug);
+        ADD_FAILURE() << description << ": " << err->message << " (" << (debug ? debug : "") << ")";
+        g_clear_error(&err);
+        g_free(debug);
         done = true;
         break;
+      }
       case GST_MESSAGE_EOS:
         done = true;
         break;
@@ -198,7 +204,7 @@ TEST_F(CudaPipelines, CudaUploadMatchesAndDrawsLikeSystemMemory) {
     const std::string sink = "appsink name=out sync=false max-buffers=0";
     g_free(caps);
     PipelineRun system = runPipeline(source + " ! " + element + " ! " + sink, frames);
-    PipelineRun gpu = runPipeline(source + " ! cudaupload ! " + element + " ! cudadownload ! video/x-raw,format=" +
+    PipelineRun gpu = runPipeline(source + " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! " + element + " ! cudadownload ! video/x-raw,format=" +
                                       format + " ! " + sink,
                                   frames);
     for (GstBuffer* f : frames) gst_buffer_unref(f);
@@ -235,7 +241,8 @@ TEST_F(CudaPipelines, VideotestsrcThroughCudaUploadFindsWhatSystemMemoryFinds) {
       "videotestsrc num-buffers=20 pattern=ball animation-mode=frames ! video/x-raw,format=NV12,width=320,height=240";
   const std::string element = "nccmatch name=m device=cuda threshold=0.5 template=\"" + dir_.path("ball.pgm") + "\"";
   PipelineRun system = runPipeline(source + " ! " + element + " ! fakesink");
-  PipelineRun gpu = runPipeline(source + " ! cudaupload ! " + element + " ! cudadownload ! fakesink");
+  PipelineRun gpu = runPipeline(source + " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! " + element +
+                                " ! cudadownload ! fakesink");
   EXPECT_EQ(gpu.memory, "cuda");
   ASSERT_EQ(system.matches.size(), 20u);
   ASSERT_EQ(system.matches[0].size(), 1u);
