@@ -5,6 +5,7 @@
 
 #include "cpu_cost_model.hpp"
 #include "cpu_numerator_direct.hpp"
+#include "cpu_peaks.hpp"
 #include "cpu_score_centred.hpp"
 #include "cpu_score_rows.hpp"
 #include "cpu_window_sums.hpp"
@@ -233,8 +234,8 @@ Status CpuEngine::match(const FrameView& frame, const MatchParams& params, Frame
     map_.resize(std::size_t(mapW) * mapH);
     computeScores(frame, params.method, i, map_.data());
     const std::size_t firstMatch = result->matches.size();
-    findPeaks(map_.data(), mapW, mapH, t.width, t.height, i, params, &result->matches,
-              &result->best[i]);
+    findPeaksParallel(map_.data(), mapW, mapH, t.width, t.height, i, params, pool_, &result->matches,
+                      &result->best[i]);
     if (resolved_[i] == CpuPath::Fft) refineMatches(frame, params.method, i, firstMatch, result);
   }
   return Status();

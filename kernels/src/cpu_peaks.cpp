@@ -1,0 +1,137 @@
+#include "cpu_peaks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "peaks.hpp"
+
+namespace nccmatch {
+
+namespace {
+
+struct Candidate {
+  double goodness;  // the score, negated for lower-is-better methods: larger is better
+  int x, y;
+};
+
+// The order of peaks.cpp: better goodness first, then raster order.
+bool betterCandidate(const Candidate& a, const Candidate& b) {
+  if (a.goodness != b.goodness) return a.goodness > b.goodness;
+  if (a.y != b.y) return a.y < b.y;
+  return a.x < b.x;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define NCCMATCH_SIMD_CLONES
+#endif
+
+// The largest sign * row[x]. Eight independent lanes, so the compiler uses vector max
+// instructions without reassociating anything.
+NCCMATCH_SIMD_CLONES
+double rowMaximum(const double* __restrict row, int n, double sign) {
+  double lane[8];
+  for (double& v : lane) v = -HUGE_VAL;
+  int x = 0;
+  for (; x + 8 <= n; x += 8)
+    for (int k = 0; k < 8; ++k) {
+      const double g = sign * row[x + k];
+      lane[k] = lane[k] < g ? g : lane[k];
+    }
+  double m = -HUGE_VAL;
+  for (; x < n; ++x) m = std::max(m, sign * row[x]);
+  for (double v : lane) m = std::max(m, v);
+  return m;
+}
+
+}  // namespace
+
+void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                       int templateHeight, uint32_t templateIndex, const MatchParams& params,
+                       ThreadPool& pool, std::vector<Match>* matches, std::optional<Match>* best) {
+  best->reset();
+  if (mapWidth <= 0 || mapHeight <= 0) return;
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double goodEnough = sign * params.threshold;
+  auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
+
+  // A local extremum: no 8-neighbour is strictly better.
+  auto isPeak = [&](int x, int y, double g) {
+    for (int dy = -1; dy <= 1; ++dy) {
+      const int ny = y + dy;
+      if (ny < 0 || ny >= mapHeight) continue;
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int nx = x + dx;
+        if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+        if (good(nx, ny) > g) return false;
+      }
+    }
+    return true;
+  };
+
+  std::mutex mutex;
+  Candidate top{good(0, 0), 0, 0};
+  std::vector<Candidate> candidates;
+  pool.parallelFor(mapHeight, [&](int yBegin, int yEnd) {
+    Candidate bandTop{good(0, yBegin), 0, yBegin};
+    std::vector<Candidate> bandCandidates;
+    for (int y = yBegin; y < yEnd; ++y) {
+      const double* row = map + std::size_t(y) * mapWidth;
+      const double m = rowMaximum(row, mapWidth, sign);
+      // NaN-free maps: the first x holding the maximum is the row's best in raster order.
+      if (m > bandTop.goodness) {
+        int x = 0;
+        while (x + 1 < mapWidth && !(sign * row[x] == m)) ++x;
+        bandTop = Candidate{sign * row[x], x, y};
+      }
+      if (params.maxMatches <= 0 || !(m >= goodEnough)) continue;
+      for (int x = 0; x < mapWidth; ++x) {
+        const double g = sign * row[x];
+        if (g >= goodEnough && isPeak(x, y, g)) bandCandidates.push_back(Candidate{g, x, y});
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (betterCandidate(bandTop, top)) top = bandTop;
+    candidates.insert(candidates.end(), bandCandidates.begin(), bandCandidates.end());
+  });
+
+  auto makeMatch = [&](int x, int y) {
+    Match m;
+    m.templateIndex = templateIndex;
+    m.x = x;
+    m.y = y;
+    m.width = templateWidth;
+    m.height = templateHeight;
+    m.score = map[std::size_t(y) * mapWidth + x];
+    const double g = good(x, y);
+    m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
+    m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
+    return m;
+  };
+  *best = makeMatch(top.x, top.y);
+
+  // Greedy non-maximum suppression in the total order; candidates are taken best first, so a
+  // heap yields only the few needed (a flat map has a candidate at every position).
+  auto worse = [](const Candidate& a, const Candidate& b) { return betterCandidate(b, a); };
+  std::make_heap(candidates.begin(), candidates.end(), worse);
+  std::vector<Match> kept;
+  while (!candidates.empty() && int(kept.size()) < params.maxMatches) {
+    std::pop_heap(candidates.begin(), candidates.end(), worse);
+    const Candidate c = candidates.back();
+    candidates.pop_back();
+    Match m = makeMatch(c.x, c.y);
+    bool suppressed = false;
+    for (const Match& k : kept) {
+      if (boxIou(m, k) > params.nmsIou) {
+        suppressed = true;
+        break;
+      }
+    }
+    if (!suppressed) kept.push_back(m);
+  }
+  matches->insert(matches->end(), kept.begin(), kept.end());
+}
+
+}  // namespace nccmatch
