@@ -188,6 +188,7 @@ int main() {
       double autoDev = 0;
       std::string pick;
       cuda::SatBuild satKind = cuda::SatBuild::Fused;
+      bool usesSat = true;
       int n = 0;
       for (CudaNumerator num : {CudaNumerator::Auto, CudaNumerator::Spatial, CudaNumerator::Fft}) {
         EngineOptions o;
@@ -212,6 +213,7 @@ int main() {
           auto* ce = dynamic_cast<cuda::CudaEngine*>(e.get());
           pick = cudaNumeratorName(ce->numeratorFor(0));
           satKind = ce->satBuild();
+          usesSat = ce->usesSat();
         }
       }
       // The SAT alone, with the build the engine picked.
@@ -260,7 +262,7 @@ int main() {
       std::snprintf(predText, sizeof predText, "%.0f / %.0f", pred.spatialMicros, pred.fftMicros);
       std::printf("| %dx%d | %d | %s (%s) | %s | %s | %s | %s | %s (%s) | %s | %s | %.1fx |\n", W, H, side,
                   fmt(times[0]).c_str(), pick.c_str(), fmt(autoDev).c_str(), fmt(times[1]).c_str(),
-                  fmt(times[2]).c_str(), fmt(upload).c_str(), fmt(sat).c_str(), cuda::satBuildName(satKind),
+                  fmt(times[2]).c_str(), fmt(upload).c_str(), fmt(sat).c_str(), usesSat ? cuda::satBuildName(satKind) : "not used",
                   predText, fmt(nppUs).c_str(), nppUs > 0 ? nppUs / times[0] : 0.0);
       std::fflush(stdout);
     }
@@ -280,7 +282,7 @@ int main() {
       sb->build(dev, W, W, H, s1, s2, stream);
       cuda::FftCorrelator fft;
       if (!fft.configure(W, H, stream).ok()) return 1;
-      for (int side : {16, 128}) {
+      for (int side : {16, 64, 128}) {
         std::vector<uint8_t> px(std::size_t(side) * side);
         for (auto& v : px) v = uint8_t(gen());
         uint8_t *tplDev = nullptr, *packedDev = nullptr;
@@ -312,9 +314,12 @@ int main() {
         const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
         // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
         // from its handoff, where the template fits it.
-        double tFused = -1, tHandoffPeaks = -1;
-        if (cuda::fusedSpatialFits(side, side)) {
-          const std::vector<uint8_t> words = cuda::fusedSpatialPack(px.data(), side, side);
+        double tFused = -1, tFusedDp4a = -1, tHandoffPeaks = -1;
+        for (cuda::FusedNumerator kind : {cuda::FusedNumerator::Dp4a, cuda::FusedNumerator::TensorCores}) {
+          if (!cuda::fusedSpatialFits(side, side)) break;
+          const std::vector<uint8_t> words = kind == cuda::FusedNumerator::TensorCores
+                                                 ? cuda::fusedSpatialFragments(px.data(), side, side)
+                                                 : cuda::fusedSpatialPack(px.data(), side, side);
           uint8_t* wordsDev = nullptr;
           cuda::Ranked* blockBest = nullptr;
           int *above = nullptr, *aboveCount = nullptr;
@@ -326,10 +331,11 @@ int main() {
           cuda::FusedSpatialArgs a;
           a.image = dev; a.pitch = W; a.width = W; a.height = H; a.packedTemplate = wordsDev;
           a.templateWidth = side; a.templateHeight = side; a.stats = in.stats; a.method = Method::CCoeffNormed; a.map = map;
+          a.numerator = kind;
           cuda::PeakHandoff h;
           h.blockBest = blockBest; h.above = above; h.aboveCount = aboveCount; h.sign = 1.0;
           h.goodEnough = params.threshold; h.collect = true;
-          tFused = medianEventMicros(stream, [&] {
+          (kind == cuda::FusedNumerator::Dp4a ? tFusedDp4a : tFused) = medianEventMicros(stream, [&] {
             cudaMemsetAsync(aboveCount, 0, sizeof(int), stream);
             cuda::fusedSpatialScores(a, 0, mapH, h, stream);
           });
@@ -339,8 +345,8 @@ int main() {
           cudaFree(wordsDev); cudaFree(blockBest); cudaFree(above); cudaFree(aboveCount);
         }
         std::printf("stages %dx%d template %d (us): upload %.1f | SAT fused32 %.1f | spatial numerator %.1f | exact score %.1f | "
-                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f | fused spatial scores %s | peaks from handoff %s\n",
-                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks, fmt(tFused).c_str(), fmt(tHandoffPeaks).c_str());
+                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f | fused spatial scores tensor %s dp4a %s | peaks from handoff %s\n",
+                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks, fmt(tFused).c_str(), fmt(tFusedDp4a).c_str(), fmt(tHandoffPeaks).c_str());
         cudaFree(tplDev);
         cudaFree(packedDev);
       }

@@ -4,6 +4,7 @@
 
 #include "cuda/numerator_fft.hpp"
 #include "cuda/numerator_spatial.hpp"
+#include "cuda/spatial_scores.hpp"
 
 namespace nccmatch::cuda {
 
@@ -15,9 +16,14 @@ namespace {
 constexpr double kSpatialWordRowMicros = 0.17;
 constexpr double kSpatialLaunchMicros = 4.0;
 constexpr int kSpatialBlocksPerSm = 8;
-// FFT (double): product + Z2D per template, D2Z per frame, both roughly linear in the padded size.
-constexpr double kFftMicrosPerMegaPoint = 45.0;
-constexpr double kFftFixedMicros = 20.0;
+// Templates up to 64x64 take the fused tensor-core kernel: mapW * mapH * h * 32 * kSteps padded
+// multiply-adds at about 270 per picosecond (predicted from the m16n8k32 rate bounded by two
+// shared-memory loads per MMA; refit from bench_ncc when measured).
+constexpr double kTensorMicrosPerGigaMac = 3.7;
+// FFT (float): product + C2R per template, R2C per frame, both roughly linear in the padded size;
+// about 0.65x the double fit (float stages of the 1ba0e05 run: 48 + 49 us at 2.07 Mpoints).
+constexpr double kFftMicrosPerMegaPoint = 30.0;
+constexpr double kFftFixedMicros = 15.0;
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -29,7 +35,13 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
   const int mapWidth = frameWidth - w + 1, mapHeight = frameHeight - h + 1;
   const double blocks = double(ceilDiv(mapWidth, kSpatialTileWidth)) * ceilDiv(mapHeight, kSpatialTileHeight);
   const double waves = std::ceil(blocks / (double(smCount > 0 ? smCount : 1) * kSpatialBlocksPerSm));
-  c.spatialMicros = kSpatialLaunchMicros + waves * (l.paddedWidth / 4.0) * l.paddedHeight * kSpatialWordRowMicros;
+  if (fusedSpatialFits(w, h)) {
+    const double kSteps = std::ceil((w + 15) / 32.0);
+    const double macs = double(mapWidth) * mapHeight * h * 32.0 * kSteps;
+    c.spatialMicros = kSpatialLaunchMicros + macs / 1e9 * kTensorMicrosPerGigaMac;
+  } else {
+    c.spatialMicros = kSpatialLaunchMicros + waves * (l.paddedWidth / 4.0) * l.paddedHeight * kSpatialWordRowMicros;
+  }
   const double points = double(fastFftSize(frameWidth, true)) * fastFftSize(frameHeight, false);
   c.fftMicros = kFftFixedMicros + kFftMicrosPerMegaPoint * points / 1e6;
   return c;

@@ -30,6 +30,9 @@ std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; 
 // its rounding bound does not clear.
 constexpr FftPrecision kFftPrecision = FftPrecision::Float;
 
+// Fused spatial templates take the integer tensor cores (exact, ~10x the dp4a rate).
+constexpr FusedNumerator kFusedNumerator = FusedNumerator::TensorCores;
+
 // Banded uploads: about 256 rows a band (a 1080p frame in 4, 2160p in 8), each a multiple of
 // the fused kernel's tile height; fewer bands would start the scores later, more would cost
 // more API calls than the overlap saves.
@@ -145,7 +148,10 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
     NCC_CUDA_CHECK(cudaMemcpy(pixels.back()->as<uint8_t>(), t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
     fusedPacked.push_back(std::make_unique<DeviceBuffer>());
     if (fusedSpatialFits(t.width, t.height)) {
-      const std::vector<uint8_t> words = fusedSpatialPack(t.pixels.data(), t.width, t.height);
+      const std::vector<uint8_t> words =
+          kFusedNumerator == FusedNumerator::TensorCores
+              ? fusedSpatialFragments(t.pixels.data(), t.width, t.height)
+              : fusedSpatialPack(t.pixels.data(), t.width, t.height);
       NCC_RETURN_IF_ERROR(fusedPacked.back()->reserve(words.size()));
       NCC_CUDA_CHECK(cudaMemcpy(fusedPacked.back()->as<uint8_t>(), words.data(), words.size(), cudaMemcpyHostToDevice));
     }
@@ -348,6 +354,7 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
     a.pitch = imagePitch_;
     a.width = frameWidth_;
     a.height = frameHeight_;
+    a.numerator = kFusedNumerator;
     a.packedTemplate = fusedPacked_[i]->as<uint8_t>();
     a.templateWidth = t.width;
     a.templateHeight = t.height;

@@ -39,6 +39,8 @@ class CudaEngine final : public Engine {
   // build in use: for tests, tools and the benchmark.
   CudaNumerator numeratorFor(uint32_t templateIndex) const;
   SatBuild satBuild() const { return satKind_; }
+  // Whether frames of the last size build a SAT (false when every fitting template is fused).
+  bool usesSat() const { return needSat_; }
   // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;

@@ -14,9 +14,14 @@ constexpr int kThreads = kThreadsX * kThreadsY;
 constexpr int kOutputsPerThread = kFusedTileWidth / kThreadsX;  // 8
 constexpr int kMaxTemplateWords = kFusedMaxSide / 4;
 constexpr int kTileRows = kThreadsY + kFusedMaxSide - 1;
-// 32 words of outputs, the template's words, one look-ahead; odd so that rows start on
-// alternating banks.
-constexpr int kTilePitchWords = kFusedTileWidth / 4 + kMaxTemplateWords + 1;
+// Steps of 32 in K = w + 15 (tensor cores): at most 3 for w <= 64.
+constexpr int kMaxKSteps = (kFusedMaxSide + 15 + 31) / 32;
+// Words a tile row needs: dp4a 32 + w/4 (outputs, template, look-ahead); tensor cores
+// 28 + 8 * kSteps (the last group of 16 outputs starts at byte 112 and reads K bytes). Odd so
+// that rows start on alternating banks.
+constexpr int kTilePitchWords = 53;
+static_assert(kTilePitchWords >= kFusedTileWidth / 4 + kMaxTemplateWords + 1, "dp4a tile row");
+static_assert(kTilePitchWords >= 28 + 8 * kMaxKSteps, "tensor-core tile row");
 // Columns whose sums a tile needs: 128 outputs plus a template width minus one.
 constexpr int kColumns = kFusedTileWidth + kFusedMaxSide - 1;
 static_assert(kOutputsPerThread == 8, "the inner loop below is written for eight outputs");
@@ -24,23 +29,40 @@ static_assert(kColumns <= kThreads, "one thread per column");
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
+__host__ __device__ inline int kStepsFor(int w) { return (w + 15 + 31) / 32; }
+
+// D (16x8, s32) += A (16x32, u8, row) * B (32x8, u8, col): exact integer products.
+__device__ inline void mmaU8(uint32_t (&d)[4], const uint4& a, uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+
+template <FusedNumerator Kind>
 __global__ void __launch_bounds__(kThreads)
     fusedSpatialKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                        const uint32_t* __restrict__ tpl, int w, int h, int mapWidth, int mapHeight,
                        int rowBegin, int rowEnd, bool wordAligned, TemplateStats stats,
                        Method method, double* __restrict__ map, PeakHandoff handoff) {
+  constexpr bool kTensor = Kind == FusedNumerator::TensorCores;
   __shared__ uint32_t sImage[kTileRows * kTilePitchWords];
-  __shared__ uint32_t sTemplate[kFusedMaxSide * kMaxTemplateWords];
-  // Column sums of I and I^2 over h rows, for each of the block's 16 output rows.
-  __shared__ uint32_t sCol1[kThreadsY * kColumns];
+  __shared__ uint32_t sTemplate[kTensor ? 1 : kFusedMaxSide * kMaxTemplateWords];
+  // The tensor-core numerators, laid out for the epilogue's eight-per-thread reads.
+  __shared__ uint32_t sNumerator[kTensor ? kThreadsY * kFusedTileWidth : 1];
+  // Column sums of I (< 2^16) and I^2 over h rows, for each of the block's 16 output rows.
+  __shared__ uint16_t sCol1[kThreadsY * kColumns];
   __shared__ uint32_t sCol2[kThreadsY * kColumns];
 
   const int tid = threadIdx.y * kThreadsX + threadIdx.x;
   const int outX0 = blockIdx.x * kFusedTileWidth;
   const int outY0 = rowBegin + blockIdx.y * kFusedTileHeight;
   const int words = (w + 3) / 4;
+  const int kSteps = kStepsFor(w);
   const int tileRows = kThreadsY + h - 1;
-  const int tileWords = kFusedTileWidth / 4 + words;
+  const int tileWords = kTensor ? max(kFusedTileWidth / 4 + words, 28 + 8 * kSteps)
+                                : kFusedTileWidth / 4 + words;
 
   for (int i = tid; i < tileRows * tileWords; i += kThreads) {
     const int r = i / tileWords, q = i - r * tileWords;
@@ -56,7 +78,8 @@ __global__ void __launch_bounds__(kThreads)
     }
     sImage[r * kTilePitchWords + q] = word;
   }
-  for (int i = tid; i < h * words; i += kThreads) sTemplate[i] = tpl[i];
+  if (!kTensor)
+    for (int i = tid; i < h * words; i += kThreads) sTemplate[i] = tpl[i];
   __syncthreads();
 
   {
@@ -72,23 +95,54 @@ __global__ void __launch_bounds__(kThreads)
         s1 += v;
         s2 += v * v;
       }
-      sCol1[c] = s1;
+      sCol1[c] = uint16_t(s1);
       sCol2[c] = s2;
       for (int oy = 1; oy < kThreadsY; ++oy) {
         const uint32_t in = bytes[(oy + h - 1) * kPitchBytes], out = bytes[(oy - 1) * kPitchBytes];
         s1 = s1 + in - out;
         s2 = s2 + in * in - out * out;
-        sCol1[oy * kColumns + c] = s1;
+        sCol1[oy * kColumns + c] = uint16_t(s1);
         sCol2[oy * kColumns + c] = s2;
       }
     }
   }
 
-  // The numerator: one template row at a time, eight neighbouring outputs per thread.
   uint32_t acc[kOutputsPerThread];
 #pragma unroll
   for (int k = 0; k < kOutputsPerThread; ++k) acc[k] = 0;
-  for (int r = 0; r < h; ++r) {
+  if (kTensor) {
+    // Warp v: output rows 2v and 2v+1 of the tile, one m16n8 tile (128 outputs) each. Lane
+    // (g, t) loads frame bytes 16g + 32s + 4t (and +16) of the row: B's column g, rows 4t...
+    const int lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const uint4* frag = reinterpret_cast<const uint4*>(tpl) + lane;
+    uint32_t d[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    for (int r = 0; r < h; ++r) {
+      for (int step = 0; step < kSteps; ++step) {
+        const uint4 a = frag[(r * kSteps + step) * 32];
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const uint32_t* row = sImage + (2 * warp + i + r) * kTilePitchWords + 4 * g + 8 * step + t;
+          mmaU8(d[i], a, row[0], row[4]);
+        }
+      }
+    }
+    // D[m][n] is output 16n + m: lane (g, t) holds m = g, g+8 and n = 2t, 2t+1.
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      uint32_t* out = sNumerator + (2 * warp + i) * kFusedTileWidth;
+      out[32 * t + g] = d[i][0];
+      out[32 * t + 16 + g] = d[i][1];
+      out[32 * t + 8 + g] = d[i][2];
+      out[32 * t + 24 + g] = d[i][3];
+    }
+    __syncthreads();
+    const uint32_t* mine = sNumerator + threadIdx.y * kFusedTileWidth + threadIdx.x * kOutputsPerThread;
+#pragma unroll
+    for (int k = 0; k < kOutputsPerThread; ++k) acc[k] = mine[k];
+  }
+  // The numerator by dp4a: one template row at a time, eight neighbouring outputs per thread.
+  for (int r = 0; !kTensor && r < h; ++r) {
     const uint32_t* row = sImage + (threadIdx.y + r) * kTilePitchWords + 2 * threadIdx.x;
     const uint32_t* trow = sTemplate + r * words;
     uint32_t a = row[0], b = row[1];
@@ -112,7 +166,7 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();  // the column sums are complete
 
   // Window sums: a sliding sum of w column sums.
-  const uint32_t* col1 = sCol1 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
+  const uint16_t* col1 = sCol1 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
   const uint32_t* col2 = sCol2 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
   uint32_t s1 = 0, s2 = 0;
   for (int c = 0; c < w; ++c) {
@@ -158,6 +212,28 @@ std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int heig
   return packed;
 }
 
+std::vector<uint8_t> fusedSpatialFragments(const uint8_t* pixels, int width, int height) {
+  const int kSteps = kStepsFor(width);
+  std::vector<uint8_t> out(std::size_t(height) * kSteps * 32 * 16, 0);
+  // A[m][k] = T[r][k - m]: output 16n + m sees frame byte 16n + k through template column k - m.
+  auto a = [&](int r, int m, int k) -> uint8_t {
+    const int c = k - m;
+    return c >= 0 && c < width ? pixels[std::size_t(r) * width + c] : 0;
+  };
+  for (int r = 0; r < height; ++r)
+    for (int step = 0; step < kSteps; ++step)
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane >> 2, t = lane & 3;
+        uint8_t* dst = out.data() + ((std::size_t(r) * kSteps + step) * 32 + lane) * 16;
+        // Registers a0..a3: (row g, k 4t..), (row g+8, k 4t..), (row g, k 16+4t..), (row g+8, k 16+4t..).
+        const int rows[4] = {g, g + 8, g, g + 8};
+        const int cols[4] = {4 * t, 4 * t, 16 + 4 * t, 16 + 4 * t};
+        for (int reg = 0; reg < 4; ++reg)
+          for (int b = 0; b < 4; ++b) dst[reg * 4 + b] = a(r, rows[reg], 32 * step + cols[reg] + b);
+      }
+  return out;
+}
+
 int fusedSpatialBlocks(int mapWidth, int mapHeight) {
   return ceilDiv(mapWidth, kFusedTileWidth) * ceilDiv(mapHeight, kFusedTileHeight);
 }
@@ -176,9 +252,16 @@ Status fusedSpatialScores(const FusedSpatialArgs& a, int rowBegin, int rowEnd,
   const bool wordAligned = (reinterpret_cast<std::uintptr_t>(a.image) % 4 == 0) && (a.pitch % 4 == 0);
   dim3 block(kThreadsX, kThreadsY);
   dim3 grid(ceilDiv(mapWidth, kFusedTileWidth), ceilDiv(rowEnd - rowBegin, kFusedTileHeight));
-  fusedSpatialKernel<<<grid, block, 0, stream>>>(
-      a.image, a.pitch, a.width, a.height, reinterpret_cast<const uint32_t*>(a.packedTemplate), w,
-      h, mapWidth, mapHeight, rowBegin, rowEnd, wordAligned, a.stats, a.method, a.map, handoff);
+  const uint32_t* tpl = reinterpret_cast<const uint32_t*>(a.packedTemplate);
+  if (a.numerator == FusedNumerator::TensorCores) {
+    fusedSpatialKernel<FusedNumerator::TensorCores><<<grid, block, 0, stream>>>(
+        a.image, a.pitch, a.width, a.height, tpl, w, h, mapWidth, mapHeight, rowBegin, rowEnd,
+        wordAligned, a.stats, a.method, a.map, handoff);
+  } else {
+    fusedSpatialKernel<FusedNumerator::Dp4a><<<grid, block, 0, stream>>>(
+        a.image, a.pitch, a.width, a.height, tpl, w, h, mapWidth, mapHeight, rowBegin, rowEnd,
+        wordAligned, a.stats, a.method, a.map, handoff);
+  }
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }

@@ -1,5 +1,5 @@
 // The spatial path in one kernel for templates up to 64x64: the exact numerator sum(I*T) by
-// __dp4a, the window sums sum(I) and sum(I^2) from column sums of the same shared-memory tile
+// integer tensor-core MMA (u8 x u8 -> s32, exact) or by __dp4a, the window sums sum(I) and sum(I^2) from column sums of the same shared-memory tile
 // (no SAT needed), the score of every position (bit-identical to the CPU's scoreFromSums) and
 // the peak handoff (per-block best, positions above the threshold). A launch may cover a band
 // of output rows, so it can start as soon as the frame rows it reads are on the device.
@@ -27,8 +27,16 @@ inline bool fusedSpatialFits(int templateWidth, int templateHeight) {
          templateHeight <= kFusedMaxSide;
 }
 
-// The template's rows zero-padded to whole 4-byte words, ready to upload.
+// How the numerator is formed. Tensor cores: per template row, a 16 x K Toeplitz matrix of the
+// template (16 neighbouring outputs) times a K x 8 matrix of frame bytes (8 groups of 16 outputs),
+// one mma.m16n8k32 per 32 of K = w + 15 rounded up.
+enum class FusedNumerator { TensorCores, Dp4a };
+
+// The template's rows zero-padded to whole 4-byte words (Dp4a), ready to upload.
 std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int height);
+// The template's A fragments of mma.m16n8k32 (TensorCores): for each row and step of 32 in K,
+// 32 lanes x 16 bytes, in the order the lanes load them.
+std::vector<uint8_t> fusedSpatialFragments(const uint8_t* pixels, int width, int height);
 
 // Blocks (and PeakHandoff::blockBest entries) of a whole map of mapWidth x mapHeight.
 int fusedSpatialBlocks(int mapWidth, int mapHeight);
@@ -37,7 +45,9 @@ struct FusedSpatialArgs {
   const uint8_t* image = nullptr;  // device, row pitch in bytes
   std::size_t pitch = 0;
   int width = 0, height = 0;
-  const uint8_t* packedTemplate = nullptr;  // device copy of fusedSpatialPack's bytes
+  FusedNumerator numerator = FusedNumerator::TensorCores;
+  // Device copy of fusedSpatialFragments' bytes (TensorCores) or fusedSpatialPack's (Dp4a).
+  const uint8_t* packedTemplate = nullptr;
   int templateWidth = 0, templateHeight = 0;
   TemplateStats stats;
   Method method = Method::CCoeffNormed;

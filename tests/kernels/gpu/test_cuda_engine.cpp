@@ -299,7 +299,9 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
     ASSERT_TRUE(s.ok()) << s.message();
     const int recomputed = cuda->lastRecomputeCount();
     const int mapW = W - t.width + 1, mapH = H - t.height + 1;
-    if (method == Method::CCoeffNormed) EXPECT_GE(recomputed, (W / 2 - t.width) * mapH) << "near-flat windows";
+    if (method == Method::CCoeffNormed) {
+      EXPECT_GE(recomputed, (W / 2 - t.width) * mapH) << "near-flat windows";
+    }
     for (int y = 0; y < mapH; ++y) {
       for (int x = 0; x < mapW; ++x) {
         const std::size_t i = std::size_t(y) * mapW + x;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "cuda/spatial_scores.hpp"
 #include "gpu_test_support.hpp"
@@ -46,15 +47,28 @@ TEST(FusedSpatial, FitsUpTo64AndPacksWholeWords) {
   const std::vector<uint8_t> packed = cuda::fusedSpatialPack(px.data(), 5, 2);
   const std::vector<uint8_t> want = {1, 2, 3, 4, 5, 0, 0, 0, 6, 7, 8, 9, 10, 0, 0, 0};
   EXPECT_EQ(packed, want);
+  // Fragments: 16-byte lanes, 32 a step, ceil((w + 15) / 32) steps a row; lane 0's first
+  // register holds row m = 0 at k = 0..3, i.e. template bytes 0..3.
+  const std::vector<uint8_t> frags = cuda::fusedSpatialFragments(px.data(), 5, 2);
+  ASSERT_EQ(frags.size(), 2u * 1 * 32 * 16);
+  EXPECT_EQ(std::vector<uint8_t>(frags.begin(), frags.begin() + 4), (std::vector<uint8_t>{1, 2, 3, 4}));
+  // Lane 4 (g = 1, t = 0): row m = 1 sees template column k - 1: 0, 1, 2, 3.
+  EXPECT_EQ(std::vector<uint8_t>(frags.begin() + 64, frags.begin() + 68), (std::vector<uint8_t>{0, 1, 2, 3}));
+  const std::vector<uint8_t> wide(64, 7);
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 17, 1).size(), 1u * 1 * 32 * 16);  // w + 15 = 32
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 18, 1).size(), 1u * 2 * 32 * 16);
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 64, 1).size(), 1u * 3 * 32 * 16);
   EXPECT_EQ(cuda::fusedSpatialBlocks(128, 16), 1);
   EXPECT_EQ(cuda::fusedSpatialBlocks(129, 17), 4);
 }
 
-class FusedSpatialScores : public ::testing::TestWithParam<FusedCase> {};
+class FusedSpatialScores
+    : public ::testing::TestWithParam<std::tuple<cuda::FusedNumerator, FusedCase>> {};
 
 TEST_P(FusedSpatialScores, MapsBitIdenticalAndHandoffComplete) {
   SKIP_WITHOUT_GPU();
-  const FusedCase c = GetParam();
+  const cuda::FusedNumerator numerator = std::get<0>(GetParam());
+  const FusedCase c = std::get<1>(GetParam());
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   auto cpu = makeEngine(Backend::Cpu);
@@ -62,7 +76,10 @@ TEST_P(FusedSpatialScores, MapsBitIdenticalAndHandoffComplete) {
   const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
   const std::size_t n = std::size_t(mapW) * mapH;
   const int blocks = cuda::fusedSpatialBlocks(mapW, mapH);
-  const std::vector<uint8_t> packed = cuda::fusedSpatialPack(t.pixels.data(), t.width, t.height);
+  const std::vector<uint8_t> packed =
+      numerator == cuda::FusedNumerator::TensorCores
+          ? cuda::fusedSpatialFragments(t.pixels.data(), t.width, t.height)
+          : cuda::fusedSpatialPack(t.pixels.data(), t.width, t.height);
 
   uint8_t *dImage = nullptr, *dTpl = nullptr;
   double* dMap = nullptr;
@@ -105,6 +122,7 @@ TEST_P(FusedSpatialScores, MapsBitIdenticalAndHandoffComplete) {
     a.pitch = img.stride;
     a.width = img.width;
     a.height = img.height;
+    a.numerator = numerator;
     a.packedTemplate = dTpl;
     a.templateWidth = t.width;
     a.templateHeight = t.height;
@@ -157,7 +175,8 @@ TEST_P(FusedSpatialScores, MapsBitIdenticalAndHandoffComplete) {
   cudaFree(dCount);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, FusedSpatialScores, ::testing::Values(
+INSTANTIATE_TEST_SUITE_P(Sizes, FusedSpatialScores, ::testing::Combine(
+    ::testing::Values(cuda::FusedNumerator::TensorCores, cuda::FusedNumerator::Dp4a), ::testing::Values(
     //       frame        template  pad  frame fill     template fill  bands
     FusedCase{1, 1,       1, 1,     0,   Fill::Random,  Fill::Random,  0},
     FusedCase{9, 7,       1, 1,     3,   Fill::Random,  Fill::Random,  0},
@@ -173,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, FusedSpatialScores, ::testing::Values(
     FusedCase{1, 37,      1, 5,     0,   Fill::Random,  Fill::Random,  16},
     FusedCase{37, 1,      4, 1,     5,   Fill::Random,  Fill::Random,  0},
     FusedCase{1920, 1080, 16, 16,   0,   Fill::Random,  Fill::Random,  272},
-    FusedCase{1921, 1079, 33, 31,   7,   Fill::Smooth,  Fill::Smooth,  272}));
+    FusedCase{1921, 1079, 33, 31,   7,   Fill::Smooth,  Fill::Smooth,  272})));
 
 TEST(FusedSpatial, BadArgumentsAreErrors) {
   cuda::FusedSpatialArgs a;
