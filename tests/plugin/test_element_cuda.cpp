@@ -64,8 +64,10 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
   PipelineRun run;
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
-  if (pipeline == nullptr) {
+  if (pipeline == nullptr || error != nullptr) {  // a missing element leaves a partial pipeline
     ADD_FAILURE() << description << ": " << (error ? error->message : "parse failed");
+    g_clear_error(&error);
+    if (pipeline != nullptr) gst_object_unref(pipeline);
     return run;
   }
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
@@ -268,8 +270,8 @@ TEST_P(GpuDecode, DecodedOnTheGpuMatchesDecodedOnTheCpu) {
   const DecodeCase& c = GetParam();
   std::string encoderName = std::string(c.encoder).substr(0, std::string(c.encoder).find(' '));
   std::string systemName = std::string(c.systemDecoder).substr(0, std::string(c.systemDecoder).find(' '));
-  if (std::string missing = missingElements({encoderName.c_str(), c.gpuDecoder, systemName.c_str(), "matroskamux",
-                                             "matroskademux"});
+  if (std::string missing = missingElements({encoderName.c_str(), c.parser, c.gpuDecoder, systemName.c_str(),
+                                             "matroskamux", "matroskademux"});
       !missing.empty())
     GTEST_SKIP() << "missing GStreamer elements: " << missing;
   // A textured needle on a smooth background: the codec keeps the needle recognisable.
