@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
           cells[p] = buf;
           if (path == CpuPath::Auto) {
             autoMs = ms;
-            picks = cpuPathName(resolveCpuPath(CpuPath::Auto, w, h, size, size));
+            picks = cpuPathName(resolveCpuPath(CpuPath::Auto, w, h, size, size, threads));
           }
         }
         std::string cvCell = "n/a", ratio = "n/a";

@@ -1,5 +1,6 @@
 #include "cpu_cost_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #ifdef NCCMATCH_HAVE_FFTW
@@ -9,16 +10,18 @@
 namespace nccmatch {
 
 namespace {
-// Measured with bench_cpu on an AMD EPYC (Zen 4, AVX-512, 2 cores) at 1920x1080 (per thread):
-// seconds per 8-bit multiply-accumulate of the direct path, and per FFT work unit
-// (points * (log2 points + 2), forward and inverse) of the tiled FFT path.
-constexpr double kDirectSecondsPerMac = 7.0e-11;
-constexpr double kFftSecondsPerWorkUnit = 1.5e-9;
+// Measured with bench_cpu and per-path runs on an AMD EPYC (Zen 5, AVX-512, 2 cores) at 1920x1080
+// (per thread): seconds per 8-bit multiply-accumulate of the direct path, and per FFT work unit
+// (points * (log2 points + 2) + tile overhead, forward and inverse; FFTW_MEASURE plans) of the
+// tiled FFT path. The per-window costs both paths share (sums, scores, peaks) cancel out.
+constexpr double kDirectSecondsPerMac = 2.4e-11;
+constexpr double kFftSecondsPerWorkUnit = 1.3e-10;
 }  // namespace
 
-double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight) {
+double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
+                              int threads) {
   const double windows = double(frameWidth - templateWidth + 1) * (frameHeight - templateHeight + 1);
-  return kDirectSecondsPerMac * windows * templateWidth * templateHeight;
+  return kDirectSecondsPerMac * windows * templateWidth * templateHeight / std::max(1, threads);
 }
 
 bool cpuFftAvailable() {
@@ -29,22 +32,23 @@ bool cpuFftAvailable() {
 #endif
 }
 
-double fftNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight) {
+double fftNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
+                           int threads) {
 #ifdef NCCMATCH_HAVE_FFTW
-  FftTiling tiling = chooseFftTiling(frameWidth, frameHeight, templateWidth, templateHeight);
-  return kFftSecondsPerWorkUnit * (tiling.forwardWork + tiling.inverseWork);
+  FftTiling tiling = chooseFftTiling(frameWidth, frameHeight, templateWidth, templateHeight, threads);
+  return kFftSecondsPerWorkUnit * tiling.makespanWork;
 #else
-  (void)frameWidth, (void)frameHeight, (void)templateWidth, (void)templateHeight;
+  (void)frameWidth, (void)frameHeight, (void)templateWidth, (void)templateHeight, (void)threads;
   return HUGE_VAL;
 #endif
 }
 
 CpuPath resolveCpuPath(CpuPath requested, int frameWidth, int frameHeight, int templateWidth,
-                       int templateHeight) {
+                       int templateHeight, int threads) {
   if (requested != CpuPath::Auto) return requested;
   if (!cpuFftAvailable()) return CpuPath::Direct;
-  return fftNumeratorSeconds(frameWidth, frameHeight, templateWidth, templateHeight) <
-                 directNumeratorSeconds(frameWidth, frameHeight, templateWidth, templateHeight)
+  return fftNumeratorSeconds(frameWidth, frameHeight, templateWidth, templateHeight, threads) <
+                 directNumeratorSeconds(frameWidth, frameHeight, templateWidth, templateHeight, threads)
              ? CpuPath::Fft
              : CpuPath::Direct;
 }

@@ -7,9 +7,11 @@
 
 namespace nccmatch {
 
-// Predicted single-thread seconds for one template and one frame.
-double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight);
-double fftNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight);
+// Predicted seconds for one template and one frame on `threads` threads.
+double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
+                              int threads = 1);
+double fftNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
+                           int threads = 1);
 
 // True when this build has the FFT numerator (FFTW3 found at configure time).
 bool cpuFftAvailable();
@@ -17,6 +19,6 @@ bool cpuFftAvailable();
 // Resolves Auto to Direct or Fft for one template (never Fft without FFTW); any other path is
 // returned unchanged.
 CpuPath resolveCpuPath(CpuPath requested, int frameWidth, int frameHeight, int templateWidth,
-                       int templateHeight);
+                       int templateHeight, int threads = 1);
 
 }  // namespace nccmatch

@@ -53,7 +53,7 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
   for (std::size_t i = 0; i < bank_.size(); ++i) {
     const TemplateImage& t = bank_[i];
     if (t.width > frame.width || t.height > frame.height) continue;
-    resolved_[i] = resolveCpuPath(path_, frame.width, frame.height, t.width, t.height);
+    resolved_[i] = resolveCpuPath(path_, frame.width, frame.height, t.width, t.height, pool_.size());
     useFft[i] = resolved_[i] == CpuPath::Fft;
     anyFft = anyFft || useFft[i];
     anyReference = anyReference || resolved_[i] == CpuPath::Reference;
@@ -69,7 +69,7 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
 #ifdef NCCMATCH_HAVE_FFTW
   if (anyFft) {
     if (!fft_) fft_ = std::make_unique<FftNumerator>();
-    fft_->prepare(&bank_, bankGeneration_, useFft, frame.width, frame.height);
+    fft_->prepare(&bank_, bankGeneration_, useFft, frame.width, frame.height, pool_.size());
     fft_->transformFrame(frame, pool_);
   }
 #else

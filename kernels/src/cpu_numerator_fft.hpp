@@ -13,13 +13,16 @@
 
 namespace nccmatch {
 
-// Tile size for one template on one frame size, chosen to minimise transform work.
+// Tile size for one template on one frame size, chosen to minimise the time of the transforms
+// spread over `threads` (whole tiles per thread).
 struct FftTiling {
   int tileWidth = 0, tileHeight = 0;
-  // Work of one frame for this template, in FFT "points * log2(points)" units (forward + inverse).
-  double forwardWork = 0, inverseWork = 0;
+  // Work of one frame for this template, in FFT "points * log2(points)" units (forward, inverse),
+  // and the share of the busiest thread (forward + inverse).
+  double forwardWork = 0, inverseWork = 0, makespanWork = 0;
 };
-FftTiling chooseFftTiling(int frameWidth, int frameHeight, int templateWidth, int templateHeight);
+FftTiling chooseFftTiling(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
+                          int threads = 1);
 
 class FftNumerator {
  public:
@@ -31,7 +34,7 @@ class FftNumerator {
   // Plans tiles and computes template spectra for the templates flagged in useFft; cheap when
   // neither the bank nor the frame size changed since the last call.
   void prepare(const std::vector<TemplateImage>* bank, uint64_t bankGeneration,
-               const std::vector<bool>& useFft, int frameWidth, int frameHeight);
+               const std::vector<bool>& useFft, int frameWidth, int frameHeight, int threads = 1);
   // Forward transforms of the frame's tiles.
   void transformFrame(const FrameView& frame, ThreadPool& pool);
   // out[y * mapW + x] = sum I*(T - mean T) at window (x, y), in float arithmetic; bound[...] an
@@ -54,7 +57,7 @@ class FftNumerator {
   const std::vector<TemplateImage>* bank_ = nullptr;
   uint64_t bankGeneration_ = ~uint64_t(0);
   std::vector<bool> useFft_;
-  int frameWidth_ = 0, frameHeight_ = 0;
+  int frameWidth_ = 0, frameHeight_ = 0, threads_ = 0;
 };
 
 }  // namespace nccmatch

@@ -38,6 +38,7 @@ TEST(CpuCostModel, DirectCostGrowsWithTemplateAreaFftCostBarely) {
   const double d8 = directNumeratorSeconds(1920, 1080, 8, 8);
   const double d64 = directNumeratorSeconds(1920, 1080, 64, 64);
   EXPECT_GT(d64, 40 * d8);
+  EXPECT_NEAR(directNumeratorSeconds(1920, 1080, 64, 64, 4), d64 / 4, d64 * 1e-12);
   if (!cpuFftAvailable()) {
     EXPECT_TRUE(std::isinf(fftNumeratorSeconds(1920, 1080, 64, 64)));
     return;

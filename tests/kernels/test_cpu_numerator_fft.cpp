@@ -152,6 +152,19 @@ TEST(FftTiling, TilesCoverTheTemplateAndStayWithinTheFrame) {
     EXPECT_LE(tiling.tileHeight, std::max(th, h * 8 / 7 + 1));
   }
 }
+
+// With several threads a large template gets several tiles (one tile keeps one thread busy), and
+// the busiest thread's share of the work goes down.
+TEST(FftTiling, SeveralThreadsGetSeveralTiles) {
+  const FftTiling one = chooseFftTiling(1920, 1080, 128, 128, 1);
+  const FftTiling two = chooseFftTiling(1920, 1080, 128, 128, 2);
+  const int mapW = 1920 - 128 + 1, mapH = 1080 - 128 + 1;
+  const int tilesTwo = ((mapW + two.tileWidth - 128) / (two.tileWidth - 127)) *
+                       ((mapH + two.tileHeight - 128) / (two.tileHeight - 127));
+  EXPECT_GE(tilesTwo, 2);
+  EXPECT_LT(two.makespanWork, 0.75 * one.makespanWork);
+  EXPECT_EQ(one.makespanWork, one.forwardWork + one.inverseWork);
+}
 #endif
 
 TEST(FftEngine, MatchesEqualReferenceWithExactScores) {
