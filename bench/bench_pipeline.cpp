@@ -28,8 +28,8 @@
 namespace {
 
 struct Options {
-  int frames = 3000;
-  int cpuFrames = 12;
+  int frames = 1000;
+  int cpuFrames = 8;
   int reps = 3;
 };
 
