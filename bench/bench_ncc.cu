@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -281,7 +282,10 @@ int main() {
       CHECK_CUDA(cudaMalloc(&res, 4096));
       sb->build(dev, W, W, H, s1, s2, stream);
       cuda::FftCorrelator fft;
-      if (!fft.configure(W, H, stream).ok()) return 1;
+      if (!fft.configure(W, H, stream, cuda::FftPrecision::Float).ok()) return 1;
+      int* recompute = nullptr;
+      CHECK_CUDA(cudaMalloc(&recompute, std::size_t(W) * H * sizeof(int) + sizeof(int)));
+      int* recomputeCount = recompute + std::size_t(W) * H;
       for (int side : {16, 64, 128}) {
         std::vector<uint8_t> px(std::size_t(side) * side);
         for (auto& v : px) v = uint8_t(gen());
@@ -304,13 +308,22 @@ int main() {
         params.maxMatches = 4;
         cuda::PeakFinder peaks;
         auto* dm = static_cast<cuda::DeviceMatch*>(res);
-        const double* centred = nullptr;
+        const float* centred = nullptr;
         const double tSat = medianEventMicros(stream, [&] { sb->build(dev, W, W, H, s1, s2, stream); });
         const double tSpatial = medianEventMicros(stream, [&] { cuda::spatialNumerator(dev, W, W, H, packedDev, l, num, stream); });
         const double tExact = medianEventMicros(stream, [&] { cuda::scoreFromExactNumerator(in, num, map, stream); });
-        const double tForward = medianEventMicros(stream, [&] { fft.transformFrame(dev, W, nullptr, false, false); });
+        // The float fft path as the engine runs it: forward with the frame's own mean, product +
+        // inverse, scores with the rounding bound, then the (here empty) exact recomputation.
+        const double tForward = medianEventMicros(stream, [&] { fft.transformFrame(dev, W); });
         const double tCorrelate = medianEventMicros(stream, [&] { fft.correlate(slot, &centred); });
-        const double tCentred = medianEventMicros(stream, [&] { cuda::scoreFromCentredNumerator(in, centred, fft.fftWidth(), map, stream); });
+        const double norm = std::sqrt(double(in.stats.centredSq()) / double(in.stats.n));
+        const double tCentred = medianEventMicros(stream, [&] {
+          cudaMemsetAsync(recomputeCount, 0, sizeof(int), stream);
+          cuda::scoreFromFloatCentredNumerator(in, centred, fft.fftWidth(), fft.errorScale(), fft.frameNormSq(), norm, map, recompute, recomputeCount, stream);
+          cuda::recomputeExactScores(in, dev, W, tplDev, recompute, recomputeCount, map, stream);
+        });
+        int recomputed = -1;
+        CHECK_CUDA(cudaMemcpy(&recomputed, recomputeCount, sizeof(int), cudaMemcpyDeviceToHost));
         const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
         // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
         // from its handoff, where the template fits it.
@@ -345,12 +358,12 @@ int main() {
           cudaFree(wordsDev); cudaFree(blockBest); cudaFree(above); cudaFree(aboveCount);
         }
         std::printf("stages %dx%d template %d (us): upload %.1f | SAT fused32 %.1f | spatial numerator %.1f | exact score %.1f | "
-                    "fft forward %.1f | fft product+inverse %.1f | centred score %.1f | peaks %.1f | fused spatial scores tensor %s dp4a %s | peaks from handoff %s\n",
-                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, tPeaks, fmt(tFused).c_str(), fmt(tFusedDp4a).c_str(), fmt(tHandoffPeaks).c_str());
+                    "float fft forward %.1f | fft product+inverse %.1f | centred score+recompute %.1f (%d recomputed) | peaks %.1f | fused spatial scores tensor %s dp4a %s | peaks from handoff %s\n",
+                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, recomputed, tPeaks, fmt(tFused).c_str(), fmt(tFusedDp4a).c_str(), fmt(tHandoffPeaks).c_str());
         cudaFree(tplDev);
         cudaFree(packedDev);
       }
-      cudaFree(s1); cudaFree(s2); cudaFree(num); cudaFree(map); cudaFree(res);
+      cudaFree(s1); cudaFree(s2); cudaFree(num); cudaFree(map); cudaFree(res); cudaFree(recompute);
     }
     cudaFreeHost(host);
     cudaFree(dev);

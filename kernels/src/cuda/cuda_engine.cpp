@@ -73,8 +73,13 @@ CudaEngine::~CudaEngine() {
       cudaStreamSynchronize(copyStream_);
       cudaStreamDestroy(copyStream_);
     }
+    if (fftStream_ != nullptr) {
+      cudaStreamSynchronize(fftStream_);
+      cudaStreamDestroy(fftStream_);
+    }
     for (cudaEvent_t e : bandEvents_) cudaEventDestroy(e);
-    if (streamReady_ != nullptr) cudaEventDestroy(streamReady_);
+    for (cudaEvent_t e : {streamReady_, uploaded_, transformed_})
+      if (e != nullptr) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
 }
@@ -101,6 +106,9 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->copyStream_, cudaStreamNonBlocking));
   NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->streamReady_, cudaEventDisableTiming));
+  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->fftStream_, cudaStreamNonBlocking));
+  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->uploaded_, cudaEventDisableTiming));
+  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->transformed_, cudaEventDisableTiming));
   for (int b = 0; b < kMaxBands; ++b) {
     cudaEvent_t event = nullptr;
     NCC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
@@ -321,17 +329,19 @@ Status CudaEngine::buildFrame(const FrameView& frame) {
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
   NCC_RETURN_IF_ERROR(uploadFrame(frame));
   if (!needSat_) return Status();  // every fitting template fused: no SAT, no FFT
+  if (anyFft_) {
+    // The forward transform (offset: the frame's own mean) on fftStream_, beside the SAT.
+    NCC_CUDA_CHECK(cudaEventRecord(uploaded_, stream_));
+    NCC_CUDA_CHECK(cudaStreamWaitEvent(fftStream_, uploaded_, 0));
+    NCC_RETURN_IF_ERROR(fft_.setStream(fftStream_));
+    const Status transformed = fft_.transformFrame(image_, imagePitch_);
+    NCC_RETURN_IF_ERROR(fft_.setStream(stream_));
+    NCC_RETURN_IF_ERROR(transformed);
+    NCC_CUDA_CHECK(cudaEventRecord(transformed_, fftStream_));
+  }
   NCC_RETURN_IF_ERROR(sat_->build(image_, imagePitch_, frame.width, frame.height,
                                   satSum_.as<void>(), satSumSq_.as<void>(), stream_));
-  if (anyFft_) {
-    // The frame's mean (from the SAT's last entry) as the offset; a uint32 total is exact only
-    // while W*H*255 < 2^32, otherwise 128 serves.
-    const bool sat32 = satKind_ == SatBuild::Fused32;
-    const std::size_t last = std::size_t(frame.width) * frame.height - 1;
-    const void* total = static_cast<const uint8_t*>(satSum_.as<void>()) + last * satEntryBytes(satKind_);
-    const bool totalValid = !sat32 || double(frame.width) * frame.height * 255.0 < 4294967296.0;
-    NCC_RETURN_IF_ERROR(fft_.transformFrame(image_, imagePitch_, total, sat32, totalValid));
-  }
+  if (anyFft_) NCC_CUDA_CHECK(cudaStreamWaitEvent(stream_, transformed_, 0));
   return Status();
 }
 

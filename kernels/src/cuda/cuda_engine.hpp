@@ -100,6 +100,9 @@ class CudaEngine final : public Engine {
   // stream_ has waited for the first bandsWaited_ of them.
   cudaStream_t copyStream_ = nullptr;
   cudaEvent_t streamReady_ = nullptr;
+  // The fft path: the frame's forward transform on fftStream_ beside the SAT build on stream_.
+  cudaStream_t fftStream_ = nullptr;
+  cudaEvent_t uploaded_ = nullptr, transformed_ = nullptr;
   std::vector<cudaEvent_t> bandEvents_;
   int bands_ = 0, bandRows_ = 0, bandsWaited_ = 0;
 

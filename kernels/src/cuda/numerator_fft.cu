@@ -72,6 +72,25 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// Sum of the frame's pixels into *total (zeroed before).
+__global__ void __launch_bounds__(256)
+    frameTotalKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
+                     unsigned long long* total) {
+  unsigned long long sum = 0;
+  for (int y = blockIdx.y; y < height; y += gridDim.y)
+    for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x)
+      sum += image[std::size_t(y) * pitch + x];
+  for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
+  __shared__ unsigned long long perWarp[8];
+  if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long blockSum = 0;
+    for (int w = 0; w < int(blockDim.x) / 32; ++w) blockSum += perWarp[w];
+    if (blockSum != 0) atomicAdd(total, blockSum);
+  }
+}
+
 // Correlation: frame spectrum times the conjugate template spectrum.
 template <typename Complex>
 __global__ void conjugateProductKernel(const Complex* __restrict__ frame,
@@ -148,6 +167,7 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
   NCC_RETURN_IF_ERROR(product_.reserve(nComplex * 2 * realBytes));
   NCC_RETURN_IF_ERROR(normSq_.reserve(sizeof(double)));
+  NCC_RETURN_IF_ERROR(total_.reserve(sizeof(int64_t)));
   width_ = width;
   height_ = height;
   return Status();
@@ -202,6 +222,25 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
   return cufftStatus(cufftExecD2Z(cufftHandle(planForward_), real_.as<double>(),
                                   frameSpectrum_.as<cufftDoubleComplex>()),
                      "cufftExecD2Z(frame)");
+}
+
+Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch) {
+  if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
+  NCC_CUDA_CHECK(cudaMemsetAsync(total_.as<int64_t>(), 0, sizeof(int64_t), stream_));
+  // One block per few rows: every row read once, coalesced.
+  dim3 grid(std::max(1, std::min(8, (width_ + 255) / 256)), std::min(height_, 1024));
+  frameTotalKernel<<<grid, 256, 0, stream_>>>(image, pitch, width_, height_,
+                                              reinterpret_cast<unsigned long long*>(total_.as<int64_t>()));
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return transformFrame(image, pitch, total_.as<int64_t>(), false, true);
+}
+
+Status FftCorrelator::setStream(cudaStream_t stream) {
+  if (stream == stream_) return Status();
+  stream_ = stream;
+  if (!havePlans_) return Status();
+  NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(cufftHandle(planForward_), stream), "cufftSetStream"));
+  return cufftStatus(cufftSetStream(cufftHandle(planInverse_), stream), "cufftSetStream");
 }
 
 Status FftCorrelator::correlateInto(int slot) {

@@ -50,6 +50,11 @@ class FftCorrelator {
   // or null to use 128.
   Status transformFrame(const uint8_t* image, std::size_t pitch, const void* offsetSource,
                         bool total32, bool totalValid);
+  // The same with the frame's own mean as the offset, found on the device (no SAT needed, so
+  // the transform can run beside the SAT build on another stream).
+  Status transformFrame(const uint8_t* image, std::size_t pitch);
+  // Later work (transforms, products) goes to `stream`.
+  Status setStream(cudaStream_t stream);
   // Device pointer to sum((I - offset)^2) over the last transformed frame.
   const double* frameNormSq() const { return normSq_.as<double>(); }
   // An output's rounding error stays below errorScale() * ||I - offset|| * ||T'||: about 16
@@ -73,6 +78,7 @@ class FftCorrelator {
   bool havePlans_ = false;
   DeviceBuffer real_;           // fftHeight x fftWidth reals
   DeviceBuffer normSq_;         // one double
+  DeviceBuffer total_;          // one int64: the frame's sum
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same
   std::vector<std::unique_ptr<DeviceBuffer>> spectra_;

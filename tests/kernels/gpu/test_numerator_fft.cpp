@@ -113,11 +113,13 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
   }
 }
 
-// The float correlator: every output within its own bound errorScale * ||I - 128|| * ||T'||,
-// and the frame norm it reports equal to the frame's.
+// The float correlator: every output within its own bound errorScale * ||I - offset|| * ||T'||,
+// and the frame norm it reports equal to the frame's; offset 128, or the frame's own mean.
 TEST_P(FftNumerator, FloatWithinItsBound) {
   SKIP_WITHOUT_GPU();
   const FftCase c = GetParam();
+  for (bool ownMean : {false, true}) {
+  SCOPED_TRACE(ownMean ? "own mean" : "offset 128");
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   double sumT = 0;
@@ -126,9 +128,17 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
   double normT = 0;
   for (uint8_t v : t.pixels) normT += (v - meanT) * (v - meanT);
   normT = std::sqrt(normT);
-  double normI = 0;  // ||I - 128||^2: no SAT here, so the offset is 128
+  double total = 0;
   for (int y = 0; y < c.frameH; ++y)
-    for (int x = 0; x < c.frameW; ++x) normI += (img.at(x, y) - 128.0) * (img.at(x, y) - 128.0);
+    for (int x = 0; x < c.frameW; ++x) total += img.at(x, y);
+  // The offset as the transform sees it: rounded to float.
+  const float offset = ownMean ? float(total / (double(c.frameW) * c.frameH)) : 128.f;
+  double normI = 0;  // ||I - offset||^2
+  for (int y = 0; y < c.frameH; ++y)
+    for (int x = 0; x < c.frameW; ++x) {
+      const double v = double(float(img.at(x, y)) - offset);
+      normI += v * v;
+    }
 
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -147,7 +157,8 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
     fftW = fft.fftWidth();
     int slot = -1;
     ASSERT_TRUE(fft.addTemplate(dTpl, t.width, t.height, meanT, &slot).ok());
-    ASSERT_TRUE(fft.transformFrame(dImage, img.stride, nullptr, false, false).ok());
+    ASSERT_TRUE((ownMean ? fft.transformFrame(dImage, img.stride)
+                         : fft.transformFrame(dImage, img.stride, nullptr, false, false)).ok());
     const double* asDouble = nullptr;
     EXPECT_FALSE(fft.correlate(slot, &asDouble).ok());  // wrong precision
     const float* out = nullptr;
@@ -176,6 +187,7 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
     const double g = got[std::size_t(y) * fftW + x];
     ASSERT_TRUE(std::isfinite(g));
     ASSERT_LE(std::fabs(g - want), std::max(bound, 1e-3)) << "at " << x << "," << y << " " << c;
+  }
   }
 }
 
