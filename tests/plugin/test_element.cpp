@@ -236,8 +236,12 @@ TEST_P(Element, FindsPastedTemplateInEveryFormatAndLayout) {
     for (int y = my; y < my + c.th; ++y) {
       for (int x = mx; x < mx + c.tw; ++x) {
         int ring = std::min(std::min(x - mx, mx + c.tw - 1 - x), std::min(y - my, my + c.th - 1 - y));
-        if (ring < 2) ASSERT_EQ(after[lumaIndex(x, y)], 255) << "edge at " << x << "," << y;
-        if (ring == 2 && c.tw > 4 && c.th > 4) ASSERT_EQ(after[lumaIndex(x, y)], 0) << "inner ring at " << x << "," << y;
+        if (ring < 2) {
+          ASSERT_EQ(after[lumaIndex(x, y)], 255) << "edge at " << x << "," << y;
+        }
+        if (ring == 2 && c.tw > 4 && c.th > 4) {
+          ASSERT_EQ(after[lumaIndex(x, y)], 0) << "inner ring at " << x << "," << y;
+        }
         if (ring <= 2) before[lumaIndex(x, y)] = after[lumaIndex(x, y)];  // drawn: excluded below
       }
     }
