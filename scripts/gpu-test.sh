@@ -7,6 +7,11 @@ build=${1:-build-gpu}
 logs=${OUT:-gpu-logs}
 mkdir -p "$logs"
 [ -f .gst/env.sh ] && source .gst/env.sh
+# The plugin module of this build (the element tests and pipeline bench load it from here).
+[ -d "$build/plugin" ] && export GST_PLUGIN_PATH="$PWD/$build/plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+# cuFFT: the host's toolkit, or the copy in its Python packages.
+cufft=$(python3 -c "import nvidia.cufft,os;print(os.path.dirname(nvidia.cufft.__file__)+'/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cufft:+:$cufft}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 summary=()
 status=0
@@ -28,6 +33,12 @@ if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
     [ $rc != 0 ] && status=1
     cat "$logs/$name.log"
   done
+fi
+if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ] && python3 -c "import cv2" 2>/dev/null; then
+  python3 bench/opencv_matchtemplate.py >"$logs/opencv_matchtemplate.log" 2>&1
+  rc=$?
+  summary+=("$(printf '%-28s %-4s (table in %s)' opencv_matchtemplate "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/opencv_matchtemplate.log")")
+  cat "$logs/opencv_matchtemplate.log"
 fi
 echo "===== GPU suite summary ====="
 printf '%s\n' "${summary[@]}"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the GPU suite here (sm_90 by default) and packs what a GPU host needs to run it into a
+# small folder: stripped test and benchmark binaries, the plugin module, and the OpenCV script.
+# The GPU host then runs `bash scripts/gpu-test.sh gpu-pack` (with .gst/ for GStreamer).
+# Usage: scripts/gpu-pack.sh [build-folder] [pack-folder]    (defaults: build-gpu gpu-pack)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-gpu}
+pack=${2:-gpu-pack}
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" -Dcuda=enabled -Dcuda-arch="${CUDA_ARCH:-90}"
+fi
+ninja -C "$build"
+rm -rf "$pack"
+mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"
+find "$build/tests" -type f -name 'test_*' -perm -u+x -exec cp {} "$pack/tests/" \;
+for b in bench_sat bench_ncc bench_pipeline; do
+  [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
+done
+cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
+strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true
+# The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs).
+if [ "${GST_BUNDLE:-1}" = 1 ] && [ ! -f .gst/env.sh ]; then
+  bash ../shared/tools/gst-bundle.sh .gst coreelements videotestsrc videoconvertscale app pbtypes \
+    typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile
+fi
+du -sh "$pack" .gst 2>/dev/null
