@@ -10,20 +10,24 @@ namespace nccmatch::cuda {
 
 namespace {
 
-// Fitted on the H200 (bench_ncc 2026-11-29, bench/RESULTS.md): numerator time = match() on a
-// device frame minus the 8x8 case's non-numerator part. Spatial: one resident wave of 8 blocks per
-// SM costs kSpatialWordRowMicros per 4-byte template word row of every output it covers.
+// Predicted per-frame costs beyond the upload of one template's whole path (numerator, window
+// sums, score, peak handoff or scan), fitted to bench_ncc on the H200 (bench/RESULTS.md).
+// Fused spatial kernel (templates up to 64x64, tensor cores): a part per output (window sums,
+// double scores, handoff) and a part per padded multiply-add (mapW * mapH * h * 32 * kSteps);
+// fit to the 2026-11-29 stage run: 52.8 us at 1080p/16, 134.4 us at 1080p/64.
+constexpr double kFusedMicrosPerMegaOutput = 22.0;
+constexpr double kTensorMicrosPerGigaMac = 7.3;
+// Spatial dp4a (larger templates): one resident wave of 8 blocks per SM costs
+// kSpatialWordRowMicros per 4-byte template word row of every output it covers; the SAT, the
+// exact score kernel and the peak scan add about kSatScoreScanMicrosPerMegaOutput.
 constexpr double kSpatialWordRowMicros = 0.17;
 constexpr double kSpatialLaunchMicros = 4.0;
 constexpr int kSpatialBlocksPerSm = 8;
-// Templates up to 64x64 take the fused tensor-core kernel: mapW * mapH * h * 32 * kSteps padded
-// multiply-adds at about 270 per picosecond (predicted from the m16n8k32 rate bounded by two
-// shared-memory loads per MMA; refit from bench_ncc when measured).
-constexpr double kTensorMicrosPerGigaMac = 3.7;
-// FFT (float): product + C2R per template, R2C per frame, both roughly linear in the padded size;
-// about 0.65x the double fit (float stages of the 1ba0e05 run: 48 + 49 us at 2.07 Mpoints).
-constexpr double kFftMicrosPerMegaPoint = 30.0;
-constexpr double kFftFixedMicros = 15.0;
+constexpr double kSatScoreScanMicrosPerMegaOutput = 31.0;
+// FFT (float, with SAT, scores and scan): fixed + per padded megapoint, fit to the same run's
+// auto-dev totals at 1080p and 2160p for templates 128 and 256 (185 and 545 us).
+constexpr double kFftMicrosPerMegaPoint = 58.0;
+constexpr double kFftFixedMicros = 65.0;
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -35,14 +39,16 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
   const int mapWidth = frameWidth - w + 1, mapHeight = frameHeight - h + 1;
   const double blocks = double(ceilDiv(mapWidth, kSpatialTileWidth)) * ceilDiv(mapHeight, kSpatialTileHeight);
   const double waves = std::ceil(blocks / (double(smCount > 0 ? smCount : 1) * kSpatialBlocksPerSm));
+  const double outputs = double(mapWidth) * mapHeight;
   if (fusedSpatialFits(w, h)) {
     const double kSteps = std::ceil((w + 15) / 32.0);
-    const double macs = double(mapWidth) * mapHeight * h * 32.0 * kSteps;
-    c.spatialMicros = kSpatialLaunchMicros + macs / 1e9 * kTensorMicrosPerGigaMac;
+    const double macs = outputs * h * 32.0 * kSteps;
+    c.spatialMicros = outputs / 1e6 * kFusedMicrosPerMegaOutput + macs / 1e9 * kTensorMicrosPerGigaMac;
   } else {
-    c.spatialMicros = kSpatialLaunchMicros + waves * (l.paddedWidth / 4.0) * l.paddedHeight * kSpatialWordRowMicros;
+    c.spatialMicros = kSpatialLaunchMicros + outputs / 1e6 * kSatScoreScanMicrosPerMegaOutput +
+                      waves * (l.paddedWidth / 4.0) * l.paddedHeight * kSpatialWordRowMicros;
   }
-  const double points = double(fastFftSize(frameWidth, true)) * fastFftSize(frameHeight, false);
+  const double points = double(preferredFftSize(frameWidth, true)) * preferredFftSize(frameHeight, false);
   c.fftMicros = kFftFixedMicros + kFftMicrosPerMegaPoint * points / 1e6;
   return c;
 }

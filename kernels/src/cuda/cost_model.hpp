@@ -7,8 +7,9 @@
 namespace nccmatch::cuda {
 
 struct NumeratorCosts {
-  double spatialMicros = 0.0;  // direct sum of this template over the frame
-  double fftMicros = 0.0;      // one product + inverse transform, plus the frame's forward one
+  // Each the template's whole path beyond the upload: numerator, window sums, scores, peaks.
+  double spatialMicros = 0.0;  // fused kernel (<= 64x64) or dp4a numerator with SAT and scan
+  double fftMicros = 0.0;      // float transforms (the frame's forward one included), SAT, scan
 };
 
 // smCount: multiprocessors of the device (the spatial kernel runs in waves of blocks).

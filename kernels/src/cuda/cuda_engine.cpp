@@ -373,11 +373,18 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
     a.map = map_.as<double>();
     const int mapHeight = frameHeight_ - t.height + 1;
     if (bandsWaited_ < bands_) {
-      // Bands of output rows, each after the frame rows it reads have arrived.
-      for (int y0 = 0; y0 < mapHeight; y0 += bandRows_) {
-        const int y1 = std::min(mapHeight, y0 + bandRows_);
-        NCC_RETURN_IF_ERROR(waitForRows(std::min(frameHeight_, y1 + t.height - 1)));
+      // Bands of output rows, band b ending where its windows still lie inside frame bands
+      // 0..b (on a tile-row boundary), so it starts as soon as frame band b has arrived.
+      int y0 = 0;
+      for (int b = 0; b < bands_ && y0 < mapHeight; ++b) {
+        const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
+        const int y1 = b + 1 == bands_
+                           ? mapHeight
+                           : std::min(mapHeight, (frameRows - t.height + 1) / kFusedTileHeight * kFusedTileHeight);
+        if (y1 <= y0) continue;
+        NCC_RETURN_IF_ERROR(waitForRows(frameRows));
         NCC_RETURN_IF_ERROR(fusedSpatialScores(a, y0, y1, handoff, stream_));
+        y0 = y1;
       }
       return Status();
     }

@@ -123,6 +123,17 @@ int fastFftSize(int n, bool even) {
   return m;
 }
 
+int preferredFftSize(int n, bool even) {
+  const int fast = fastFftSize(n, even);
+  const long long limit = (long long)fast * 107 / 100;
+  for (long long m = n < 1 ? 1 : n; m <= limit; ++m) {
+    long long r = m;
+    while (r % 2 == 0) r /= 2;
+    if ((r == 1 || r == 3 || r == 9) && (!even || m % 2 == 0)) return int(m);
+  }
+  return fast;
+}
+
 FftCorrelator::~FftCorrelator() { destroyPlans(); }
 
 void FftCorrelator::destroyPlans() {
@@ -146,8 +157,8 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   stream_ = stream;
   precision_ = precision;
   const bool single = precision == FftPrecision::Float;
-  fftWidth_ = fastFftSize(width, true);
-  fftHeight_ = fastFftSize(height, false);
+  fftWidth_ = preferredFftSize(width, true);
+  fftHeight_ = preferredFftSize(height, false);
   cufftHandle forward = 0, inverse = 0;
   NCC_RETURN_IF_ERROR(cufftStatus(cufftPlan2d(&forward, fftHeight_, fftWidth_, single ? CUFFT_R2C : CUFFT_D2Z), "cufftPlan2d(forward)"));
   Status s = cufftStatus(cufftPlan2d(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");

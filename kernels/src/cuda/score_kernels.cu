@@ -57,6 +57,8 @@ __global__ void floatCentredScoreKernel(const Table* __restrict__ sum, const Tab
                                         double errorScale, const double* __restrict__ frameNormSq,
                                         double templateNorm, double* __restrict__ map,
                                         int* __restrict__ recompute, int* __restrict__ recomputeCount) {
+  // ||T'|| / sqrt(n) = sqrt(varT / n): the template's part of the ccoeff-normed denominator.
+  const double templateScale = templateNorm;
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
   const bool valid = x < g.mapWidth && y < g.mapHeight;
@@ -64,11 +66,21 @@ __global__ void floatCentredScoreKernel(const Table* __restrict__ sum, const Tab
   if (valid) {
     int64_t s1, s2;
     windowSums(sum, sumSq, g, x, y, &s1, &s2);
-    map[std::size_t(y) * g.mapWidth + x] =
-        centredScoreFast(method, stats, s1, s2, double(centred[std::size_t(y) * pitch + x]));
+    const double c = double(centred[std::size_t(y) * pitch + x]);
+    double score, denominator;
+    if (method == Method::CCoeffNormed && stats.n <= kInt64SafePixels) {
+      // One denominator for the score and the bound; an approximate score may round
+      // differently from scoreFromCentred, well inside the fft path's 1e-4.
+      const double diff2 = (double)(stats.n * s2 - s1 * s1) / (double)stats.n;
+      denominator = templateScale == 0.0 || windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * templateScale;
+      score = templateScale == 0.0 ? 1.0 : normaliseScore(c, denominator, false);
+    } else {
+      score = centredScoreFast(method, stats, s1, s2, c);
+      denominator = centredDenominator(method, stats, s1, s2);
+    }
+    map[std::size_t(y) * g.mapWidth + x] = score;
     // Twice the numerator's bound: sqdiff-normed carries 2 * cross.
     const double error = 2.0 * errorScale * sqrt(*frameNormSq) * templateNorm;
-    const double denominator = centredDenominator(method, stats, s1, s2);
     redo = denominator > 0.0 && error > kMaxScoreError * denominator;
   }
   appendWarp(redo, y * g.mapWidth + x, recompute, recomputeCount);

@@ -1,5 +1,7 @@
 #include "cuda/spatial_scores.hpp"
 
+#include <cmath>
+
 #include "cuda/peaks_device.cuh"
 #include "cuda/score_device.cuh"
 #include "cuda_check.hpp"
@@ -8,10 +10,13 @@ namespace nccmatch::cuda {
 
 namespace {
 
-constexpr int kThreadsX = 16;
+// 512 threads: one warp per output row of the tile (the tensor cores' m16n8 tile is one row of
+// 128 outputs), four neighbouring outputs per thread in the epilogue. Few outputs per thread
+// keep one block's latency short, so a band of rows finishes soon after its frame rows arrive.
+constexpr int kThreadsX = 32;
 constexpr int kThreadsY = kFusedTileHeight;
 constexpr int kThreads = kThreadsX * kThreadsY;
-constexpr int kOutputsPerThread = kFusedTileWidth / kThreadsX;  // 8
+constexpr int kOutputsPerThread = kFusedTileWidth / kThreadsX;  // 4
 constexpr int kMaxTemplateWords = kFusedMaxSide / 4;
 constexpr int kTileRows = kThreadsY + kFusedMaxSide - 1;
 // Steps of 32 in K = w + 15 (tensor cores): at most 3 for w <= 64.
@@ -24,7 +29,7 @@ static_assert(kTilePitchWords >= kFusedTileWidth / 4 + kMaxTemplateWords + 1, "d
 static_assert(kTilePitchWords >= 28 + 8 * kMaxKSteps, "tensor-core tile row");
 // Columns whose sums a tile needs: 128 outputs plus a template width minus one.
 constexpr int kColumns = kFusedTileWidth + kFusedMaxSide - 1;
-static_assert(kOutputsPerThread == 8, "the inner loop below is written for eight outputs");
+static_assert(kOutputsPerThread == 4, "the loops below are written for four outputs");
 static_assert(kColumns <= kThreads, "one thread per column");
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
@@ -40,16 +45,37 @@ __device__ inline void mmaU8(uint32_t (&d)[4], const uint4& a, uint32_t b0, uint
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
+// Per-template constants of the ccoeff-normed score, formed on the host with the same IEEE
+// operations as exactScoreFast (so the doubles are the same): sqrt(varT / n), and 1/n where n
+// is a power of two (a division by it is then an exact multiplication).
+struct NormedConstants {
+  double templateScale = 0.0;  // sqrt(varT / n); 0 for a flat template
+  double inverseN = 0.0;       // 1/n when n is a power of two, else 0 (divide)
+};
+
+// exactScoreFast's ccoeff-normed branch with the constants above (t.n <= kInt64SafePixels).
+__device__ inline double ccoeffNormedScore(const TemplateStats& t, const NormedConstants& k,
+                                           int64_t s1, int64_t s2, int64_t c) {
+  if (k.templateScale == 0.0) return 1.0;
+  const double n = (double)t.n;
+  const double a = (double)(t.n * c - s1 * t.sum), b = (double)(t.n * s2 - s1 * s1);
+  const double num = k.inverseN != 0.0 ? a * k.inverseN : a / n;
+  const double diff2 = k.inverseN != 0.0 ? b * k.inverseN : b / n;
+  const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * k.templateScale;
+  return normaliseScore(num, tt, false);
+}
+
 template <FusedNumerator Kind>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
     fusedSpatialKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                        const uint32_t* __restrict__ tpl, int w, int h, int mapWidth, int mapHeight,
                        int rowBegin, int rowEnd, bool wordAligned, TemplateStats stats,
-                       Method method, double* __restrict__ map, PeakHandoff handoff) {
+                       NormedConstants normed, Method method, double* __restrict__ map,
+                       PeakHandoff handoff) {
   constexpr bool kTensor = Kind == FusedNumerator::TensorCores;
   __shared__ uint32_t sImage[kTileRows * kTilePitchWords];
   __shared__ uint32_t sTemplate[kTensor ? 1 : kFusedMaxSide * kMaxTemplateWords];
-  // The tensor-core numerators, laid out for the epilogue's eight-per-thread reads.
+  // The tensor-core numerators, laid out for the epilogue's four-per-thread reads.
   __shared__ uint32_t sNumerator[kTensor ? kThreadsY * kFusedTileWidth : 1];
   // Column sums of I (< 2^16) and I^2 over h rows, for each of the block's 16 output rows.
   __shared__ uint16_t sCol1[kThreadsY * kColumns];
@@ -107,60 +133,47 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
 
-  uint32_t acc[kOutputsPerThread];
-#pragma unroll
-  for (int k = 0; k < kOutputsPerThread; ++k) acc[k] = 0;
+  uint32_t acc[kOutputsPerThread] = {0, 0, 0, 0};
   if (kTensor) {
-    // Warp v: output rows 2v and 2v+1 of the tile, one m16n8 tile (128 outputs) each. Lane
-    // (g, t) loads frame bytes 16g + 32s + 4t (and +16) of the row: B's column g, rows 4t...
-    const int lane = tid & 31, warp = tid >> 5;
-    const int g = lane >> 2, t = lane & 3;
-    const uint4* frag = reinterpret_cast<const uint4*>(tpl) + lane;
-    uint32_t d[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+    // Warp v: output row v of the tile, one m16n8 tile (128 outputs). Lane (g, t) loads frame
+    // bytes 16g + 32s + 4t (and +16) of the row: B's column g, rows 4t..4t+3 (and +16).
+    const int g = threadIdx.x >> 2, t = threadIdx.x & 3;
+    const uint4* frag = reinterpret_cast<const uint4*>(tpl) + threadIdx.x;
+    uint32_t d[4] = {0, 0, 0, 0};
+#pragma unroll 2
     for (int r = 0; r < h; ++r) {
+      const uint32_t* row = sImage + (threadIdx.y + r) * kTilePitchWords + 4 * g + t;
       for (int step = 0; step < kSteps; ++step) {
         const uint4 a = frag[(r * kSteps + step) * 32];
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const uint32_t* row = sImage + (2 * warp + i + r) * kTilePitchWords + 4 * g + 8 * step + t;
-          mmaU8(d[i], a, row[0], row[4]);
-        }
+        mmaU8(d, a, row[8 * step], row[8 * step + 4]);
       }
     }
     // D[m][n] is output 16n + m: lane (g, t) holds m = g, g+8 and n = 2t, 2t+1.
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      uint32_t* out = sNumerator + (2 * warp + i) * kFusedTileWidth;
-      out[32 * t + g] = d[i][0];
-      out[32 * t + 16 + g] = d[i][1];
-      out[32 * t + 8 + g] = d[i][2];
-      out[32 * t + 24 + g] = d[i][3];
-    }
-    __syncthreads();
-    const uint32_t* mine = sNumerator + threadIdx.y * kFusedTileWidth + threadIdx.x * kOutputsPerThread;
+    uint32_t* out = sNumerator + threadIdx.y * kFusedTileWidth;
+    out[32 * t + g] = d[0];
+    out[32 * t + 16 + g] = d[1];
+    out[32 * t + 8 + g] = d[2];
+    out[32 * t + 24 + g] = d[3];
+    __syncwarp();  // the row is this warp's own
+    const uint32_t* mine = out + threadIdx.x * kOutputsPerThread;
 #pragma unroll
     for (int k = 0; k < kOutputsPerThread; ++k) acc[k] = mine[k];
   }
-  // The numerator by dp4a: one template row at a time, eight neighbouring outputs per thread.
+  // The numerator by dp4a: one template row at a time, four neighbouring outputs per thread.
   for (int r = 0; !kTensor && r < h; ++r) {
-    const uint32_t* row = sImage + (threadIdx.y + r) * kTilePitchWords + 2 * threadIdx.x;
+    const uint32_t* row = sImage + (threadIdx.y + r) * kTilePitchWords + threadIdx.x;
     const uint32_t* trow = sTemplate + r * words;
-    uint32_t a = row[0], b = row[1];
+    uint32_t a = row[0];
 #pragma unroll 4
     for (int j = 0; j < words; ++j) {
-      const uint32_t c = row[j + 2];
+      const uint32_t b = row[j + 1];
       const uint32_t t = trow[j];
-      // Output k needs image bytes k..k+3 of the eight in (a, b) (then of (b, c)).
+      // Output k needs image bytes k..k+3 of the eight in (a, b).
       acc[0] = __dp4a(a, t, acc[0]);
       acc[1] = __dp4a(__byte_perm(a, b, 0x4321), t, acc[1]);
       acc[2] = __dp4a(__byte_perm(a, b, 0x5432), t, acc[2]);
       acc[3] = __dp4a(__byte_perm(a, b, 0x6543), t, acc[3]);
-      acc[4] = __dp4a(b, t, acc[4]);
-      acc[5] = __dp4a(__byte_perm(b, c, 0x4321), t, acc[5]);
-      acc[6] = __dp4a(__byte_perm(b, c, 0x5432), t, acc[6]);
-      acc[7] = __dp4a(__byte_perm(b, c, 0x6543), t, acc[7]);
       a = b;
-      b = c;
     }
   }
   __syncthreads();  // the column sums are complete
@@ -168,29 +181,41 @@ __global__ void __launch_bounds__(kThreads)
   // Window sums: a sliding sum of w column sums.
   const uint16_t* col1 = sCol1 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
   const uint32_t* col2 = sCol2 + threadIdx.y * kColumns + threadIdx.x * kOutputsPerThread;
-  uint32_t s1 = 0, s2 = 0;
+  uint32_t s1[kOutputsPerThread], s2[kOutputsPerThread];
+  s1[0] = 0;
+  s2[0] = 0;
   for (int c = 0; c < w; ++c) {
-    s1 += col1[c];
-    s2 += col2[c];
+    s1[0] += col1[c];
+    s2[0] += col2[c];
+  }
+#pragma unroll
+  for (int k = 1; k < kOutputsPerThread; ++k) {
+    s1[k] = s1[k - 1] + col1[k - 1 + w] - col1[k - 1];
+    s2[k] = s2[k - 1] + col2[k - 1 + w] - col2[k - 1];
   }
 
   const int oy = outY0 + threadIdx.y;
+  const int ox0 = outX0 + threadIdx.x * kOutputsPerThread;
   const bool rowValid = oy < mapHeight && oy < rowEnd;
+  double score[kOutputsPerThread];
+  if (method == Method::CCoeffNormed && stats.n <= kInt64SafePixels) {
+#pragma unroll
+    for (int k = 0; k < kOutputsPerThread; ++k)
+      score[k] = ccoeffNormedScore(stats, normed, int64_t(s1[k]), int64_t(s2[k]), int64_t(acc[k]));
+  } else {
+#pragma unroll
+    for (int k = 0; k < kOutputsPerThread; ++k)
+      score[k] = exactScoreFast(method, stats, int64_t(s1[k]), int64_t(s2[k]), int64_t(acc[k]));
+  }
   Ranked best{0.0, -1};
 #pragma unroll
   for (int k = 0; k < kOutputsPerThread; ++k) {
-    if (k > 0) {
-      s1 = s1 + col1[k - 1 + w] - col1[k - 1];
-      s2 = s2 + col2[k - 1 + w] - col2[k - 1];
-    }
-    const int ox = outX0 + threadIdx.x * kOutputsPerThread + k;
+    const int ox = ox0 + k;
     const bool valid = rowValid && ox < mapWidth;
     const int index = oy * mapWidth + ox;
-    double g = 0.0;
+    const double g = handoff.sign * score[k];
     if (valid) {
-      const double score = exactScoreFast(method, stats, int64_t(s1), int64_t(s2), int64_t(acc[k]));
-      map[index] = score;
-      g = handoff.sign * score;
+      map[index] = score[k];
       const Ranked here{g, index};
       if (better(here, best)) best = here;
     }
@@ -253,14 +278,18 @@ Status fusedSpatialScores(const FusedSpatialArgs& a, int rowBegin, int rowEnd,
   dim3 block(kThreadsX, kThreadsY);
   dim3 grid(ceilDiv(mapWidth, kFusedTileWidth), ceilDiv(rowEnd - rowBegin, kFusedTileHeight));
   const uint32_t* tpl = reinterpret_cast<const uint32_t*>(a.packedTemplate);
+  NormedConstants normed;
+  const int64_t n = a.stats.n, varT = n * a.stats.sumSq - a.stats.sum * a.stats.sum;  // n <= 4096
+  if (varT != 0) normed.templateScale = std::sqrt((double)varT / (double)n);
+  if ((n & (n - 1)) == 0) normed.inverseN = 1.0 / (double)n;
   if (a.numerator == FusedNumerator::TensorCores) {
     fusedSpatialKernel<FusedNumerator::TensorCores><<<grid, block, 0, stream>>>(
         a.image, a.pitch, a.width, a.height, tpl, w, h, mapWidth, mapHeight, rowBegin, rowEnd,
-        wordAligned, a.stats, a.method, a.map, handoff);
+        wordAligned, a.stats, normed, a.method, a.map, handoff);
   } else {
     fusedSpatialKernel<FusedNumerator::Dp4a><<<grid, block, 0, stream>>>(
         a.image, a.pitch, a.width, a.height, tpl, w, h, mapWidth, mapHeight, rowBegin, rowEnd,
-        wordAligned, a.stats, a.method, a.map, handoff);
+        wordAligned, a.stats, normed, a.method, a.map, handoff);
   }
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cuda/numerator_fft.hpp"
@@ -27,6 +28,28 @@ TEST(FastFftSize, OnlySmallFactorsAndEvenWhenAsked) {
     for (int p : {2, 3, 5, 7})
       while (m % p == 0) m /= p;
     EXPECT_EQ(m, 1) << n;
+  }
+}
+
+TEST(PreferredFftSize, PowersOfTwoTimesOneThreeOrNineWithinSevenPercent) {
+  EXPECT_EQ(cuda::preferredFftSize(1920, true), 2048);
+  EXPECT_EQ(cuda::preferredFftSize(1080, false), 1152);
+  EXPECT_EQ(cuda::preferredFftSize(3840, true), 4096);
+  EXPECT_EQ(cuda::preferredFftSize(2160, false), 2304);
+  EXPECT_EQ(cuda::preferredFftSize(1001, false), 1024);  // 1008 = 2^4 * 9 * 7 is fastFftSize
+  EXPECT_EQ(cuda::preferredFftSize(1, true), 2);
+  for (int n = 1; n < 5000; n += 13) {
+    for (bool even : {false, true}) {
+      const int m = cuda::preferredFftSize(n, even);
+      const int fast = cuda::fastFftSize(n, even);
+      EXPECT_GE(m, n);
+      EXPECT_LE(m, std::max(fast, fast * 107 / 100)) << n;
+      if (even) EXPECT_EQ(m % 2, 0) << n;
+      int r = m;
+      for (int p : {2, 3, 5, 7})
+        while (r % p == 0) r /= p;
+      EXPECT_EQ(r, 1) << n;
+    }
   }
 }
 
