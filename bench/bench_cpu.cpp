@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
           const CpuPath path = paths[p];
           // Cap the slow exact paths: the predicted single-thread numerator time per frame.
           const double predicted = directNumeratorSeconds(w, h, size, size) * bankSize / threads;
-          if ((path == CpuPath::Reference && predicted > (quick ? 0.05 : 0.3)) ||
-              (path == CpuPath::Direct && predicted > (quick ? 0.5 : 2.0)) ||
+          if ((path == CpuPath::Reference && predicted > (quick ? 0.02 : 0.1)) ||
+              (path == CpuPath::Direct && predicted > (quick ? 0.2 : 0.7)) ||
               (path == CpuPath::Fft && !cpuFftAvailable())) {
             cells[p] = "-";
             continue;

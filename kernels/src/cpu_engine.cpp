@@ -34,6 +34,8 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
     }
     stats.push_back(s);
   }
+  packed_.clear();
+  for (const TemplateImage& t : bank) packed_.push_back(packDirectTemplate(t));
   bank_ = std::move(bank);
   stats_ = std::move(stats);
   ++bankGeneration_;
@@ -93,6 +95,8 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
   const TemplateStats& stats = stats_[templateIndex];
   const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
+  const DirectTemplate& packed = packed_[templateIndex];
+  const bool vnni = directVnniUsable(packed);
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
     thread_local std::vector<int64_t> cross, s1, s2;
     thread_local std::vector<int32_t> scratch;
@@ -101,8 +105,12 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
     windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
     for (int y = yBegin; y < yEnd; ++y) {
       if (y > yBegin) windows.advance();
-      directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
       windows.sums(s1.data(), s2.data());
+      if (vnni)
+        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, t, packed, s1.data(),
+                           scratch.data(), cross.data());
+      else
+        directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
       scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
     }
   });

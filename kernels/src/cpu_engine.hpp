@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu_numerator_direct.hpp"
 #include "nccmatch/engine.hpp"
 #include "score_rules.hpp"
 #include "thread_pool.hpp"
@@ -44,6 +45,7 @@ class CpuEngine final : public Engine {
   CpuPath path_;
   std::vector<TemplateImage> bank_;
   std::vector<TemplateStats> stats_;
+  std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
   uint64_t bankGeneration_ = 0;
   std::vector<CpuPath> resolved_;
   // Tables of the current frame; sized once per frame size.

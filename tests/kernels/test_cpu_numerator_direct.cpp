@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu_numerator_direct.hpp"
+#include "cpu_window_sums.hpp"
 #include "nccmatch/engine.hpp"
 #include "test_support.hpp"
 
@@ -88,6 +89,56 @@ INSTANTIATE_TEST_SUITE_P(Sizes, DirectNumerator, ::testing::Values(
     DirectCase{40, 30,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
     DirectCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
     DirectCase{300, 140,  260, 130, 0,   Fill::Binary, Fill::Binary})); // two int32 flushes (127 rows + 3)
+
+// The VNNI kernel (full 64-window blocks, the masked block at the right edge) against the plain
+// exact rows, on every row of frames whose widths put the edge anywhere in a block.
+struct VnniCase {
+  int frameW, frameH, tplW, tplH;
+  std::size_t padding;
+  Fill frameFill, tplFill;
+  int frameValue, tplValue;  // for Fill::Flat: the extremes of I and of T - 128
+};
+
+class DirectVnni : public ::testing::TestWithParam<VnniCase> {};
+
+TEST_P(DirectVnni, RowsEqualThePlainKernel) {
+  const VnniCase c = GetParam();
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding, uint8_t(c.frameValue));
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill, "t", uint8_t(c.tplValue));
+  const DirectTemplate packed = packDirectTemplate(t);
+  if (!directVnniUsable(packed)) GTEST_SKIP() << "this CPU has no AVX-512 VNNI (the plain kernel runs instead)";
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  std::vector<int32_t> scratch(mapW);
+  std::vector<int64_t> want(mapW), got(mapW), s1(mapW), s2(mapW);
+  WindowSumRows windows;
+  windows.start(img.bytes.data(), img.stride, c.tplW, c.tplH, 0, mapW, 0);
+  for (int y = 0; y < mapH; ++y) {
+    if (y > 0) windows.advance();
+    windows.sums(s1.data(), s2.data());
+    directCrossRow(img.bytes.data(), img.stride, mapW, y, t, scratch.data(), want.data());
+    directCrossRowVnni(img.bytes.data(), img.stride, c.frameW, mapW, y, t, packed, s1.data(), scratch.data(),
+                       got.data());
+    ASSERT_EQ(got, want) << "row " << y << " of " << describe(c.frameW, c.frameH, c.padding) << " template "
+                         << c.tplW << "x" << c.tplH;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, DirectVnni, ::testing::Values(
+    //       frame       template   pad  frame fill    template fill  flat values
+    VnniCase{1, 1,       1, 1,      0,   Fill::Random, Fill::Random,  0, 0},
+    VnniCase{64, 3,      1, 1,      0,   Fill::Random, Fill::Random,  0, 0},     // one block, no edge room
+    VnniCase{130, 9,     3, 5,      5,   Fill::Random, Fill::Random,  0, 0},     // width % 4 == 3
+    VnniCase{200, 20,    8, 8,      0,   Fill::Random, Fill::Random,  0, 0},
+    VnniCase{261, 30,    17, 13,    3,   Fill::Smooth, Fill::Random,  0, 0},
+    VnniCase{333, 40,    64, 33,    1,   Fill::Binary, Fill::Binary,  0, 0},
+    VnniCase{190, 12,    9, 7,      0,   Fill::Flat,   Fill::Flat,    255, 0},   // I * (T - 128) = -32640
+    VnniCase{190, 12,    9, 7,      0,   Fill::Flat,   Fill::Flat,    255, 255}, // I * (T - 128) = 32385
+    // The largest template the kernel takes (65792 pixels), at the int32 limit: 255 * -128 each.
+    VnniCase{300, 260,   257, 256,  0,   Fill::Flat,   Fill::Flat,    255, 0}));
+
+TEST(DirectVnni, TooLargeTemplatesAreLeftToThePlainKernel) {
+  EXPECT_FALSE(directVnniUsable(packDirectTemplate(makeTemplate(257, 257, Fill::Random))));
+}
 
 // Taller than one int32 flush (rows * width * 255^2 must stay below 2^31).
 TEST(DirectNumerator, TallWideTemplatesFlushBeforeOverflow) {
