@@ -11,12 +11,14 @@ namespace nccmatch::cuda {
 namespace {
 
 // Predicted per-frame costs beyond the upload of one template's whole path (numerator, window
-// sums, score, peak handoff or scan), fitted to bench_ncc on the H200 (bench/RESULTS.md).
-// Fused spatial kernel (templates up to 64x64, tensor cores): a part per output (window sums,
-// double scores, handoff) and a part per padded multiply-add (mapW * mapH * h * 32 * kSteps);
-// fit to the 2026-11-29 stage run: 52.8 us at 1080p/16, 134.4 us at 1080p/64.
-constexpr double kFusedMicrosPerMegaOutput = 22.0;
-constexpr double kTensorMicrosPerGigaMac = 7.3;
+// sums, score, peaks), least-squares fits to bench_ncc's auto-dev column on the H200 (second
+// run of 2026-11-29, bench/RESULTS.md).
+// Fused spatial kernel (templates up to 64x64, tensor cores): fixed + per output (window sums,
+// double scores, handoff) + per padded multiply-add (mapW * mapH * h * 32 * kSteps); within
+// 8% of the eight measured points (1080p and 2160p, templates 8..64).
+constexpr double kFusedFixedMicros = 36.3;
+constexpr double kFusedMicrosPerMegaOutput = 17.75;
+constexpr double kTensorMicrosPerGigaMac = 11.44;
 // Spatial dp4a (larger templates): one resident wave of 8 blocks per SM costs
 // kSpatialWordRowMicros per 4-byte template word row of every output it covers; the SAT, the
 // exact score kernel and the peak scan add about kSatScoreScanMicrosPerMegaOutput.
@@ -25,9 +27,9 @@ constexpr double kSpatialLaunchMicros = 4.0;
 constexpr int kSpatialBlocksPerSm = 8;
 constexpr double kSatScoreScanMicrosPerMegaOutput = 31.0;
 // FFT (float, with SAT, scores and scan): fixed + per padded megapoint, fit to the same run's
-// auto-dev totals at 1080p and 2160p for templates 128 and 256 (185 and 545 us).
-constexpr double kFftMicrosPerMegaPoint = 58.0;
-constexpr double kFftFixedMicros = 65.0;
+// templates 128 and 256 (157 us at 2048x1152, 466 us at 4096x2304).
+constexpr double kFftMicrosPerMegaPoint = 43.7;
+constexpr double kFftFixedMicros = 53.9;
 
 int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
@@ -43,7 +45,8 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
   if (fusedSpatialFits(w, h)) {
     const double kSteps = std::ceil((w + 15) / 32.0);
     const double macs = outputs * h * 32.0 * kSteps;
-    c.spatialMicros = outputs / 1e6 * kFusedMicrosPerMegaOutput + macs / 1e9 * kTensorMicrosPerGigaMac;
+    c.spatialMicros = kFusedFixedMicros + outputs / 1e6 * kFusedMicrosPerMegaOutput +
+                      macs / 1e9 * kTensorMicrosPerGigaMac;
   } else {
     c.spatialMicros = kSpatialLaunchMicros + outputs / 1e6 * kSatScoreScanMicrosPerMegaOutput +
                       waves * (l.paddedWidth / 4.0) * l.paddedHeight * kSpatialWordRowMicros;
