@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the GPU suite here (sm_90 by default) and packs what a GPU host needs to run it into a
 # small folder: stripped test and benchmark binaries, the plugin module, and the OpenCV script.
-# The GPU host then runs `bash scripts/gpu-test.sh gpu-pack` (with .gst/ for GStreamer).
+# The GPU host unpacks gpu-pack.tar.xz and runs `bash scripts/gpu-test.sh gpu-pack` (with .gst/).
 # Usage: scripts/gpu-pack.sh [build-folder] [pack-folder]    (defaults: build-gpu gpu-pack)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,4 +24,6 @@ if [ "${GST_BUNDLE:-1}" = 1 ] && [ ! -f .gst/env.sh ]; then
   bash ../shared/tools/gst-bundle.sh .gst coreelements videotestsrc videoconvertscale app pbtypes \
     typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile
 fi
-du -sh "$pack" .gst 2>/dev/null
+# CUDA fat binaries compress ~30x: the archive keeps what travels to the GPU host small.
+tar -cJf "$pack.tar.xz" "$pack"
+du -sh "$pack" "$pack.tar.xz" .gst 2>/dev/null
