@@ -107,10 +107,10 @@ int main(int argc, char** argv) {
         std::string picks;
         for (int p = 0; p < 4; ++p) {
           const CpuPath path = paths[p];
-          // Cap the slow exact paths: the predicted single-thread numerator time per frame.
-          const double predicted = directNumeratorSeconds(w, h, size, size) * bankSize / threads;
-          if ((path == CpuPath::Reference && predicted > (quick ? 0.02 : 0.1)) ||
-              (path == CpuPath::Direct && predicted > (quick ? 0.2 : 0.7)) ||
+          // Cap the slow exact paths: multiply-accumulates per thread and frame.
+          const double macs = double(w - size + 1) * (h - size + 1) * size * size * bankSize / threads;
+          if ((path == CpuPath::Reference && macs > (quick ? 3e8 : 1.2e9)) ||
+              (path == CpuPath::Direct && macs > (quick ? 3e9 : 1.5e10)) ||
               (path == CpuPath::Fft && !cpuFftAvailable())) {
             cells[p] = "-";
             continue;

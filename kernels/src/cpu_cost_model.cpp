@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu_numerator_direct.hpp"
+
 #ifdef NCCMATCH_HAVE_FFTW
 #include "cpu_numerator_fft.hpp"
 #endif
@@ -11,9 +13,11 @@ namespace nccmatch {
 
 namespace {
 // Measured with bench_cpu and per-path runs on an AMD EPYC (Zen 5, AVX-512, 2 cores) at 1920x1080
-// (per thread): seconds per 8-bit multiply-accumulate of the direct path, and per FFT work unit
-// (points * (log2 points + 2) + tile overhead, forward and inverse; FFTW_MEASURE plans) of the
-// tiled FFT path. The per-window costs both paths share (sums, scores, peaks) cancel out.
+// (per thread): seconds per 8-bit multiply-accumulate of the direct path (the VNNI kernel, and the
+// auto-vectorised rows where the CPU has no VNNI), and per FFT work unit (points * (log2 points
+// + 2) + tile overhead, forward and inverse; FFTW_MEASURE plans) of the tiled FFT path. The
+// per-window costs both paths share (sums, scores, peaks) cancel out.
+constexpr double kDirectVnniSecondsPerMac = 8.0e-12;
 constexpr double kDirectSecondsPerMac = 2.4e-11;
 constexpr double kFftSecondsPerWorkUnit = 1.3e-10;
 }  // namespace
@@ -21,7 +25,9 @@ constexpr double kFftSecondsPerWorkUnit = 1.3e-10;
 double directNumeratorSeconds(int frameWidth, int frameHeight, int templateWidth, int templateHeight,
                               int threads) {
   const double windows = double(frameWidth - templateWidth + 1) * (frameHeight - templateHeight + 1);
-  return kDirectSecondsPerMac * windows * templateWidth * templateHeight / std::max(1, threads);
+  const double perMac =
+      directVnniUsable(templateWidth, templateHeight) ? kDirectVnniSecondsPerMac : kDirectSecondsPerMac;
+  return perMac * windows * templateWidth * templateHeight / std::max(1, threads);
 }
 
 bool cpuFftAvailable() {

@@ -146,11 +146,11 @@ DirectTemplate packDirectTemplate(const TemplateImage& t) {
   return p;
 }
 
-bool directVnniUsable(const DirectTemplate& t) {
+bool directVnniUsable(int templateWidth, int templateHeight) {
 #ifdef NCCMATCH_HAVE_VNNI_KERNEL
-  return cpuHasVnni() && int64_t(t.width) * t.height <= 65792;
+  return cpuHasVnni() && int64_t(templateWidth) * templateHeight <= 65792;
 #else
-  (void)t;
+  (void)templateWidth, (void)templateHeight;
   return false;
 #endif
 }

@@ -24,8 +24,9 @@ struct DirectTemplate {
 DirectTemplate packDirectTemplate(const TemplateImage& t);
 
 // True when this CPU has AVX-512 BW and VNNI and the kernel's int32 sums cannot overflow for this
-// template (at most 65792 pixels: |I * (T - 128)| <= 32640).
-bool directVnniUsable(const DirectTemplate& t);
+// template size (at most 65792 pixels: |I * (T - 128)| <= 32640).
+bool directVnniUsable(int templateWidth, int templateHeight);
+inline bool directVnniUsable(const DirectTemplate& t) { return directVnniUsable(t.width, t.height); }
 
 // cross as directCrossRow, from vpdpbusd dot products of four image bytes with four taps of
 // T - 128, plus 128 * windowSum[x] (the window's exact sum of I). frameWidth bounds the vector
