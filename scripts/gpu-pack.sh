@@ -20,7 +20,7 @@ done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
 strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true
 # The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs).
-if [ "${GST_BUNDLE:-1}" = 1 ] && [ ! -f .gst/env.sh ]; then
+if [ "${GST_BUNDLE:-1}" = 1 ]; then  # remade each time: the plugin list below may change
   bash ../shared/tools/gst-bundle.sh .gst coreelements videotestsrc videoconvertscale app pbtypes \
     typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile
 fi

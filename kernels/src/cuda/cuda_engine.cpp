@@ -431,7 +431,16 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   NCC_RETURN_IF_ERROR(activate());
   NCC_RETURN_IF_ERROR(buildFrame(frame));
 
-  const std::size_t T = bank_.size(), M = std::size_t(params.maxMatches);
+  // No template can keep more matches than it has positions: bounding M by that keeps the
+  // results buffer finite for any max-matches (the element allows up to INT_MAX).
+  std::size_t positions = 0;
+  for (uint32_t i = 0; i < bank_.size(); ++i)
+    if (fits(i))
+      positions = std::max(positions, std::size_t(frameWidth_ - bank_[i].width + 1) *
+                                          std::size_t(frameHeight_ - bank_[i].height + 1));
+  MatchParams bounded = params;
+  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), positions));
+  const std::size_t T = bank_.size(), M = std::size_t(bounded.maxMatches);
   const ResultsLayout layout(T, M);
   NCC_RETURN_IF_ERROR(results_.reserve(std::max<std::size_t>(layout.bytes, 16)));
   NCC_RETURN_IF_ERROR(hostResults_.reserve(std::max<std::size_t>(layout.bytes, 16)));
@@ -444,14 +453,14 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
     if (!fits(i)) continue;
     const TemplateImage& t = bank_[i];
     const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
-    const PeakHandoff handoff = handoffFor(i, params);
+    const PeakHandoff handoff = handoffFor(i, bounded);
     NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
     if (fused_[i]) {
       NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
-                                                 params, handoff, fusedSpatialBlocks(mapW, mapH),
+                                                 bounded, handoff, fusedSpatialBlocks(mapW, mapH),
                                                  best + i, kept + i * M, counts + i, stream_));
     } else {
-      NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), mapW, mapH, t.width, t.height, params,
+      NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), mapW, mapH, t.width, t.height, bounded,
                                       best + i, kept + i * M, counts + i, stream_));
     }
   }

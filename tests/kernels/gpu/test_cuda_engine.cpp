@@ -396,6 +396,41 @@ TEST(CudaEngine, FrameSizeAndBankChangesBetweenCalls) {
   EXPECT_EQ(got.matches[0].y, 20);
 }
 
+TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
+  // The element accepts max-matches up to INT_MAX; the results buffer must not be sized by it.
+  SKIP_WITHOUT_GPU();
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft}) {
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    auto cpu = makeEngine(Backend::Cpu);
+    TemplateImage t = makeTemplate(9, 7, Fill::Random);
+    ASSERT_TRUE(gpu->setTemplates({t}).ok());
+    ASSERT_TRUE(cpu->setTemplates({t}).ok());
+    Image img = makeImage(61, 43, Fill::Random, 5);
+    paste(&img, t, 30, 11);
+    for (Method method : {Method::SqDiff, Method::CCoeffNormed}) {
+      MatchParams p;
+      p.method = method;
+      p.maxMatches = 2147483647;
+      p.nmsIou = 0.0;
+      p.threshold = method == Method::SqDiff ? 1e12 : -1.0;  // every local extremum passes
+      FrameResult want, got;
+      ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+      Status s = gpu->match(img.view(), p, &got);
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_GT(want.matches.size(), 1u);
+      if (numerator == CudaNumerator::Spatial) {
+        expectSameMatches(got, want, true);  // exact integer path: identical lists
+      } else {
+        // Float scores may order near-ties differently among hundreds of weak peaks; the
+        // pasted copy must still come first.
+        ASSERT_FALSE(got.matches.empty());
+        EXPECT_EQ(got.matches[0].x, 30);
+        EXPECT_EQ(got.matches[0].y, 11);
+      }
+    }
+  }
+}
+
 TEST(CudaEngine, AutoUsesTheCudaBackendAndReportsErrors) {
   SKIP_WITHOUT_GPU();
   auto e = makeEngine(Backend::Auto);
