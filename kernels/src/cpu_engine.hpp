@@ -1,7 +1,9 @@
-// The CPU backend: exact integer window sums (int64 SATs) and double scores, with three ways to
-// compute the numerator sum(I*T): Reference (plain loops, the oracle for every test), Direct
-// (exact, vectorised) and Fft (tiled FFTW correlation with the zero-mean template). Auto picks
-// Direct or Fft per template with a measured cost model.
+// The CPU backend: exact integer window sums and double scores, with three ways to compute the
+// numerator sum(I*T): Reference (plain loops and int64 SATs, the oracle for every test), Direct
+// (exact, AVX-512 VNNI or auto-vectorised rows) and Fft (tiled FFTW correlation with the
+// zero-mean template). Direct and Fft sum windows from the pixels in cache (cpu_window_sums.hpp)
+// and find peaks on all threads (cpu_peaks.hpp). Auto picks Direct or Fft per template with a
+// measured cost model.
 #pragma once
 
 #include <memory>
@@ -48,7 +50,7 @@ class CpuEngine final : public Engine {
   std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
   uint64_t bankGeneration_ = 0;
   std::vector<CpuPath> resolved_;
-  // Tables of the current frame; sized once per frame size.
+  // The Reference path's tables of the current frame; sized once per frame size.
   std::vector<int64_t> sat_;
   std::vector<int64_t> satSq_;
   std::vector<double> map_;

@@ -1,5 +1,6 @@
 // The direct numerator of the CPU backend: sum of I*T over every window of one map row, exact in
-// integers and vectorised (8-bit pixels widened to 16-bit products, summed in 32-bit lanes).
+// integers: AVX-512 VNNI dot products where the CPU has them, else loops the compiler vectorises
+// (8-bit pixels widened to 16-bit products, summed in 32-bit lanes).
 #pragma once
 
 #include <cstddef>
