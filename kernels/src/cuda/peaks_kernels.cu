@@ -96,13 +96,15 @@ __global__ void __launch_bounds__(kScanThreads)
 }
 
 // One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
-// candidate after the last kept one (in peaks.cpp's order) that no kept box suppresses, which is
-// what peaks.cpp's sorted scan keeps k-th.
+// live candidate; a candidate dies (its slot set to -1) when it is kept or when the box kept in
+// the round before overlaps it by more than nmsIou. So the best live candidate is exactly what
+// peaks.cpp's sorted scan keeps k-th, and each round costs one pass over the candidates instead
+// of a comparison with every kept box (O(n*k) in all, not O(n*k^2)).
 __global__ void __launch_bounds__(kSelectThreads)
     selectKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
                  int templateWidth, int templateHeight, int maxMatches, double nmsIou,
                  const Ranked* __restrict__ partial, int partials,
-                 const int* __restrict__ candidates, const int* __restrict__ count,
+                 int* __restrict__ candidates, const int* __restrict__ count,
                  DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
   Ranked r{0.0, -1};
   for (int i = threadIdx.x; i < partials; i += blockDim.x)
@@ -111,26 +113,29 @@ __global__ void __launch_bounds__(kSelectThreads)
   if (threadIdx.x == 0 && r.index >= 0) *best = makeMatch(map, mapWidth, mapHeight, sign, r.index);
 
   const int n = *count;
-  Ranked last{0.0, -1};
+  int lastIndex = -1;  // the box kept in the previous round
   int k = 0;
   for (; k < maxMatches; ++k) {
+    const int lastX = lastIndex >= 0 ? lastIndex % mapWidth : 0;
+    const int lastY = lastIndex >= 0 ? lastIndex / mapWidth : 0;
     Ranked pick{0.0, -1};
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
       const int index = candidates[i];
+      if (index < 0) continue;
+      if (lastIndex >= 0 &&
+          (index == lastIndex ||
+           boxIouExact(index % mapWidth, index / mapWidth, lastX, lastY, templateWidth,
+                       templateHeight) > nmsIou)) {
+        candidates[i] = -1;
+        continue;
+      }
       const Ranked c{sign * map[index], index};
-      if (last.index >= 0 && !better(last, c)) continue;
-      if (!better(c, pick)) continue;
-      const int x = index % mapWidth, y = index / mapWidth;
-      bool suppressed = false;
-      for (int j = 0; j < k && !suppressed; ++j)
-        suppressed = boxIouExact(x, y, kept[j].x, kept[j].y, templateWidth, templateHeight) > nmsIou;
-      if (!suppressed) pick = c;
+      if (better(c, pick)) pick = c;
     }
-    pick = blockBest(pick);
+    pick = blockBest(pick);  // also a barrier: every slot of this round is settled
     if (pick.index < 0) break;
     if (threadIdx.x == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, pick.index);
-    last = pick;
-    __syncthreads();  // kept[k] is visible to the whole block
+    lastIndex = pick.index;
   }
   if (threadIdx.x == 0) *keptCount = k;
 }

@@ -203,7 +203,10 @@ INSTANTIATE_TEST_SUITE_P(Maps, GpuPeaks, ::testing::Values(
     PeakCase{500, 300,   MapKind::Blobs,     Method::SqDiffNormed,   -0.5,   20,  0.5,  9, 9},
     PeakCase{1905, 1065, MapKind::Random,    Method::CCoeffNormed,   0.99,   100, 0.3,  16, 16},
     PeakCase{1905, 1065, MapKind::Quantised, Method::CCoeffNormed,   1.0,    4,   0.3,  16, 16},  // ~20% on plateaus
-    PeakCase{3585, 1905, MapKind::Blobs,     Method::CCoeff,         0.9,    8,   0.3,  256, 256}));
+    PeakCase{3585, 1905, MapKind::Blobs,     Method::CCoeff,         0.9,    8,   0.3,  256, 256},
+    // Thousands of kept matches: one pass over the candidates per round, not one per kept box.
+    PeakCase{300, 200,   MapKind::Flat,      Method::CCorr,          0.0,    5000, 1.0, 8, 8},
+    PeakCase{600, 400,   MapKind::Random,    Method::CCoeffNormed,   -2.0,   3000, 0.5, 3, 3}));
 
 }  // namespace
 }  // namespace nccmatch::test
