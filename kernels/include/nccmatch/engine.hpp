@@ -23,9 +23,10 @@ bool cudaAvailable(std::string* why = nullptr);
 enum class CpuPath { Auto, Reference, Direct, Fft };
 const char* cpuPathName(CpuPath path);
 
-// How the CUDA backend computes sum(I*T): Spatial is the exact direct sum (packed 8-bit
-// integers), Fft correlates with the zero-mean template through cuFFT (double transforms,
-// within 1e-4 of the exact ccoeff-normed), Auto lets the measured cost model pick per template and frame size.
+// How the CUDA backend computes sum(I*T): Spatial is the exact direct sum (8-bit integer tensor
+// cores or dp4a), Fft correlates with the zero-mean template through cuFFT (float transforms with
+// a rounding bound; windows it cannot clear are recomputed exactly, so normalised scores stay
+// within 1e-4 of exact), Auto lets the measured cost model pick per template and frame size.
 enum class CudaNumerator { Auto, Spatial, Fft };
 inline const char* cudaNumeratorName(CudaNumerator n) {
   return n == CudaNumerator::Spatial ? "spatial" : n == CudaNumerator::Fft ? "fft" : "auto";
