@@ -122,14 +122,7 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
     const Candidate c = candidates.back();
     candidates.pop_back();
     Match m = makeMatch(c.x, c.y);
-    bool suppressed = false;
-    for (const Match& k : kept) {
-      if (boxIou(m, k) > params.nmsIou) {
-        suppressed = true;
-        break;
-      }
-    }
-    if (!suppressed) kept.push_back(m);
+    if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);
   }
   matches->insert(matches->end(), kept.begin(), kept.end());
 }

@@ -13,6 +13,12 @@ double boxIou(const Match& a, const Match& b) {
   return uni > 0 ? inter / uni : 0.0;
 }
 
+bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou) {
+  for (const Match& k : kept)
+    if (boxIou(box, k) > nmsIou) return true;
+  return false;
+}
+
 double parabolaOffset(double left, double centre, double right) {
   double curvature = left - 2.0 * centre + right;
   if (curvature == 0.0 || !std::isfinite(curvature)) return 0.0;
@@ -92,14 +98,7 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
   for (const Candidate& c : candidates) {
     if (int(kept.size()) >= params.maxMatches) break;
     Match m = makeMatch(c.x, c.y);
-    bool suppressed = false;
-    for (const Match& k : kept) {
-      if (boxIou(m, k) > params.nmsIou) {
-        suppressed = true;
-        break;
-      }
-    }
-    if (!suppressed) kept.push_back(m);
+    if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);
   }
   matches->insert(matches->end(), kept.begin(), kept.end());
 }

@@ -12,6 +12,9 @@ namespace nccmatch {
 // Intersection over union of two boxes.
 double boxIou(const Match& a, const Match& b);
 
+// True when `box` overlaps any of `kept` by more than nmsIou (greedy NMS's rejection rule).
+bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou);
+
 // Parabola through (−1, left), (0, centre), (+1, right): the offset of its vertex, in
 // [-0.5, 0.5]; 0 when the three points are collinear or a neighbour is missing.
 double parabolaOffset(double left, double centre, double right);
