@@ -5,8 +5,6 @@
 // Our figures are wall-clock medians of the synchronous match() (it ends in the frame's one
 // synchronisation); upload, SAT and NPP alone are CUDA-event medians. All after warm-up.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
-#include <glob.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +27,7 @@
 #include <cufft.h>
 #include "nccmatch/engine.hpp"
 #include "nccmatch/sat_cuda.hpp"
+#include "npp_runtime.hpp"
 
 using namespace nccmatch;
 
@@ -84,22 +83,6 @@ double medianEventMicros(cudaStream_t stream, const std::function<void()>& f, in
   return median(t);
 }
 
-// NPP, loaded at run time (the build machine has none). Signatures as in nppi.
-struct NppiSize {
-  int width, height;
-};
-struct NppStreamContext {
-  cudaStream_t hStream;
-  int nCudaDeviceId;
-  int nMultiProcessorCount;
-  int nMaxThreadsPerMultiProcessor;
-  int nMaxThreadsPerBlock;
-  std::size_t nSharedMemPerBlock;
-  int nCudaDevAttrComputeCapabilityMajor;
-  int nCudaDevAttrComputeCapabilityMinor;
-  unsigned int nStreamFlags;
-  int nReserved0;
-};
 using CrossCorrNormLevel = int (*)(const uint8_t*, int, NppiSize, const uint8_t*, int, NppiSize, float*, int,
                                    uint8_t*, NppStreamContext);
 using BufferSize = int (*)(NppiSize, std::size_t*, NppStreamContext);
@@ -111,28 +94,15 @@ struct Npp {
 };
 
 Npp loadNpp() {
-  std::vector<std::string> candidates = {"libnppist.so.13", "libnppist.so.12", "libnppist.so"};
-  for (const char* pattern : {"/usr/local/cuda*/lib64/libnppist.so*", "/usr/lib/x86_64-linux-gnu/libnppist.so*",
-                              "/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib/libnppist.so*",
-                              "/usr/local/lib/python3*/dist-packages/nvidia/*/lib/libnppist.so*"}) {
-    glob_t g{};
-    if (glob(pattern, 0, nullptr, &g) == 0)
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) candidates.push_back(g.gl_pathv[i]);
-    globfree(&g);
-  }
-  for (const std::string& name : candidates) {
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) continue;
-    Npp npp;
-    npp.corr = reinterpret_cast<CrossCorrNormLevel>(dlsym(lib, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
-    npp.bufferSize = reinterpret_cast<BufferSize>(dlsym(lib, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
-    if (npp.corr && npp.bufferSize) {
-      npp.from = name;
-      return npp;
-    }
-    dlclose(lib);
-  }
-  return Npp{};
+  Npp npp;
+  openNppist(
+      [&](void* lib) {
+        npp.corr = reinterpret_cast<CrossCorrNormLevel>(dlsym(lib, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
+        npp.bufferSize = reinterpret_cast<BufferSize>(dlsym(lib, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
+        return npp.corr && npp.bufferSize;
+      },
+      &npp.from);
+  return npp.from.empty() ? Npp{} : npp;
 }
 
 std::string fmt(double us) {
@@ -231,16 +201,7 @@ int main() {
       const cuda::NumeratorCosts pred = cuda::predictNumeratorCosts(side, side, W, H, prop.multiProcessorCount);
       double nppUs = -1;
       if (npp.corr) {
-        NppStreamContext ctx{};
-        ctx.hStream = stream;
-        ctx.nCudaDeviceId = 0;
-        ctx.nMultiProcessorCount = prop.multiProcessorCount;
-        ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
-        ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
-        ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
-        ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
-        ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
-        CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+        const NppStreamContext ctx = makeNppContext(stream, 0, prop);
         const int mapW = W - side + 1, mapH = H - side + 1;
         std::size_t bytes = 0;
         npp.bufferSize(NppiSize{W, H}, &bytes, ctx);

@@ -4,8 +4,6 @@
 // Usage: bench_sat [--samples N] [--quick]
 // Bytes counted per pixel: 1 read + 8 + 8 written (17), or 1 + 4 + 4 (9) for fused32.
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
-#include <glob.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -20,6 +18,7 @@
 
 #include "cuda/sat_fused.hpp"
 #include "nccmatch/sat_cuda.hpp"
+#include "npp_runtime.hpp"
 
 namespace {
 
@@ -77,22 +76,6 @@ double medianMs(const std::function<void()>& launch, int samples, cudaStream_t s
   return times[times.size() / 2];
 }
 
-// NPP, loaded at run time (the build machine has none). Signatures declared here, as in nppi.
-struct NppiSize {
-  int width, height;
-};
-struct NppStreamContext {
-  cudaStream_t hStream;
-  int nCudaDeviceId;
-  int nMultiProcessorCount;
-  int nMaxThreadsPerMultiProcessor;
-  int nMaxThreadsPerBlock;
-  std::size_t nSharedMemPerBlock;
-  int nCudaDevAttrComputeCapabilityMajor;
-  int nCudaDevAttrComputeCapabilityMinor;
-  unsigned int nStreamFlags;
-  int nReserved0;
-};
 using IntegralCtx = int (*)(const uint8_t*, int, int32_t*, int, NppiSize, int32_t, NppStreamContext);
 using SqrIntegralCtx = int (*)(const uint8_t*, int, int32_t*, int, double*, int, NppiSize, int32_t,
                                double, NppStreamContext);
@@ -110,31 +93,16 @@ struct Npp {
 
 Npp loadNpp() {
   Npp npp;
-  std::vector<std::string> candidates = {"libnppist.so.13", "libnppist.so.12", "libnppist.so",
-                                         "/usr/local/cuda/lib64/libnppist.so"};
-  for (const char* pattern : {"/usr/local/cuda*/lib64/libnppist.so*", "/usr/lib/x86_64-linux-gnu/libnppist.so*",
-                              "/opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib/libnppist.so*",
-                              "/usr/local/lib/python3*/dist-packages/nvidia/*/lib/libnppist.so*",
-                              "/usr/lib/python3*/site-packages/nvidia/*/lib/libnppist.so*"}) {
-    glob_t g{};
-    if (glob(pattern, 0, nullptr, &g) == 0)
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) candidates.push_back(g.gl_pathv[i]);
-    globfree(&g);
-  }
-  for (const std::string& name : candidates) {
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) continue;
-    npp.integralCtx = reinterpret_cast<IntegralCtx>(dlsym(lib, "nppiIntegral_8u32s_C1R_Ctx"));
-    npp.sqrIntegralCtx = reinterpret_cast<SqrIntegralCtx>(dlsym(lib, "nppiSqrIntegral_8u32s64f_C1R_Ctx"));
-    npp.integral = reinterpret_cast<Integral>(dlsym(lib, "nppiIntegral_8u32s_C1R"));
-    npp.sqrIntegral = reinterpret_cast<SqrIntegral>(dlsym(lib, "nppiSqrIntegral_8u32s64f_C1R"));
-    if (npp.found()) {
-      npp.from = name;
-      return npp;
-    }
-    dlclose(lib);
-  }
-  return Npp{};
+  openNppist(
+      [&](void* lib) {
+        npp.integralCtx = reinterpret_cast<IntegralCtx>(dlsym(lib, "nppiIntegral_8u32s_C1R_Ctx"));
+        npp.sqrIntegralCtx = reinterpret_cast<SqrIntegralCtx>(dlsym(lib, "nppiSqrIntegral_8u32s64f_C1R_Ctx"));
+        npp.integral = reinterpret_cast<Integral>(dlsym(lib, "nppiIntegral_8u32s_C1R"));
+        npp.sqrIntegral = reinterpret_cast<SqrIntegral>(dlsym(lib, "nppiSqrIntegral_8u32s64f_C1R"));
+        return npp.found();
+      },
+      &npp.from);
+  return npp.from.empty() ? Npp{} : npp;
 }
 
 struct Row {
@@ -239,16 +207,7 @@ int main(int argc, char** argv) {
       const int step32 = (w + 1) * 4, step64 = (w + 1) * 8;
       DevicePtr i1 = deviceAlloc(std::size_t(step32) * (h + 1)), i2 = deviceAlloc(std::size_t(step32) * (h + 1)),
                 sq = deviceAlloc(std::size_t(step64) * (h + 1));
-      NppStreamContext ctx{};
-      ctx.hStream = stream;
-      ctx.nCudaDeviceId = 0;
-      ctx.nMultiProcessorCount = prop.multiProcessorCount;
-      ctx.nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
-      ctx.nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
-      ctx.nSharedMemPerBlock = prop.sharedMemPerBlock;
-      ctx.nCudaDevAttrComputeCapabilityMajor = prop.major;
-      ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
-      CHECK_CUDA(cudaStreamGetFlags(stream, &ctx.nStreamFlags));
+      const NppStreamContext ctx = makeNppContext(stream, 0, prop);
       const NppiSize roi{w, h};
       auto* img8 = static_cast<const uint8_t*>(image.get());
       int status = 0;
