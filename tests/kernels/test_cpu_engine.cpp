@@ -21,22 +21,10 @@ std::unique_ptr<Engine> cpuEngine(int threads = 0) {
   return e;
 }
 
-struct MapCase {
-  int frameW, frameH;
-  int tplW, tplH;
-  std::size_t padding;
-  Fill frameFill, tplFill;
-};
-
-std::ostream& operator<<(std::ostream& os, const MapCase& c) {
-  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
-            << " fills " << int(c.frameFill) << "/" << int(c.tplFill);
-}
-
-class CpuScoreMap : public ::testing::TestWithParam<MapCase> {};
+class CpuScoreMap : public ::testing::TestWithParam<ScoreMapCase> {};
 
 TEST_P(CpuScoreMap, EveryMethodMatchesTheDefinition) {
-  const MapCase c = GetParam();
+  const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   auto engine = cpuEngine();
@@ -62,17 +50,17 @@ TEST_P(CpuScoreMap, EveryMethodMatchesTheDefinition) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, CpuScoreMap, ::testing::Values(
     //      frame     template  pad  frame fill     template fill
-    MapCase{1, 1,     1, 1,     0,   Fill::Random, Fill::Random},
-    MapCase{9, 7,     1, 1,     3,   Fill::Random, Fill::Random},
-    MapCase{13, 11,   13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
-    MapCase{31, 17,   5, 3,     1,   Fill::Random, Fill::Random},
-    MapCase{33, 29,   8, 8,     7,   Fill::Smooth, Fill::Smooth},
-    MapCase{40, 23,   7, 9,     0,   Fill::Binary, Fill::Random},
-    MapCase{24, 24,   6, 6,     2,   Fill::Flat,   Fill::Random},   // every window flat
-    MapCase{24, 20,   6, 5,     0,   Fill::Random, Fill::Flat},     // flat template
-    MapCase{64, 48,   16, 16,   0,   Fill::Random, Fill::Random},
-    MapCase{1, 37,    1, 5,     0,   Fill::Random, Fill::Random},
-    MapCase{37, 1,    4, 1,     5,   Fill::Random, Fill::Random}));
+    ScoreMapCase{1, 1,     1, 1,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{9, 7,     1, 1,     3,   Fill::Random, Fill::Random},
+    ScoreMapCase{13, 11,   13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
+    ScoreMapCase{31, 17,   5, 3,     1,   Fill::Random, Fill::Random},
+    ScoreMapCase{33, 29,   8, 8,     7,   Fill::Smooth, Fill::Smooth},
+    ScoreMapCase{40, 23,   7, 9,     0,   Fill::Binary, Fill::Random},
+    ScoreMapCase{24, 24,   6, 6,     2,   Fill::Flat,   Fill::Random},   // every window flat
+    ScoreMapCase{24, 20,   6, 5,     0,   Fill::Random, Fill::Flat},     // flat template
+    ScoreMapCase{64, 48,   16, 16,   0,   Fill::Random, Fill::Random},
+    ScoreMapCase{1, 37,    1, 5,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{37, 1,    4, 1,     5,   Fill::Random, Fill::Random}));
 
 TEST(CpuEngine, FindsPastedTemplatesAtTheirPlaces) {
   Image img = makeImage(160, 120, Fill::Random, 8);

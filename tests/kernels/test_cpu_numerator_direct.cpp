@@ -21,22 +21,10 @@ std::unique_ptr<Engine> cpuEngine(CpuPath path, int threads = 0) {
   return e;
 }
 
-struct DirectCase {
-  int frameW, frameH;
-  int tplW, tplH;
-  std::size_t padding;
-  Fill frameFill, tplFill;
-};
-
-std::ostream& operator<<(std::ostream& os, const DirectCase& c) {
-  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
-            << " fills " << int(c.frameFill) << "/" << int(c.tplFill);
-}
-
-class DirectNumerator : public ::testing::TestWithParam<DirectCase> {};
+class DirectNumerator : public ::testing::TestWithParam<ScoreMapCase> {};
 
 TEST_P(DirectNumerator, RowSumsAreExact) {
-  const DirectCase c = GetParam();
+  const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
@@ -56,7 +44,7 @@ TEST_P(DirectNumerator, RowSumsAreExact) {
 }
 
 TEST_P(DirectNumerator, EngineMapsEqualReference) {
-  const DirectCase c = GetParam();
+  const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   auto reference = cpuEngine(CpuPath::Reference);
@@ -79,16 +67,16 @@ TEST_P(DirectNumerator, EngineMapsEqualReference) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, DirectNumerator, ::testing::Values(
     //         frame      template  pad  frame fill     template fill
-    DirectCase{1, 1,      1, 1,     0,   Fill::Random, Fill::Random},
-    DirectCase{9, 7,      1, 1,     3,   Fill::Random, Fill::Random},
-    DirectCase{13, 11,    13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
-    DirectCase{70, 9,     3, 5,     1,   Fill::Random, Fill::Random},   // width % 4 == 3 taps left over
-    DirectCase{67, 33,    33, 8,    7,   Fill::Binary, Fill::Binary},   // 255*255 products everywhere
-    DirectCase{97, 41,    17, 13,   5,   Fill::Smooth, Fill::Smooth},
-    DirectCase{40, 30,    8, 8,     0,   Fill::Flat,   Fill::Random},   // every window flat
-    DirectCase{40, 30,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
-    DirectCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
-    DirectCase{300, 140,  260, 130, 0,   Fill::Binary, Fill::Binary})); // two int32 flushes (127 rows + 3)
+    ScoreMapCase{1, 1,      1, 1,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{9, 7,      1, 1,     3,   Fill::Random, Fill::Random},
+    ScoreMapCase{13, 11,    13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
+    ScoreMapCase{70, 9,     3, 5,     1,   Fill::Random, Fill::Random},   // width % 4 == 3 taps left over
+    ScoreMapCase{67, 33,    33, 8,    7,   Fill::Binary, Fill::Binary},   // 255*255 products everywhere
+    ScoreMapCase{97, 41,    17, 13,   5,   Fill::Smooth, Fill::Smooth},
+    ScoreMapCase{40, 30,    8, 8,     0,   Fill::Flat,   Fill::Random},   // every window flat
+    ScoreMapCase{40, 30,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
+    ScoreMapCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{300, 140,  260, 130, 0,   Fill::Binary, Fill::Binary})); // two int32 flushes (127 rows + 3)
 
 // The VNNI kernel (full 64-window blocks, the masked block at the right edge) against the plain
 // exact rows, on every row of frames whose widths put the edge anywhere in a block.

@@ -41,23 +41,11 @@ TEST(FftPath, UnavailableWithoutFftwSaysSo) {
   EXPECT_NE(s.message().find("FFTW"), std::string::npos) << s.message();
 }
 
-struct FftCase {
-  int frameW, frameH;
-  int tplW, tplH;
-  std::size_t padding;
-  Fill frameFill, tplFill;
-};
-
-std::ostream& operator<<(std::ostream& os, const FftCase& c) {
-  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
-            << " fills " << int(c.frameFill) << "/" << int(c.tplFill);
-}
-
-class FftEngine : public ::testing::TestWithParam<FftCase> {};
+class FftEngine : public ::testing::TestWithParam<ScoreMapCase> {};
 
 TEST_P(FftEngine, MapsAgreeWithReference) {
   SKIP_WITHOUT_FFTW();
-  const FftCase c = GetParam();
+  const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   auto reference = cpuEngine(CpuPath::Reference);
@@ -88,18 +76,18 @@ TEST_P(FftEngine, MapsAgreeWithReference) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FftEngine, ::testing::Values(
     //      frame      template  pad  frame fill     template fill
-    FftCase{1, 1,      1, 1,     0,   Fill::Random, Fill::Random},
-    FftCase{9, 7,      1, 1,     3,   Fill::Random, Fill::Random},
-    FftCase{13, 11,    13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
-    FftCase{71, 45,    5, 3,     1,   Fill::Random, Fill::Random},
-    FftCase{160, 97,   33, 31,   7,   Fill::Smooth, Fill::Smooth},   // bright, near-cancelling
-    FftCase{160, 97,   16, 16,   0,   Fill::Smooth, Fill::Random},
-    FftCase{133, 90,   24, 17,   2,   Fill::Binary, Fill::Random},
-    FftCase{64, 48,    8, 8,     0,   Fill::Flat,   Fill::Random},   // every window flat
-    FftCase{64, 48,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
-    FftCase{320, 240,  64, 64,   0,   Fill::Random, Fill::Random},   // several tiles
-    FftCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
-    FftCase{37, 1,     4, 1,     5,   Fill::Random, Fill::Random}));
+    ScoreMapCase{1, 1,      1, 1,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{9, 7,      1, 1,     3,   Fill::Random, Fill::Random},
+    ScoreMapCase{13, 11,    13, 11,   0,   Fill::Random, Fill::Random},   // template == frame
+    ScoreMapCase{71, 45,    5, 3,     1,   Fill::Random, Fill::Random},
+    ScoreMapCase{160, 97,   33, 31,   7,   Fill::Smooth, Fill::Smooth},   // bright, near-cancelling
+    ScoreMapCase{160, 97,   16, 16,   0,   Fill::Smooth, Fill::Random},
+    ScoreMapCase{133, 90,   24, 17,   2,   Fill::Binary, Fill::Random},
+    ScoreMapCase{64, 48,    8, 8,     0,   Fill::Flat,   Fill::Random},   // every window flat
+    ScoreMapCase{64, 48,    6, 7,     2,   Fill::Random, Fill::Flat},     // flat template
+    ScoreMapCase{320, 240,  64, 64,   0,   Fill::Random, Fill::Random},   // several tiles
+    ScoreMapCase{1, 37,     1, 5,     0,   Fill::Random, Fill::Random},
+    ScoreMapCase{37, 1,     4, 1,     5,   Fill::Random, Fill::Random}));
 
 #ifdef NCCMATCH_HAVE_FFTW
 // The float numerator is within its stated bound of the exact one, and the bound is not vacuous.

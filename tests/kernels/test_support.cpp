@@ -117,4 +117,9 @@ std::string describe(int w, int h, std::size_t padding) {
   return std::to_string(w) + "x" + std::to_string(h) + (padding ? " stride+" + std::to_string(padding) : "");
 }
 
+std::ostream& operator<<(std::ostream& os, const ScoreMapCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
+            << " fills " << int(c.frameFill) << "/" << int(c.tplFill);
+}
+
 }  // namespace nccmatch::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,5 +39,14 @@ void paste(Image* image, const TemplateImage& t, int x, int y);
 double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y);
 
 std::string describe(int w, int h, std::size_t padding);
+
+// One row of a CPU score-map test table: frame and template sizes, row padding, fills.
+struct ScoreMapCase {
+  int frameW, frameH;
+  int tplW, tplH;
+  std::size_t padding;
+  Fill frameFill, tplFill;
+};
+std::ostream& operator<<(std::ostream& os, const ScoreMapCase& c);
 
 }  // namespace nccmatch::test
