@@ -10,18 +10,6 @@ namespace nccmatch {
 
 namespace {
 
-struct Candidate {
-  double goodness;  // the score, negated for lower-is-better methods: larger is better
-  int x, y;
-};
-
-// The order of peaks.cpp: better goodness first, then raster order.
-bool betterCandidate(const Candidate& a, const Candidate& b) {
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  if (a.y != b.y) return a.y < b.y;
-  return a.x < b.x;
-}
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
@@ -72,11 +60,11 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
   };
 
   std::mutex mutex;
-  Candidate top{good(0, 0), 0, 0};
-  std::vector<Candidate> candidates;
+  PeakCandidate top{good(0, 0), 0, 0};
+  std::vector<PeakCandidate> candidates;
   pool.parallelFor(mapHeight, [&](int yBegin, int yEnd) {
-    Candidate bandTop{good(0, yBegin), 0, yBegin};
-    std::vector<Candidate> bandCandidates;
+    PeakCandidate bandTop{good(0, yBegin), 0, yBegin};
+    std::vector<PeakCandidate> bandCandidates;
     for (int y = yBegin; y < yEnd; ++y) {
       const double* row = map + std::size_t(y) * mapWidth;
       const double m = rowMaximum(row, mapWidth, sign);
@@ -84,12 +72,12 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
       if (m > bandTop.goodness) {
         int x = 0;
         while (x + 1 < mapWidth && !(sign * row[x] == m)) ++x;
-        bandTop = Candidate{sign * row[x], x, y};
+        bandTop = PeakCandidate{sign * row[x], x, y};
       }
       if (params.maxMatches <= 0 || !(m >= goodEnough)) continue;
       for (int x = 0; x < mapWidth; ++x) {
         const double g = sign * row[x];
-        if (g >= goodEnough && isPeak(x, y, g)) bandCandidates.push_back(Candidate{g, x, y});
+        if (g >= goodEnough && isPeak(x, y, g)) bandCandidates.push_back(PeakCandidate{g, x, y});
       }
     }
     std::lock_guard<std::mutex> lock(mutex);
@@ -114,12 +102,12 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
 
   // Greedy non-maximum suppression in the total order; candidates are taken best first, so a
   // heap yields only the few needed (a flat map has a candidate at every position).
-  auto worse = [](const Candidate& a, const Candidate& b) { return betterCandidate(b, a); };
+  auto worse = [](const PeakCandidate& a, const PeakCandidate& b) { return betterCandidate(b, a); };
   std::make_heap(candidates.begin(), candidates.end(), worse);
   std::vector<Match> kept;
   while (!candidates.empty() && int(kept.size()) < params.maxMatches) {
     std::pop_heap(candidates.begin(), candidates.end(), worse);
-    const Candidate c = candidates.back();
+    const PeakCandidate c = candidates.back();
     candidates.pop_back();
     Match m = makeMatch(c.x, c.y);
     if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);

@@ -27,22 +27,6 @@ double parabolaOffset(double left, double centre, double right) {
   return std::clamp(offset, -0.5, 0.5);
 }
 
-namespace {
-
-struct Candidate {
-  double goodness;  // the score, negated for lower-is-better methods: larger is better
-  int x, y;
-};
-
-// Strict total order: better goodness first, then raster order, so results are deterministic.
-bool betterCandidate(const Candidate& a, const Candidate& b) {
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  if (a.y != b.y) return a.y < b.y;
-  return a.x < b.x;
-}
-
-}  // namespace
-
 void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth,
                int templateHeight, uint32_t templateIndex, const MatchParams& params,
                std::vector<Match>* matches, std::optional<Match>* best) {
@@ -66,12 +50,12 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
     return m;
   };
 
-  Candidate top{good(0, 0), 0, 0};
-  std::vector<Candidate> candidates;
+  PeakCandidate top{good(0, 0), 0, 0};
+  std::vector<PeakCandidate> candidates;
   for (int y = 0; y < mapHeight; ++y) {
     for (int x = 0; x < mapWidth; ++x) {
       const double g = good(x, y);
-      Candidate c{g, x, y};
+      PeakCandidate c{g, x, y};
       if (betterCandidate(c, top)) top = c;
       if (params.maxMatches <= 0 || !(g >= goodEnough)) continue;
       // A local extremum: no 8-neighbour is strictly better.
@@ -95,7 +79,7 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
 
   std::sort(candidates.begin(), candidates.end(), betterCandidate);
   std::vector<Match> kept;
-  for (const Candidate& c : candidates) {
+  for (const PeakCandidate& c : candidates) {
     if (int(kept.size()) >= params.maxMatches) break;
     Match m = makeMatch(c.x, c.y);
     if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);

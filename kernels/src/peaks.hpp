@@ -9,6 +9,21 @@
 
 namespace nccmatch {
 
+// A map position that may become a match. goodness is the score, negated for lower-is-better
+// methods, so that larger is always better.
+struct PeakCandidate {
+  double goodness;
+  int x, y;
+};
+
+// The strict total order every backend ranks peaks by: better goodness first, then raster order,
+// so results are deterministic.
+inline bool betterCandidate(const PeakCandidate& a, const PeakCandidate& b) {
+  if (a.goodness != b.goodness) return a.goodness > b.goodness;
+  if (a.y != b.y) return a.y < b.y;
+  return a.x < b.x;
+}
+
 // Intersection over union of two boxes.
 double boxIou(const Match& a, const Match& b);
 

@@ -10,24 +10,13 @@
 namespace nccmatch::test {
 namespace {
 
-std::unique_ptr<Engine> cpuEngine(int threads = 0) {
-  EngineOptions o;
-  o.backend = Backend::Cpu;
-  o.threads = threads;
-  o.cpuPath = CpuPath::Reference;
-  std::unique_ptr<Engine> e;
-  Status s = Engine::create(o, &e);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return e;
-}
-
 class CpuScoreMap : public ::testing::TestWithParam<ScoreMapCase> {};
 
 TEST_P(CpuScoreMap, EveryMethodMatchesTheDefinition) {
   const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
-  auto engine = cpuEngine();
+  auto engine = makeCpuEngine(CpuPath::Reference);
   ASSERT_TRUE(engine->setTemplates({t}).ok());
   const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
   for (int m = 0; m <= 5; ++m) {
@@ -69,7 +58,7 @@ TEST(CpuEngine, FindsPastedTemplatesAtTheirPlaces) {
   paste(&img, a, 17, 33);
   paste(&img, a, 120, 90);
   paste(&img, b, 70, 5);
-  auto engine = cpuEngine(3);
+  auto engine = makeCpuEngine(CpuPath::Reference, 3);
   ASSERT_TRUE(engine->setTemplates({a, b}).ok());
   for (int m = 0; m <= 5; ++m) {
     MatchParams p;
@@ -96,7 +85,7 @@ TEST(CpuEngine, FindsPastedTemplatesAtTheirPlaces) {
 
 TEST(CpuEngine, TemplateLargerThanFrameIsSkipped) {
   Image img = makeImage(20, 20, Fill::Random);
-  auto engine = cpuEngine();
+  auto engine = makeCpuEngine(CpuPath::Reference);
   ASSERT_TRUE(engine->setTemplates({makeTemplate(21, 5, Fill::Random), cutTemplate(img, 2, 3, 5, 5)}).ok());
   FrameResult r;
   MatchParams p;
@@ -112,7 +101,7 @@ TEST(CpuEngine, TemplateLargerThanFrameIsSkipped) {
 }
 
 TEST(CpuEngine, FrameSizeMayChangeBetweenCalls) {
-  auto engine = cpuEngine();
+  auto engine = makeCpuEngine(CpuPath::Reference);
   TemplateImage t = makeTemplate(7, 7, Fill::Random);
   ASSERT_TRUE(engine->setTemplates({t}).ok());
   for (int size : {50, 13, 90, 7}) {
@@ -130,7 +119,7 @@ TEST(CpuEngine, ThreadCountDoesNotChangeResults) {
   TemplateImage t = makeTemplate(11, 6, Fill::Random);
   std::vector<double> reference;
   for (int threads : {1, 2, 5}) {
-    auto engine = cpuEngine(threads);
+    auto engine = makeCpuEngine(CpuPath::Reference, threads);
     ASSERT_TRUE(engine->setTemplates({t}).ok());
     std::vector<double> map;
     ASSERT_TRUE(engine->scoreMap(img.view(), Method::CCoeffNormed, 0, &map).ok());
@@ -140,7 +129,7 @@ TEST(CpuEngine, ThreadCountDoesNotChangeResults) {
 }
 
 TEST(CpuEngine, RejectsBadInputWithMessages) {
-  auto engine = cpuEngine();
+  auto engine = makeCpuEngine(CpuPath::Reference);
   TemplateImage bad = makeTemplate(4, 4, Fill::Random, "broken");
   bad.pixels.pop_back();
   Status s = engine->setTemplates({bad});
@@ -178,7 +167,7 @@ TEST(CpuEngine, RejectsBadInputWithMessages) {
 }
 
 TEST(CpuEngine, EmptyBankGivesNoMatches) {
-  auto engine = cpuEngine();
+  auto engine = makeCpuEngine(CpuPath::Reference);
   Image img = makeImage(10, 10, Fill::Random);
   FrameResult r;
   ASSERT_TRUE(engine->match(img.view(), MatchParams{}, &r).ok());

@@ -10,17 +10,6 @@
 namespace nccmatch::test {
 namespace {
 
-std::unique_ptr<Engine> cpuEngine(CpuPath path, int threads = 0) {
-  EngineOptions o;
-  o.backend = Backend::Cpu;
-  o.threads = threads;
-  o.cpuPath = path;
-  std::unique_ptr<Engine> e;
-  Status s = Engine::create(o, &e);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return e;
-}
-
 class DirectNumerator : public ::testing::TestWithParam<ScoreMapCase> {};
 
 TEST_P(DirectNumerator, RowSumsAreExact) {
@@ -47,8 +36,8 @@ TEST_P(DirectNumerator, EngineMapsEqualReference) {
   const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
-  auto reference = cpuEngine(CpuPath::Reference);
-  auto direct = cpuEngine(CpuPath::Direct);
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto direct = makeCpuEngine(CpuPath::Direct);
   ASSERT_TRUE(reference->setTemplates({t}).ok());
   ASSERT_TRUE(direct->setTemplates({t}).ok());
   for (int m = 0; m <= 5; ++m) {
@@ -149,8 +138,8 @@ TEST(DirectEngine, MatchesEqualReference) {
   paste(&img, a, 17, 33);
   paste(&img, a, 150, 90);
   paste(&img, b, 70, 5);
-  auto reference = cpuEngine(CpuPath::Reference);
-  auto direct = cpuEngine(CpuPath::Direct, 3);
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto direct = makeCpuEngine(CpuPath::Direct, 3);
   ASSERT_TRUE(reference->setTemplates({a, b, c}).ok());
   ASSERT_TRUE(direct->setTemplates({a, b, c}).ok());
   for (int m = 0; m <= 5; ++m) {

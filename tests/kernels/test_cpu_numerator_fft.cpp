@@ -16,23 +16,12 @@
 namespace nccmatch::test {
 namespace {
 
-std::unique_ptr<Engine> cpuEngine(CpuPath path, int threads = 0) {
-  EngineOptions o;
-  o.backend = Backend::Cpu;
-  o.threads = threads;
-  o.cpuPath = path;
-  std::unique_ptr<Engine> e;
-  Status s = Engine::create(o, &e);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return e;
-}
-
 #define SKIP_WITHOUT_FFTW() \
   if (!cpuFftAvailable()) GTEST_SKIP() << "this build has no FFTW3 (-Dfftw=disabled or not found)"
 
 TEST(FftPath, UnavailableWithoutFftwSaysSo) {
   if (cpuFftAvailable()) GTEST_SKIP() << "this build has FFTW3; the test covers builds without it";
-  auto fft = cpuEngine(CpuPath::Fft);
+  auto fft = makeCpuEngine(CpuPath::Fft);
   ASSERT_TRUE(fft->setTemplates({makeTemplate(3, 3, Fill::Random)}).ok());
   Image img = makeImage(10, 10, Fill::Random);
   FrameResult r;
@@ -48,8 +37,8 @@ TEST_P(FftEngine, MapsAgreeWithReference) {
   const ScoreMapCase c = GetParam();
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
-  auto reference = cpuEngine(CpuPath::Reference);
-  auto fft = cpuEngine(CpuPath::Fft);
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto fft = makeCpuEngine(CpuPath::Fft);
   ASSERT_TRUE(reference->setTemplates({t}).ok());
   ASSERT_TRUE(fft->setTemplates({t}).ok());
   const double n = double(c.tplW) * c.tplH;
@@ -165,8 +154,8 @@ TEST(FftEngine, MatchesEqualReferenceWithExactScores) {
   paste(&img, a, 150, 90);
   paste(&img, b, 70, 5);
   paste(&img, c, 190, 120);
-  auto reference = cpuEngine(CpuPath::Reference);
-  auto fft = cpuEngine(CpuPath::Fft, 3);
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto fft = makeCpuEngine(CpuPath::Fft, 3);
   ASSERT_TRUE(reference->setTemplates({a, b, c}).ok());
   ASSERT_TRUE(fft->setTemplates({a, b, c}).ok());
   for (int m = 0; m <= 5; ++m) {
@@ -198,7 +187,7 @@ TEST(FftEngine, MatchesEqualReferenceWithExactScores) {
 
 TEST(FftEngine, BankAndFrameSizeChanges) {
   SKIP_WITHOUT_FFTW();
-  auto fft = cpuEngine(CpuPath::Fft);
+  auto fft = makeCpuEngine(CpuPath::Fft);
   TemplateImage t = makeTemplate(12, 10, Fill::Random);
   TemplateImage u = makeTemplate(30, 30, Fill::Random);
   for (int round = 0; round < 2; ++round) {

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -115,6 +117,17 @@ double bruteForceScore(const Image& image, const TemplateImage& t, Method method
 
 std::string describe(int w, int h, std::size_t padding) {
   return std::to_string(w) + "x" + std::to_string(h) + (padding ? " stride+" + std::to_string(padding) : "");
+}
+
+std::unique_ptr<Engine> makeCpuEngine(CpuPath path, int threads) {
+  EngineOptions o;
+  o.backend = Backend::Cpu;
+  o.threads = threads;
+  o.cpuPath = path;
+  std::unique_ptr<Engine> e;
+  Status s = Engine::create(o, &e);
+  if (!s.ok()) ADD_FAILURE() << "CPU engine: " << s.message();
+  return e;
 }
 
 std::ostream& operator<<(std::ostream& os, const ScoreMapCase& c) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "nccmatch/engine.hpp"
 #include "nccmatch/types.hpp"
 
 namespace nccmatch::test {
@@ -39,6 +41,9 @@ void paste(Image* image, const TemplateImage& t, int x, int y);
 double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y);
 
 std::string describe(int w, int h, std::size_t padding);
+
+// A CPU engine on the given path (a test failure, and null, if it cannot be made).
+std::unique_ptr<Engine> makeCpuEngine(CpuPath path, int threads = 0);
 
 // One row of a CPU score-map test table: frame and template sizes, row padding, fills.
 struct ScoreMapCase {
