@@ -4,6 +4,7 @@ nccmatch_packages=(
   g++ meson ninja-build pkg-config libgtest-dev libfftw3-dev
   libglib2.0-dev libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
+  python3-gi python3-gst-1.0
 )
 
 nccmatch_install_deps() {

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Tracks videotestsrc's moving ball with nccmatch from Python, reading the element's bus messages.
+
+It cuts its template from the first frame itself (a PGM file in a temporary folder), then runs
+    videotestsrc pattern=ball ! GRAY8 ! nccmatch template=ball.pgm ! fakesink
+and prints, per frame, where the ball was found. Exits 1 if any frame has no match.
+
+    python3 examples/track_ball.py [--frames N] [--device auto|cpu|cuda]
+(from a build folder: meson devenv -C build python3 examples/track_ball.py)
+Needs python3-gi and python3-gst-1.0 (Debian 12), and the nccmatch plugin on GST_PLUGIN_PATH.
+"""
+import argparse
+import os
+import sys
+import tempfile
+
+import gi
+
+gi.require_version("Gst", "1.0")
+from gi.repository import Gst  # noqa: E402
+
+WIDTH, HEIGHT, SIDE = 320, 240, 40
+CAPS = f"video/x-raw,format=GRAY8,width={WIDTH},height={HEIGHT},framerate=30/1"
+
+
+def first_frame():
+    """The first GRAY8 frame of the source, as bytes (row stride == WIDTH, a multiple of 4)."""
+    pipeline = Gst.parse_launch(f"videotestsrc pattern=ball num-buffers=1 ! {CAPS} ! appsink name=sink sync=false")
+    pipeline.set_state(Gst.State.PLAYING)
+    sample = pipeline.get_by_name("sink").emit("pull-sample")
+    buffer = sample.get_buffer()
+    data = buffer.extract_dup(0, buffer.get_size())
+    pipeline.set_state(Gst.State.NULL)
+    return data
+
+
+def cut_ball_template(frame, path):
+    """Writes a SIDE x SIDE PGM centred on the bright pixels' centroid; returns its top-left."""
+    xs = ys = count = 0
+    for i, v in enumerate(frame[: WIDTH * HEIGHT]):
+        if v > 128:
+            xs += i % WIDTH
+            ys += i // WIDTH
+            count += 1
+    if count == 0:
+        raise SystemExit("no ball in the first frame")
+    x0 = min(max(xs // count - SIDE // 2, 0), WIDTH - SIDE)
+    y0 = min(max(ys // count - SIDE // 2, 0), HEIGHT - SIDE)
+    rows = b"".join(frame[(y0 + r) * WIDTH + x0:(y0 + r) * WIDTH + x0 + SIDE] for r in range(SIDE))
+    with open(path, "wb") as f:
+        f.write(b"P5\n%d %d\n255\n" % (SIDE, SIDE) + rows)
+    return x0, y0
+
+
+def track(template, frames, device):
+    """Runs the pipeline; returns the list of (frame, x, y, score) of the best match per frame."""
+    pipeline = Gst.parse_launch(
+        f"videotestsrc pattern=ball num-buffers={frames} ! {CAPS} ! nccmatch template={template} threshold=0.9 "
+        f"max-matches=1 display=false device={device} ! fakesink")
+    pipeline.set_state(Gst.State.PLAYING)
+    bus = pipeline.get_bus()
+    found = []
+    frame = 0
+    try:
+        while True:
+            msg = bus.timed_pop_filtered(
+                10 * Gst.SECOND, Gst.MessageType.ERROR | Gst.MessageType.EOS | Gst.MessageType.ELEMENT)
+            if msg is None:
+                raise SystemExit("no message for 10 s")
+            if msg.type == Gst.MessageType.ERROR:
+                err, debug = msg.parse_error()
+                raise SystemExit(f"pipeline error: {err.message} ({debug})")
+            if msg.type == Gst.MessageType.EOS:
+                return found
+            s = msg.get_structure()
+            if s.get_name() != "nccmatch":
+                continue
+            seconds = s.get_value("timestamp") / Gst.SECOND
+            matches = list(s.get_value("matches").array)
+            if matches:
+                m = matches[0]
+                found.append((frame, m.get_value("x"), m.get_value("y"), m.get_value("score")))
+                print(f"frame {frame:3d}  t={seconds:6.3f}s  ball at ({m.get_value('sub-x'):7.2f}, "
+                      f"{m.get_value('sub-y'):7.2f})  score {m.get_value('score'):.3f}")
+            else:
+                print(f"frame {frame:3d}  t={seconds:6.3f}s  no match")
+            frame += 1
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    args = parser.parse_args()
+    Gst.init(None)
+    with tempfile.TemporaryDirectory() as folder:
+        template = os.path.join(folder, "ball.pgm")
+        x0, y0 = cut_ball_template(first_frame(), template)
+        print(f"template: {SIDE}x{SIDE} cut at ({x0}, {y0}) of the first frame")
+        found = track(template, args.frames, args.device)
+    if not found or found[0][1:3] != (x0, y0):
+        print("the first frame's match is not where the template was cut", file=sys.stderr)
+        return 1
+    if len(found) != args.frames:
+        print(f"ball found in {len(found)} of {args.frames} frames", file=sys.stderr)
+        return 1
+    print(f"ball found in all {args.frames} frames")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
