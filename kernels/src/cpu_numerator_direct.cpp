@@ -1,4 +1,5 @@
 #include "cpu_numerator_direct.hpp"
+#include "simd_clones.hpp"
 
 #include <algorithm>
 
@@ -20,12 +21,6 @@ namespace {
 // loops over x so that g++ vectorises them (vpmovzxbw, vpmullw, vpmovzxwd, vpaddd); the products
 // of two bytes fit uint16. Cloned for AVX-512 and AVX2 with a run-time pick (ifunc), so one build
 // runs everywhere and uses the widest vectors present.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define NCCMATCH_SIMD_CLONES
-#endif
-
 NCCMATCH_SIMD_CLONES
 void accumulateTemplateRow(int32_t* __restrict acc, const uint8_t* __restrict src, int n,
                            const uint8_t* __restrict tpl, int tw) {

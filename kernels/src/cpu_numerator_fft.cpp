@@ -1,4 +1,5 @@
 #include "cpu_numerator_fft.hpp"
+#include "simd_clones.hpp"
 
 #include <fftw3.h>
 
@@ -76,12 +77,6 @@ T* threadBuffer(std::size_t n, int which) {
   }
   return reinterpret_cast<T*>(buffers[which].get());
 }
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define NCCMATCH_SIMD_CLONES
-#endif
 
 NCCMATCH_SIMD_CLONES
 int64_t rowSum(const uint8_t* __restrict src, int n) {

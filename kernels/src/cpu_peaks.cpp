@@ -1,4 +1,5 @@
 #include "cpu_peaks.hpp"
+#include "simd_clones.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +10,6 @@
 namespace nccmatch {
 
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define NCCMATCH_SIMD_CLONES
-#endif
 
 // The largest sign * row[x]. Eight independent lanes, so the compiler uses vector max
 // instructions without reassociating anything.

@@ -1,6 +1,7 @@
 // Built with -fno-math-errno -fno-trapping-math (kernels/meson.build): GCC vectorises the square
 // roots and compares of the score loops only then (a pragma does not reach the sqrt builtin).
 #include "cpu_score_rows.hpp"
+#include "simd_clones.hpp"
 
 #include <cfloat>
 #include <cmath>
@@ -32,12 +33,6 @@ inline double denominatorSelect(double diff2, double windowSumSq, double rootT) 
 
 // Cloned for AVX-512 (int64 multiplies and int64 -> double conversions in vectors) and AVX2, with
 // a run-time pick; the arithmetic is the same in every clone, so results are too.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define NCCMATCH_SIMD_CLONES
-#endif
-
 NCCMATCH_SIMD_CLONES
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
                    const int64_t* cross, int mapW, double* out) {

@@ -1,16 +1,11 @@
 #include "cpu_window_sums.hpp"
+#include "simd_clones.hpp"
 
 #include <algorithm>
 
 namespace nccmatch {
 
 namespace {
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NCCMATCH_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define NCCMATCH_SIMD_CLONES
-#endif
 
 // Column sums gain the row entering the window and lose the row leaving it (or only gain).
 NCCMATCH_SIMD_CLONES
