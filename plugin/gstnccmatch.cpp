@@ -5,6 +5,7 @@
 #include <gst/video/video.h>
 
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,18 @@ using nccmatch::plugin::Settings;
 
 namespace {
 
+// A frame submitted to the engine, held (mapped: the engine may still read it) until its result
+// is collected.
+struct InFlightFrame {
+  GstBuffer* buffer = nullptr;  // owned, writable
+  GstVideoFrame frame{};
+  bool mapped = false;
+  bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
+  bool submitted = false;  // false when there was nothing to match (no templates)
+  Settings settings;       // the values the frame is matched and reported with
+  gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
+};
+
 // What only the streaming thread (and start/stop, while it is stopped) touches.
 struct StreamState {
   std::unique_ptr<nccmatch::Engine> engine;
@@ -38,6 +51,10 @@ struct StreamState {
   // The gstcuda context the CUDA engine runs in (a reference), or null: CPU engine, or a CUDA
   // engine in the device's primary context (no gstcuda in this build or no context to be had).
   GstCudaContext* engineContext = nullptr;
+  std::deque<InFlightFrame> inFlight;  // oldest first
+  int depth = 0;                       // frames held at most, as last resolved (0: not yet)
+  bool upstreamLive = false;           // asked once per caps
+  bool upstreamLiveKnown = false;
 };
 
 // What the streaming thread publishes for the `stats` property; guarded by the object lock.
@@ -61,6 +78,7 @@ enum {
   PROP_POST_MESSAGES,
   PROP_DEVICE,
   PROP_CUDA_DEVICE_ID,
+  PROP_FRAMES_IN_FLIGHT,
   PROP_STATS,
 };
 
@@ -235,6 +253,8 @@ void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::F
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
+void discardFramesInFlight(GstNccMatch* self);
+
 // ---- engine life ----
 
 // Creates the engine for `backend` (Cpu or Cuda). A CUDA engine runs in `context` when one is
@@ -365,6 +385,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  discardFramesInFlight(self);
   destroyEngine(self);
   *self->stream = StreamState();
   GST_OBJECT_LOCK(self);
@@ -413,6 +434,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
     return FALSE;
   }
   stream.cudaMemoryInput = cudaMemory;
+  stream.upstreamLiveKnown = false;
   if (GST_VIDEO_INFO_WIDTH(in_info) != stream.frameWidth || GST_VIDEO_INFO_HEIGHT(in_info) != stream.frameHeight)
     stream.oversizeWarned.assign(stream.names.size(), false);
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
@@ -423,141 +445,260 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   return TRUE;
 }
 
-// Matches one frame's luma plane (host or device), attaches the metas and posts the messages.
-// The engine's context is current during the call.
-bool matchFrame(GstNccMatch* self, const Settings& settings, const nccmatch::FrameView& view, GstBuffer* buffer,
-                nccmatch::FrameResult* result) {
-  StreamState& stream = *self->stream;
-  if (!stream.engine) {
-    GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
-    return false;
-  }
-  if (!refreshBank(self, settings)) return false;
-  warnOversizedTemplates(self);
-  if (!stream.names.empty()) {
-    const gint64 begin = g_get_monotonic_time();
-    nccmatch::Status status = stream.engine->match(view, settings.matchParams(), result);
-    const gint64 elapsed = g_get_monotonic_time() - begin;
-    if (!status.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
-                        (nullptr));
-      return false;
-    }
-    GST_OBJECT_LOCK(self);
-    self->published->stats.add(elapsed);
-    GST_OBJECT_UNLOCK(self);
-  }
-  nccmatch::plugin::attachRoiMetas(buffer, result->matches, stream.names);
-  if (settings.postMessages) postMessages(self, settings, *result, buffer);
-  return true;
+// ---- frames in flight ----
+// Each frame is submitted to the engine as it arrives and held, mapped, until its result is
+// collected; with frames-in-flight n, frame k is finished (metas, messages, boxes) and pushed
+// when frame k+n-1 has been submitted, so the GPU matches one frame while the next uploads and
+// upstream produces the one after. Order and content of the output do not depend on n.
+
+// The frame's luma plane as the engine sees it.
+nccmatch::FrameView lumaView(GstVideoFrame* frame, bool cuda) {
+  nccmatch::FrameView view;
+  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
+  view.width = GST_VIDEO_FRAME_WIDTH(frame);
+  view.height = GST_VIDEO_FRAME_HEIGHT(frame);
+  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0));
+  view.memory = cuda ? nccmatch::MemoryKind::Device : nccmatch::MemoryKind::Host;
+  return view;
 }
 
-// A frame in system memory. Mapped for writing only when boxes are drawn: a read-only map of
-// memory that upstream still references costs no copy.
-GstFlowReturn transformSystemFrame(GstNccMatch* self, GstBuffer* buffer) {
-  Settings settings = copySettings(self);
-  GstVideoFrame frame;
-  // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas.
-  const GstMapFlags flags =
-      GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF | (settings.display ? GST_MAP_WRITE : 0));
-  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map a frame"), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  nccmatch::FrameView view;
-  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
-  view.width = GST_VIDEO_FRAME_WIDTH(&frame);
-  view.height = GST_VIDEO_FRAME_HEIGHT(&frame);
-  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
-  view.memory = nccmatch::MemoryKind::Host;
+void releaseFrame(InFlightFrame& f) {
+  if (f.mapped) gst_video_frame_unmap(&f.frame);
+  f.mapped = false;
+  gst_clear_buffer(&f.buffer);
+}
 
+// Collects a frame's result, attaches the metas, posts the messages and draws the boxes; hands
+// back the buffer to push, or null after posting an error.
+GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
   nccmatch::FrameResult result;
-  bool matched;
-  {
-    nccmatch::plugin::CudaContextScope scope(self->stream->engineContext);
-    matched = matchFrame(self, settings, view, buffer, &result);
-  }
-  if (matched && settings.display) {
-    nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)), view.width,
-                                      view.height, view.stride};
-    for (const nccmatch::Match& m : result.matches)
-      nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
-  }
-  gst_video_frame_unmap(&frame);
-  return matched ? GST_FLOW_OK : GST_FLOW_ERROR;
-}
-
-#ifdef NCCMATCH_HAVE_GST_CUDA
-// A frame in CUDA memory: matched where it lies, boxes drawn there; it never visits host memory.
-GstFlowReturn transformCudaFrame(GstNccMatch* self, GstBuffer* buffer, GstCudaContext* memoryContext) {
-  StreamState& stream = *self->stream;
-  Settings settings = copySettings(self);
-  if (memoryContext != stream.engineContext) {
-    // Another context than the one negotiated (e.g. a decoder on another device): the engine
-    // moves to it, keeping its bank, so the memory is read in place.
-    GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
-    std::vector<nccmatch::TemplateImage> bank = stream.engine ? stream.engine->templates()
-                                                              : std::vector<nccmatch::TemplateImage>();
-    destroyEngine(self);
-    if (!createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext)) return GST_FLOW_ERROR;
-    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    if (!installBank(self, std::move(bank))) return GST_FLOW_ERROR;
-  }
-  GstVideoFrame frame;
-  const GstMapFlags flags =
-      GstMapFlags(GST_MAP_READ | GST_MAP_CUDA | GST_VIDEO_FRAME_MAP_FLAG_NO_REF | (settings.display ? GST_MAP_WRITE : 0));
-  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map the CUDA memory of a frame"), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  nccmatch::FrameView view;
-  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
-  view.width = GST_VIDEO_FRAME_WIDTH(&frame);
-  view.height = GST_VIDEO_FRAME_HEIGHT(&frame);
-  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
-  view.memory = nccmatch::MemoryKind::Device;
-
-  GstFlowReturn flow = GST_FLOW_OK;
+  bool ok = true;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    nccmatch::FrameResult result;
-    if (!scope.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
-      flow = GST_FLOW_ERROR;
-    } else if (!matchFrame(self, settings, view, buffer, &result)) {
-      flow = GST_FLOW_ERROR;
-    } else if (settings.display && !result.matches.empty()) {
-      std::vector<nccmatch::DrawBox> boxes;
-      for (const nccmatch::Match& m : result.matches) boxes.push_back({m.x, m.y, m.width, m.height});
-      nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
-          static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0)), view.width, view.height, view.stride, boxes);
+    if (f.submitted) {
+      const gint64 begin = g_get_monotonic_time();
+      nccmatch::Status status = stream.engine->collect(&result);
+      f.engineMicros += g_get_monotonic_time() - begin;
       if (!status.ok()) {
-        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
+        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
                           (nullptr));
-        flow = GST_FLOW_ERROR;
+        ok = false;
+      } else {
+        GST_OBJECT_LOCK(self);
+        self->published->stats.add(f.engineMicros);
+        GST_OBJECT_UNLOCK(self);
       }
     }
+    if (ok && f.settings.display && !result.matches.empty()) {
+#ifdef NCCMATCH_HAVE_GST_CUDA
+      if (f.cuda) {
+        std::vector<nccmatch::DrawBox> boxes;
+        for (const nccmatch::Match& m : result.matches) boxes.push_back({m.x, m.y, m.width, m.height});
+        nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
+            static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)), GST_VIDEO_FRAME_WIDTH(&f.frame),
+            GST_VIDEO_FRAME_HEIGHT(&f.frame), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0)), boxes);
+        if (!status.ok()) {
+          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
+                            (nullptr));
+          ok = false;
+        }
+      } else
+#endif
+      {
+        nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)),
+                                          GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame),
+                                          std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0))};
+        for (const nccmatch::Match& m : result.matches)
+          nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
+      }
+    }
+    if (f.mapped) gst_video_frame_unmap(&f.frame);
+    f.mapped = false;
   }
-  gst_video_frame_unmap(&frame);
+  GstBuffer* buffer = f.buffer;
+  f.buffer = nullptr;
+  if (!ok) {
+    gst_buffer_unref(buffer);
+    return nullptr;
+  }
+  nccmatch::plugin::attachRoiMetas(buffer, result.matches, stream.names);
+  if (f.settings.postMessages) postMessages(self, f.settings, result, buffer);
+  return buffer;
+}
+
+// Drops every frame in flight unpushed (flush, stop), waiting for the engine to let go of them.
+void discardFramesInFlight(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+  for (InFlightFrame& f : stream.inFlight) {
+    nccmatch::FrameResult ignored;
+    if (f.submitted && stream.engine) stream.engine->collect(&ignored);
+    releaseFrame(f);
+  }
+  stream.inFlight.clear();
+}
+
+// Finishes and pushes every frame in flight, oldest first (before serialized events, a drain
+// query, a new bank or a context change). A failed push drops the rest.
+GstFlowReturn pushFramesInFlight(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  GstFlowReturn flow = GST_FLOW_OK;
+  while (!stream.inFlight.empty() && flow == GST_FLOW_OK) {
+    InFlightFrame f = stream.inFlight.front();
+    stream.inFlight.pop_front();
+    GstBuffer* buffer = finishFrame(self, f);
+    flow = buffer != nullptr ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_ERROR;
+  }
+  if (flow != GST_FLOW_OK) discardFramesInFlight(self);
   return flow;
 }
-#endif
 
-// CUDA memory goes to the GPU path, everything else to the system-memory path. (QoS dropping
-// happens before this, in GstBaseTransform.)
-GstFlowReturn gst_nccmatch_transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
-  GstNccMatch* self = GST_NCCMATCH(trans);
+// Frames to hold for the stream's current settings (upstream liveness asked once per caps).
+int framesInFlightNow(GstNccMatch* self, const Settings& settings) {
+  StreamState& stream = *self->stream;
+  if (!stream.upstreamLiveKnown) {
+    GstQuery* query = gst_query_new_latency();
+    gboolean live = FALSE;
+    if (gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(self), query))
+      gst_query_parse_latency(query, &live, nullptr, nullptr);
+    gst_query_unref(query);
+    stream.upstreamLive = live;
+    stream.upstreamLiveKnown = true;
+  }
+  const int depth = nccmatch::plugin::framesInFlightFor(
+      settings.framesInFlight, stream.engine->backend() == nccmatch::Backend::Cuda, stream.upstreamLive,
+      stream.engine->maxFramesInFlight());
+  if (stream.depth != 0 && depth != stream.depth)  // the latency we report changes
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  stream.depth = depth;
+  return depth;
+}
+
+// Maps a writable frame and submits its luma plane to the engine; the frame joins the frames in
+// flight (also when there is nothing to match, so output order is kept). Takes the buffer.
+GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
+  StreamState& stream = *self->stream;
   if (!GST_VIDEO_FILTER(self)->negotiated) {
+    gst_buffer_unref(buffer);
     GST_ELEMENT_ERROR(self, CORE, NOT_IMPLEMENTED, ("nccmatch received a frame before caps"), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
+  if (!stream.engine) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  InFlightFrame f;
+  f.settings = copySettings(self);
+  f.buffer = buffer;
+  GstFlowReturn flow = GST_FLOW_OK;
+  // Frames in flight were matched with the current bank and context: finish them before either
+  // changes.
+  const bool bankChanges = f.settings.templatesGeneration != stream.loadedGeneration;
+  GstCudaContext* memoryContext = nullptr;
 #ifdef NCCMATCH_HAVE_GST_CUDA
-  if (self->stream->cudaMemoryInput) {
-    if (GstCudaContext* context = nccmatch::plugin::bufferCudaContext(buffer))
-      return transformCudaFrame(self, buffer, context);
+  if (stream.cudaMemoryInput) memoryContext = nccmatch::plugin::bufferCudaContext(buffer);
+  f.cuda = memoryContext != nullptr;
+  const bool contextChanges = f.cuda && memoryContext != stream.engineContext;
+#else
+  const bool contextChanges = false;
+  (void)memoryContext;
+#endif
+  if ((bankChanges || contextChanges) && !stream.inFlight.empty()) flow = pushFramesInFlight(self);
+  if (flow != GST_FLOW_OK) {
+    releaseFrame(f);
+    return flow;
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (contextChanges) {
+    // Another context than the one negotiated (e.g. a decoder on another device): the engine
+    // moves to it, keeping its bank, so the memory is read in place.
+    GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
+    std::vector<nccmatch::TemplateImage> bank = stream.engine->templates();
+    destroyEngine(self);
+    bool installed = createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext);
+    if (installed) {
+      nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+      installed = installBank(self, std::move(bank));
+    }
+    if (!installed) {
+      releaseFrame(f);
+      return GST_FLOW_ERROR;
+    }
   }
 #endif
-  return transformSystemFrame(self, buffer);
+  // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas. A
+  // system frame is mapped for writing only when boxes are drawn: a read-only map of memory that
+  // upstream still references costs no copy.
+  const GstMapFlags flags = GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF |
+                                        (f.settings.display ? GST_MAP_WRITE : 0)
+#ifdef NCCMATCH_HAVE_GST_CUDA
+                                        | (f.cuda ? GST_MAP_CUDA : 0)
+#endif
+  );
+  if (!gst_video_frame_map(&f.frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map %s", f.cuda ? "the CUDA memory of a frame" : "a frame"),
+                      (nullptr));
+    releaseFrame(f);
+    return GST_FLOW_ERROR;
+  }
+  f.mapped = true;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    if (!scope.ok()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
+      flow = GST_FLOW_ERROR;
+    } else if (!refreshBank(self, f.settings)) {
+      flow = GST_FLOW_ERROR;
+    } else {
+      warnOversizedTemplates(self);
+      if (!stream.names.empty()) {
+        const gint64 begin = g_get_monotonic_time();
+        nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda), f.settings.matchParams());
+        f.engineMicros = g_get_monotonic_time() - begin;
+        if (!status.ok()) {
+          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
+                            (nullptr));
+          flow = GST_FLOW_ERROR;
+        }
+        f.submitted = status.ok();
+      }
+    }
+  }
+  if (flow != GST_FLOW_OK) {
+    releaseFrame(f);
+    return flow;
+  }
+  stream.inFlight.push_back(f);
+  return GST_FLOW_OK;
+}
+
+// GstBaseTransform calls this after each input buffer and again until it hands back nothing:
+// the new buffer (made writable, as an in-place transform) is submitted, and the oldest frame is
+// finished and handed back once more than frames-in-flight - 1 are held. (QoS dropping happens
+// before this, in GstBaseTransform's submit_input_buffer.)
+GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  StreamState& stream = *self->stream;
+  *outbuf = nullptr;
+  if (GstBuffer* input = trans->queued_buf) {
+    trans->queued_buf = nullptr;
+    GstBuffer* writable = nullptr;
+    GstFlowReturn flow =
+        GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->prepare_output_buffer(trans, input, &writable);
+    if (writable != input) gst_buffer_unref(input);
+    if (flow != GST_FLOW_OK || writable == nullptr) return flow != GST_FLOW_OK ? flow : GST_FLOW_ERROR;
+    flow = submitFrame(self, writable);
+    if (flow != GST_FLOW_OK) return flow;
+  }
+  if (stream.inFlight.empty() ||
+      int(stream.inFlight.size()) < framesInFlightNow(self, stream.inFlight.back().settings))
+    return GST_FLOW_OK;
+  InFlightFrame f = stream.inFlight.front();
+  stream.inFlight.pop_front();
+  *outbuf = finishFrame(self, f);
+  return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
 // Upstream writing system-memory frames for the CUDA engine gets a pool of pinned memory, which
@@ -601,9 +742,13 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   return ok;
 }
 
-// At EOS the totals go out as an element message "nccmatch-stats" (the `stats` property's value).
+// Serialized events (EOS, segment, caps, gap, ...) follow the frames before them: the frames in
+// flight go out first; a flush drops them. At EOS the totals go out as an element message
+// "nccmatch-stats" (the `stats` property's value).
 gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
+  else if (GST_EVENT_IS_SERIALIZED(event)) pushFramesInFlight(self);
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
     GST_OBJECT_LOCK(self);
     GstStructure* s = nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
@@ -614,10 +759,32 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->sink_event(trans, event);
 }
 
+// The latency of the frames held in flight (frames-in-flight - 1 frame durations) adds to
+// upstream's; a drain query gets every held frame pushed first.
 gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) pushFramesInFlight(self);
+  if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+    if (!GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->query(trans, direction, query)) return FALSE;
+    gboolean live = FALSE;
+    GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
+    gst_query_parse_latency(query, &live, &min, &max);
+    GST_OBJECT_LOCK(self);
+    const int setting = self->settings->framesInFlight;
+    const bool cuda = self->published->backend == "cuda";
+    GST_OBJECT_UNLOCK(self);
+    const int depth = nccmatch::plugin::framesInFlightFor(setting, cuda, live, nccmatch::Engine::kMaxFramesInFlight);
+    const GstVideoInfo* info = &GST_VIDEO_FILTER(self)->in_info;
+    GstClockTime held = 0;
+    if (depth > 1 && GST_VIDEO_INFO_FPS_N(info) > 0)
+      held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), GST_VIDEO_INFO_FPS_D(info),
+                                       GST_VIDEO_INFO_FPS_N(info));
+    GST_DEBUG_OBJECT(self, "latency: %d frame(s) in flight hold %" GST_TIME_FORMAT, depth, GST_TIME_ARGS(held));
+    gst_query_set_latency(query, live, min + held, GST_CLOCK_TIME_IS_VALID(max) ? max + held : max);
+    return TRUE;
+  }
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
-    GstNccMatch* self = GST_NCCMATCH(trans);
     GST_OBJECT_LOCK(self);
     GstCudaContext* context =
         self->cudaContext != nullptr ? static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext)) : nullptr;
@@ -699,6 +866,9 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
     case PROP_CUDA_DEVICE_ID:
       s.cudaDeviceId = g_value_get_int(value);
       break;
+    case PROP_FRAMES_IN_FLIGHT:
+      s.framesInFlight = int(g_value_get_uint(value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -741,6 +911,9 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
       break;
     case PROP_CUDA_DEVICE_ID:
       g_value_set_int(value, s.cudaDeviceId);
+      break;
+    case PROP_FRAMES_IN_FLIGHT:
+      g_value_set_uint(value, guint(s.framesInFlight));
       break;
     case PROP_STATS:
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
@@ -861,6 +1034,17 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
                        "neighbouring CUDA elements, or else the first device)",
                        -1, G_MAXINT, nccmatch::plugin::kDefaultCudaDeviceId, kReadyFlags));
   g_object_class_install_property(
+      gobject_class, PROP_FRAMES_IN_FLIGHT,
+      g_param_spec_uint(
+          "frames-in-flight", "Frames in flight",
+          "Frames matched at once: a frame is pushed when this many later ones have been handed to the "
+          "engine, so on the GPU frame n+1 uploads while frame n is matched and upstream works meanwhile. "
+          "Each held frame adds one frame duration to the latency the element reports; output order and "
+          "content do not change. 0 (auto): 2 on the CUDA backend, 1 (no holding) on the CPU or when "
+          "upstream is live",
+          0, guint(nccmatch::Engine::kMaxFramesInFlight), guint(nccmatch::plugin::kDefaultFramesInFlight),
+          kPlayingFlags));
+  g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Frames matched since start, mean and max wall-clock time of the engine's match per "
@@ -883,7 +1067,7 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_nccmatch_stop);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_caps);
-  trans_class->transform_ip = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_ip);
+  trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_nccmatch_generate_output);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_nccmatch_propose_allocation);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_nccmatch_sink_event);
   trans_class->query = GST_DEBUG_FUNCPTR(gst_nccmatch_query);

@@ -11,6 +11,11 @@ nccmatch::MatchParams Settings::matchParams() const {
   return params;
 }
 
+int framesInFlightFor(int setting, bool cudaBackend, bool upstreamLive, int engineMax) {
+  const int wanted = setting > 0 ? setting : (cudaBackend && !upstreamLive ? 2 : 1);
+  return wanted < engineMax ? wanted : (engineMax > 0 ? engineMax : 1);
+}
+
 namespace {
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 }  // namespace

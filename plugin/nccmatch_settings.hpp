@@ -19,6 +19,7 @@ inline constexpr double kDefaultNmsIou = 0.3;
 inline constexpr bool kDefaultPostMessages = true;
 inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
+inline constexpr int kDefaultFramesInFlight = 0;  // auto
 
 struct Settings {
   // Template image files, in bank order (template index = position here).
@@ -34,9 +35,16 @@ struct Settings {
   bool postMessages = kDefaultPostMessages;
   nccmatch::Backend device = kDefaultDevice;
   int cudaDeviceId = kDefaultCudaDeviceId;
+  int framesInFlight = kDefaultFramesInFlight;
 
   nccmatch::MatchParams matchParams() const;
 };
+
+// Frames the element holds in flight for the `frames-in-flight` setting (0: auto), at most
+// engineMax. Auto overlaps two frames on the CUDA backend; it holds none on the CPU (nothing to
+// overlap) or behind a live source, where a held frame would add a frame of latency at camera
+// rates that the GPU does not need.
+int framesInFlightFor(int setting, bool cudaBackend, bool upstreamLive, int engineMax);
 
 // Splits the `templates` property value at commas; surrounding blanks and empty entries are dropped.
 // A null or empty text gives an empty list.

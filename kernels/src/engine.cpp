@@ -1,6 +1,7 @@
 #include "nccmatch/engine.hpp"
 
 #include <cstring>
+#include <string>
 
 #include "cpu_engine.hpp"
 
@@ -60,6 +61,24 @@ bool cudaAvailable(std::string* why) {
   if (why) *why = "this build of nccmatch has no CUDA backend";
   return false;
 #endif
+}
+
+Status Engine::submit(const FrameView& frame, const MatchParams& params) {
+  if (framesInFlight() >= maxFramesInFlight())
+    return Status::error("submit: " + std::to_string(framesInFlight()) +
+                         " frames already in flight; collect one first");
+  FrameResult result;
+  NCC_RETURN_IF_ERROR(match(frame, params, &result));  // a failed frame is not in flight
+  done_.push_back(std::move(result));
+  return Status();
+}
+
+Status Engine::collect(FrameResult* result) {
+  if (result == nullptr) return Status::error("collect: result pointer is null");
+  if (done_.empty()) return Status::error("collect: no frame in flight");
+  *result = std::move(done_.front());
+  done_.pop_front();
+  return Status();
 }
 
 Status Engine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {

@@ -175,6 +175,54 @@ TEST(CpuEngine, EmptyBankGivesNoMatches) {
   EXPECT_TRUE(r.best.empty());
 }
 
+TEST(CpuEngine, SubmitAndCollectGiveEachFrameItsOwnResultInOrder) {
+  auto engine = makeCpuEngine(CpuPath::Auto);
+  TemplateImage t = makeTemplate(9, 7, Fill::Random);
+  ASSERT_TRUE(engine->setTemplates({t}).ok());
+  // Frames of different sizes, the template somewhere else in each.
+  const int sizes[][2] = {{40, 30}, {23, 19}, {64, 48}, {40, 30}};
+  std::vector<Image> frames;
+  for (int i = 0; i < 4; ++i) {
+    frames.push_back(makeImage(sizes[i][0], sizes[i][1], Fill::Random, std::size_t(i)));
+    paste(&frames.back(), t, 2 + 3 * i, 1 + 2 * i);
+  }
+  ASSERT_EQ(engine->maxFramesInFlight(), Engine::kMaxFramesInFlight);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    if (engine->framesInFlight() == engine->maxFramesInFlight()) {
+      Status full = engine->submit(frames[i].view(), MatchParams{});
+      ASSERT_FALSE(full.ok());
+      EXPECT_NE(full.message().find("in flight"), std::string::npos) << full.message();
+      FrameResult r;
+      ASSERT_TRUE(engine->collect(&r).ok());
+      ASSERT_EQ(r.matches.size(), 1u);
+      EXPECT_EQ(r.matches[0].x, 2 + 3 * int(next));
+      ++next;
+    }
+    ASSERT_TRUE(engine->submit(frames[i].view(), MatchParams{}).ok());
+  }
+  for (; next < frames.size(); ++next) {
+    FrameResult r, direct;
+    ASSERT_TRUE(engine->collect(&r).ok());
+    ASSERT_TRUE(engine->match(frames[next].view(), MatchParams{}, &direct).ok());
+    ASSERT_EQ(r.matches.size(), 1u);
+    EXPECT_EQ(r.matches[0].x, 2 + 3 * int(next));
+    EXPECT_EQ(r.matches[0].y, 1 + 2 * int(next));
+    EXPECT_EQ(r.matches[0].score, direct.matches[0].score);
+  }
+  EXPECT_EQ(engine->framesInFlight(), 0);
+  FrameResult none;
+  Status empty = engine->collect(&none);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.message().find("no frame in flight"), std::string::npos) << empty.message();
+  EXPECT_FALSE(engine->collect(nullptr).ok());
+  // A frame that fails is not in flight.
+  FrameView bad = frames[0].view();
+  bad.data = nullptr;
+  EXPECT_FALSE(engine->submit(bad, MatchParams{}).ok());
+  EXPECT_EQ(engine->framesInFlight(), 0);
+}
+
 TEST(Methods, NamesRoundTrip) {
   for (int m = 0; m <= 5; ++m) {
     Method parsed;

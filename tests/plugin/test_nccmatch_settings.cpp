@@ -67,5 +67,25 @@ TEST(Settings, MatchParamsCarryEveryMatchingSetting) {
   }
 }
 
+TEST(Settings, FramesInFlightResolveAutoAndStayWithinTheEngine) {
+  struct Case {
+    int setting;
+    bool cuda, live;
+    int engineMax, expected;
+  };
+  const Case cases[] = {
+      {0, true, false, 3, 2},  // auto: overlap two frames on the GPU
+      {0, true, true, 3, 1},   // ... but never behind a live source
+      {0, false, false, 3, 1}, // ... nor on the CPU
+      {1, true, false, 3, 1},  {3, false, true, 3, 3},  {3, true, false, 3, 3},
+      {5, true, false, 3, 3},  // bounded by the engine
+      {2, true, false, 0, 1},  {0, true, false, 1, 1},
+  };
+  for (const Case& c : cases)
+    EXPECT_EQ(framesInFlightFor(c.setting, c.cuda, c.live, c.engineMax), c.expected)
+        << c.setting << " " << c.cuda << " " << c.live << " " << c.engineMax;
+  EXPECT_EQ(Settings().framesInFlight, 0);
+}
+
 }  // namespace
 }  // namespace nccmatch::plugin

@@ -2,6 +2,7 @@
 // No GStreamer inside; usable from any application. Backends (CPU, CUDA) sit behind one API.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,9 +72,26 @@ class Engine {
   virtual Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) = 0;
 
   // The full score map of one template (width-w+1 by height-h+1, row-major), copied to the host.
-  // For tests and tools; match() never copies the map.
+  // For tests and tools; match() never copies the map. Fails while frames are in flight.
   virtual Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                           std::vector<double>* map) = 0;
+
+  // Matching a stream without waiting for each frame: submit() starts a frame and returns;
+  // collect() waits for the oldest submitted frame and gives its result (first in, first out),
+  // the same result match() gives for that frame. Up to maxFramesInFlight() frames may be
+  // submitted before one is collected. A submitted frame's memory must stay valid and unchanged
+  // until its result is collected. CUDA: frame n+1's upload overlaps frame n's matching, and the
+  // caller's own work overlaps both. The CPU backend matches inside submit(). The bank may not
+  // change (setTemplates) while frames are in flight.
+  virtual Status submit(const FrameView& frame, const MatchParams& params);
+  virtual Status collect(FrameResult* result);
+  virtual int maxFramesInFlight() const { return kMaxFramesInFlight; }
+  virtual int framesInFlight() const { return int(done_.size()); }
+  static constexpr int kMaxFramesInFlight = 3;
+
+ private:
+  // submit()/collect() of backends that match synchronously: results wait here.
+  std::deque<FrameResult> done_;
 };
 
 }  // namespace nccmatch

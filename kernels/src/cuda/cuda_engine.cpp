@@ -78,8 +78,11 @@ CudaEngine::~CudaEngine() {
       cudaStreamSynchronize(fftStream_);
       cudaStreamDestroy(fftStream_);
     }
-    for (cudaEvent_t e : bandEvents_) cudaEventDestroy(e);
-    for (cudaEvent_t e : {streamReady_, uploaded_, transformed_})
+    for (FrameSlot& slot : slots_) {
+      for (cudaEvent_t e : slot.bandEvents) cudaEventDestroy(e);
+      if (slot.done != nullptr) cudaEventDestroy(slot.done);
+    }
+    for (cudaEvent_t e : {uploaded_, transformed_})
       if (e != nullptr) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
   }
@@ -106,14 +109,16 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->copyStream_, cudaStreamNonBlocking));
-  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->streamReady_, cudaEventDisableTiming));
   NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->fftStream_, cudaStreamNonBlocking));
   NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->uploaded_, cudaEventDisableTiming));
   NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->transformed_, cudaEventDisableTiming));
-  for (int b = 0; b < kMaxBands; ++b) {
-    cudaEvent_t event = nullptr;
-    NCC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-    e->bandEvents_.push_back(event);
+  for (FrameSlot& slot : e->slots_) {
+    NCC_CUDA_CHECK(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
+    for (int b = 0; b < kMaxBands; ++b) {
+      cudaEvent_t event = nullptr;
+      NCC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+      slot.bandEvents.push_back(event);
+    }
   }
   *engine = std::move(e);
   return Status();
@@ -133,6 +138,9 @@ int CudaEngine::lastRecomputeCount() const {
 }
 
 Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
+  if (inFlight_ > 0)
+    return Status::error("setTemplates: " + std::to_string(inFlight_) +
+                         " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   NCC_RETURN_IF_ERROR(activate());
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // old buffers may still be in use
@@ -178,6 +186,8 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
 
 Status CudaEngine::prepareSize(int width, int height) {
   if (!bankChanged_ && width == frameWidth_ && height == frameHeight_) return Status();
+  // Frames in flight still read the scratch below on stream_: let them finish first.
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
   frameWidth_ = frameHeight_ = 0;  // stays invalid if anything below fails
   const int W = width, H = height;
   auto fitsHere = [&](const TemplateImage& t) { return t.width <= W && t.height <= H; };
@@ -263,18 +273,19 @@ Status CudaEngine::prepareSize(int width, int height) {
   return Status();
 }
 
-Status CudaEngine::uploadFrame(const FrameView& frame) {
+Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
   bands_ = bandsWaited_ = 0;
+  bandEvents_ = slot.bandEvents.data();
   if (frame.memory == MemoryKind::Device) {
     image_ = frame.data;
     imagePitch_ = frame.stride;
     return Status();
   }
   const int W = frame.width, H = frame.height;
-  framePitch_ = roundUp(std::size_t(W), 128);
-  NCC_RETURN_IF_ERROR(frame_.reserve(framePitch_ * H));
-  image_ = frame_.as<uint8_t>();
-  imagePitch_ = framePitch_;
+  const std::size_t pitch = roundUp(std::size_t(W), 128);
+  NCC_RETURN_IF_ERROR(slot.frame.reserve(pitch * H));
+  image_ = slot.frame.as<uint8_t>();
+  imagePitch_ = pitch;
   // Pinned (or registered) host memory is copied from directly; anything else goes through the
   // staging buffer first, since an async copy from pageable memory is neither async nor fast.
   cudaPointerAttributes attributes{};
@@ -284,35 +295,27 @@ Status CudaEngine::uploadFrame(const FrameView& frame) {
   const uint8_t* source = frame.data;
   std::size_t sourcePitch = frame.stride;
   if (!pinned) {
-    NCC_RETURN_IF_ERROR(staging_.reserve(std::size_t(W) * H));
-    source = staging_.as<uint8_t>();
+    NCC_RETURN_IF_ERROR(slot.staging.reserve(std::size_t(W) * H));
+    source = slot.staging.as<uint8_t>();
     sourcePitch = W;
   }
-  // Every fitting template fused: bands on copyStream_, so scores start with the first rows.
-  const bool banded = !needSat_;
-  const int bandRows = banded ? bandRowsFor(H) : H;
-  if (banded) {
-    // The copies overwrite frame_: they wait for whatever stream_ has queued before them.
-    NCC_CUDA_CHECK(cudaEventRecord(streamReady_, stream_));
-    NCC_CUDA_CHECK(cudaStreamWaitEvent(copyStream_, streamReady_, 0));
-  }
+  // The slot is free (its last frame was collected), so the copies need not wait for stream_.
+  // Every fitting template fused: several bands, so scores start with the first rows.
+  const int bandRows = needSat_ ? H : bandRowsFor(H);
   for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
     const int rows = std::min(bandRows, H - y0);
     if (!pinned) {
-      uint8_t* staged = staging_.as<uint8_t>();
+      uint8_t* staged = slot.staging.as<uint8_t>();
       for (int y = y0; y < y0 + rows; ++y)
         std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
     }
-    NCC_CUDA_CHECK(cudaMemcpy2DAsync(frame_.as<uint8_t>() + std::size_t(y0) * framePitch_,
-                                     framePitch_, source + std::size_t(y0) * sourcePitch,
-                                     sourcePitch, W, rows, cudaMemcpyHostToDevice,
-                                     banded ? copyStream_ : stream_));
-    if (banded) NCC_CUDA_CHECK(cudaEventRecord(bandEvents_[band], copyStream_));
+    NCC_CUDA_CHECK(cudaMemcpy2DAsync(slot.frame.as<uint8_t>() + std::size_t(y0) * pitch, pitch,
+                                     source + std::size_t(y0) * sourcePitch, sourcePitch, W, rows,
+                                     cudaMemcpyHostToDevice, copyStream_));
+    NCC_CUDA_CHECK(cudaEventRecord(slot.bandEvents[band], copyStream_));
   }
-  if (banded) {
-    bandRows_ = bandRows;
-    bands_ = (H + bandRows - 1) / bandRows;
-  }
+  bandRows_ = bandRows;
+  bands_ = (H + bandRows - 1) / bandRows;
   return Status();
 }
 
@@ -325,13 +328,15 @@ Status CudaEngine::waitForRows(int rows) {
   return Status();
 }
 
-Status CudaEngine::buildFrame(const FrameView& frame) {
+Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
-  NCC_RETURN_IF_ERROR(uploadFrame(frame));
+  NCC_RETURN_IF_ERROR(uploadFrame(frame, slot));
   if (!needSat_) return Status();  // every fitting template fused: no SAT, no FFT
+  NCC_RETURN_IF_ERROR(waitForRows(frame.height));
   if (anyFft_) {
-    // The forward transform (offset: the frame's own mean) on fftStream_, beside the SAT.
+    // The forward transform (offset: the frame's own mean) on fftStream_, beside the SAT. The
+    // event orders it after the upload and after the previous frame's use of the spectrum.
     NCC_CUDA_CHECK(cudaEventRecord(uploaded_, stream_));
     NCC_CUDA_CHECK(cudaStreamWaitEvent(fftStream_, uploaded_, 0));
     NCC_RETURN_IF_ERROR(fft_.setStream(fftStream_));
@@ -427,9 +432,35 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
 
 Status CudaEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
   if (result == nullptr) return Status::error("match: result pointer is null");
+  if (inFlight_ > 0)
+    return Status::error("match: " + std::to_string(inFlight_) +
+                         " frames in flight; collect them first (or use submit/collect only)");
+  NCC_RETURN_IF_ERROR(submit(frame, params));
+  return collect(result);
+}
+
+Status CudaEngine::submit(const FrameView& frame, const MatchParams& params) {
+  if (inFlight_ >= kMaxFramesInFlight)
+    return Status::error("submit: " + std::to_string(inFlight_) +
+                         " frames already in flight; collect one first");
   NCC_RETURN_IF_ERROR(validateParams(params));
   NCC_RETURN_IF_ERROR(activate());
-  NCC_RETURN_IF_ERROR(buildFrame(frame));
+  FrameSlot& slot = nextSlot();
+  const Status status = submitInto(frame, params, slot);
+  if (!status.ok()) {
+    // Work already enqueued may still read the slot: finish it before the slot is reused.
+    cudaStreamSynchronize(copyStream_);
+    cudaStreamSynchronize(fftStream_);
+    cudaStreamSynchronize(stream_);
+    cudaGetLastError();
+    return status;
+  }
+  ++inFlight_;
+  return Status();
+}
+
+Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot) {
+  NCC_RETURN_IF_ERROR(buildFrame(frame, slot));
 
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
@@ -442,9 +473,9 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), positions));
   const std::size_t T = bank_.size(), M = std::size_t(bounded.maxMatches);
   const ResultsLayout layout(T, M);
-  NCC_RETURN_IF_ERROR(results_.reserve(std::max<std::size_t>(layout.bytes, 16)));
-  NCC_RETURN_IF_ERROR(hostResults_.reserve(std::max<std::size_t>(layout.bytes, 16)));
-  uint8_t* dev = results_.as<uint8_t>();
+  NCC_RETURN_IF_ERROR(slot.results.reserve(std::max<std::size_t>(layout.bytes, 16)));
+  NCC_RETURN_IF_ERROR(slot.hostResults.reserve(std::max<std::size_t>(layout.bytes, 16)));
+  uint8_t* dev = slot.results.as<uint8_t>();
   int* counts = reinterpret_cast<int*>(dev);
   DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
   DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
@@ -464,11 +495,28 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
                                       best + i, kept + i * M, counts + i, stream_));
     }
   }
-  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // no copy outlives the call
-  NCC_CUDA_CHECK(cudaMemcpyAsync(hostResults_.as<uint8_t>(), dev, layout.bytes, cudaMemcpyDeviceToHost, stream_));
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // the slot's copies end before `done`
+  NCC_CUDA_CHECK(cudaMemcpyAsync(slot.hostResults.as<uint8_t>(), dev, layout.bytes,
+                                 cudaMemcpyDeviceToHost, stream_));
+  NCC_CUDA_CHECK(cudaEventRecord(slot.done, stream_));
+  slot.frameWidth = frameWidth_;
+  slot.frameHeight = frameHeight_;
+  slot.maxMatches = M;
+  return Status();
+}
 
-  const uint8_t* host = hostResults_.as<uint8_t>();
+Status CudaEngine::collect(FrameResult* result) {
+  if (result == nullptr) return Status::error("collect: result pointer is null");
+  if (inFlight_ == 0) return Status::error("collect: no frame in flight");
+  FrameSlot& slot = slots_[head_];
+  head_ = (head_ + 1) % kMaxFramesInFlight;
+  --inFlight_;
+  NCC_RETURN_IF_ERROR(activate());
+  NCC_CUDA_CHECK(cudaEventSynchronize(slot.done));
+
+  const std::size_t T = bank_.size(), M = slot.maxMatches;
+  const ResultsLayout layout(T, M);
+  const uint8_t* host = slot.hostResults.as<uint8_t>();
   const int* hostCounts = reinterpret_cast<const int*>(host);
   const DeviceMatch* hostBest = reinterpret_cast<const DeviceMatch*>(host + layout.bestOffset);
   const DeviceMatch* hostKept = reinterpret_cast<const DeviceMatch*>(host + layout.keptOffset);
@@ -487,7 +535,7 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   result->matches.clear();
   result->best.assign(T, std::nullopt);
   for (uint32_t i = 0; i < T; ++i) {
-    if (!fits(i)) continue;
+    if (bank_[i].width > slot.frameWidth || bank_[i].height > slot.frameHeight) continue;
     result->best[i] = toMatch(hostBest[i], i);
     for (int k = 0; k < hostCounts[i]; ++k) result->matches.push_back(toMatch(hostKept[i * M + k], i));
   }
@@ -507,7 +555,9 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   const TemplateImage& t = bank_[templateIndex];
   if (t.width > frame.width || t.height > frame.height)
     return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
-  NCC_RETURN_IF_ERROR(buildFrame(frame));
+  if (inFlight_ > 0)
+    return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
+  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot()));
   NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, sizeof(int), stream_));
   MatchParams noMatches = params;
   noMatches.maxMatches = 0;

@@ -1,7 +1,9 @@
-// The CUDA backend of the engine: one stream, frames uploaded through a pinned staging buffer
-// (or used in place when already on the device), SAT from SatBuilder, per-template numerator
-// (spatial or fft, by the cost model or by option), score map and peaks on the GPU; one
-// synchronisation per frame, when the few matches come back. Spatial templates up to 64x64 take
+// The CUDA backend of the engine: frames uploaded on a copy stream (from pinned memory directly,
+// pageable memory through a pinned staging buffer) or used in place when already on the device,
+// SAT from SatBuilder, per-template numerator (spatial or fft, by the cost model or by option),
+// score map and peaks on the GPU, all on one compute stream; the host waits once per frame, when
+// the few matches come back (collect). Each frame in flight has its own slot (device copy of the
+// frame, upload events, results), so frame n+1 uploads while frame n is matched. Spatial templates up to 64x64 take
 // one fused kernel (numerator, window sums, score, peak handoff) that needs no SAT; when every
 // template of the bank does, a host frame is uploaded in bands of rows on a second stream and
 // each band of scores starts as soon as its rows have arrived.
@@ -9,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -32,6 +35,9 @@ class CudaEngine final : public Engine {
   Status setTemplates(std::vector<TemplateImage> bank) override;
   const std::vector<TemplateImage>& templates() const override { return bank_; }
   Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override;
+  Status submit(const FrameView& frame, const MatchParams& params) override;
+  Status collect(FrameResult* result) override;
+  int framesInFlight() const override { return inFlight_; }
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                   std::vector<double>* map) override;
 
@@ -51,9 +57,23 @@ class CudaEngine final : public Engine {
   // caller keeps its own context current (EngineOptions::useCurrentCudaContext).
   Status activate() const;
 
+  // One frame in flight: what its upload and matching write, and what collect() reads.
+  struct FrameSlot {
+    PinnedBuffer staging;  // a pageable frame is copied here first
+    DeviceBuffer frame;    // the uploaded frame
+    DeviceBuffer results;  // per template: kept count, best, kept matches
+    PinnedBuffer hostResults;
+    std::vector<cudaEvent_t> bandEvents;  // on copyStream_: rows of band b are on the device
+    cudaEvent_t done = nullptr;           // on stream_: hostResults is complete
+    int frameWidth = 0, frameHeight = 0;
+    std::size_t maxMatches = 0;
+  };
+
   Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
-  Status uploadFrame(const FrameView& frame);  // sets image_, imagePitch_, bands
-  Status buildFrame(const FrameView& frame);   // upload, SAT, forward FFT
+  Status uploadFrame(const FrameView& frame, FrameSlot& slot);  // sets image_, imagePitch_, bands
+  Status buildFrame(const FrameView& frame, FrameSlot& slot);   // upload, SAT, forward FFT
+  Status submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot);
+  FrameSlot& nextSlot() { return slots_[(head_ + inFlight_) % kMaxFramesInFlight]; }
   // Into map_; fused templates also fill the peak handoff.
   Status computeMap(uint32_t templateIndex, Method method, const PeakHandoff& handoff);
   PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params);
@@ -90,21 +110,21 @@ class CudaEngine final : public Engine {
   int satMaxWidth_ = 0, satMaxHeight_ = 0;
   DeviceBuffer satSum_, satSumSq_;
 
-  PinnedBuffer staging_;
-  DeviceBuffer frame_;
-  std::size_t framePitch_ = 0;
-  const uint8_t* image_ = nullptr;  // this frame on the device
+  // Frames in flight: slots_[head_] is the oldest, inFlight_ of them are in use.
+  std::array<FrameSlot, kMaxFramesInFlight> slots_;
+  int head_ = 0, inFlight_ = 0;
+  const uint8_t* image_ = nullptr;  // the frame being enqueued, on the device
   std::size_t imagePitch_ = 0;
 
-  // Banded upload: bands_ bands of bandRows_ rows, each announced by its event on copyStream_;
-  // stream_ has waited for the first bandsWaited_ of them.
+  // Host frames upload in bands_ bands of bandRows_ rows on copyStream_, each announced by one
+  // of bandEvents_ (the current slot's); stream_ has waited for the first bandsWaited_ of them.
+  // One band unless every template is fused (then scores start with the first rows).
   cudaStream_t copyStream_ = nullptr;
-  cudaEvent_t streamReady_ = nullptr;
+  const cudaEvent_t* bandEvents_ = nullptr;
+  int bands_ = 0, bandRows_ = 0, bandsWaited_ = 0;
   // The fft path: the frame's forward transform on fftStream_ beside the SAT build on stream_.
   cudaStream_t fftStream_ = nullptr;
   cudaEvent_t uploaded_ = nullptr, transformed_ = nullptr;
-  std::vector<cudaEvent_t> bandEvents_;
-  int bands_ = 0, bandRows_ = 0, bandsWaited_ = 0;
 
   DeviceBuffer numerator_;  // int64 sums of the spatial path
   DeviceBuffer map_;        // doubles, one template at a time
@@ -115,8 +135,6 @@ class CudaEngine final : public Engine {
   DeviceBuffer aboveCount_;  // their count, per template (zeroed once per frame)
   DeviceBuffer recompute_;       // float fft path: positions to score exactly
   DeviceBuffer recomputeCount_;  // their count
-  DeviceBuffer results_;    // per template: kept count, best, kept matches
-  PinnedBuffer hostResults_;
 };
 
 }  // namespace nccmatch::cuda

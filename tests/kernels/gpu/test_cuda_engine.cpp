@@ -396,6 +396,97 @@ TEST(CudaEngine, FrameSizeAndBankChangesBetweenCalls) {
   EXPECT_EQ(got.matches[0].y, 20);
 }
 
+// Frames in flight: each collected result equals match() of the same frame, in submission order,
+// whatever mix of sizes and memory (pageable, pinned, device) the frames have, for banks taking
+// the banded fused path, the SAT + fft path, and both.
+TEST(CudaEngine, SubmittedFramesGiveTheirOwnResultsInOrder) {
+  SKIP_WITHOUT_GPU();
+  struct BankCase {
+    const char* name;
+    std::vector<std::pair<int, int>> sizes;
+    CudaNumerator numerator;
+  };
+  const BankCase banks[] = {
+      {"fused, banded uploads", {{24, 24}, {9, 40}}, CudaNumerator::Spatial},
+      {"fft with SAT", {{100, 70}}, CudaNumerator::Fft},
+      {"mixed", {{16, 16}, {120, 90}}, CudaNumerator::Auto},
+  };
+  const std::pair<int, int> frameSizes[] = {{1920, 1080}, {641, 479}, {1920, 1080}, {333, 1201}, {800, 600}};
+  for (const BankCase& bc : banks) {
+    SCOPED_TRACE(bc.name);
+    std::vector<TemplateImage> bank;
+    for (auto [w, h] : bc.sizes) bank.push_back(makeTemplate(w, h, Fill::Random));
+    auto gpu = makeEngine(Backend::Cuda, bc.numerator);
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    std::vector<Image> frames;
+    for (std::size_t f = 0; f < std::size(frameSizes); ++f) {
+      frames.push_back(makeImage(frameSizes[f].first, frameSizes[f].second, Fill::Random, f));
+      for (std::size_t i = 0; i < bank.size(); ++i)
+        paste(&frames.back(), bank[i], int(17 * f + 150 * i) % (frameSizes[f].first - bank[i].width),
+              int(11 * f + 200 * i) % (frameSizes[f].second - bank[i].height));
+    }
+    // Frame memory: pageable, pinned, device in turn; all of it stays valid until collected.
+    std::vector<uint8_t*> pinned(frames.size(), nullptr), device(frames.size(), nullptr);
+    std::vector<FrameView> views;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      const Image& img = frames[f];
+      FrameView v = img.view();
+      if (f % 3 == 1) {
+        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned[f]), img.bytes.size()), cudaSuccess);
+        std::copy(img.bytes.begin(), img.bytes.end(), pinned[f]);
+        v.data = pinned[f];
+      } else if (f % 3 == 2) {
+        std::size_t pitch = 0;
+        ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&device[f]), &pitch, img.width, img.height), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy2D(device[f], pitch, img.bytes.data(), img.stride, img.width, img.height,
+                               cudaMemcpyHostToDevice), cudaSuccess);
+        v = FrameView{device[f], img.width, img.height, pitch, MemoryKind::Device};
+      }
+      views.push_back(v);
+    }
+    MatchParams p;
+    p.maxMatches = 3;
+    p.threshold = 0.5;
+    std::vector<FrameResult> collected;
+    std::size_t submitted = 0;
+    while (collected.size() < frames.size()) {
+      while (submitted < frames.size() && gpu->framesInFlight() < gpu->maxFramesInFlight()) {
+        Status s = gpu->submit(views[submitted], p);
+        ASSERT_TRUE(s.ok()) << s.message();
+        ++submitted;
+      }
+      if (gpu->framesInFlight() == gpu->maxFramesInFlight()) {
+        EXPECT_FALSE(gpu->submit(views[0], p).ok()) << "more than maxFramesInFlight";
+        FrameResult r;
+        EXPECT_FALSE(gpu->match(views[0], p, &r).ok()) << "match with frames in flight";
+        std::vector<double> map;
+        EXPECT_FALSE(gpu->scoreMap(views[0], Method::CCoeffNormed, 0, &map).ok());
+        EXPECT_FALSE(gpu->setTemplates(bank).ok()) << "a new bank with frames in flight";
+      }
+      FrameResult r;
+      Status s = gpu->collect(&r);
+      ASSERT_TRUE(s.ok()) << s.message();
+      collected.push_back(std::move(r));
+    }
+    FrameResult none;
+    EXPECT_FALSE(gpu->collect(&none).ok());
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      FrameResult alone;
+      Status s = gpu->match(views[f], p, &alone);
+      ASSERT_TRUE(s.ok()) << s.message();
+      expectSameMatches(collected[f], alone, true);
+      ASSERT_EQ(collected[f].best.size(), bank.size());
+      for (std::size_t i = 0; i < bank.size(); ++i) {
+        ASSERT_TRUE(collected[f].best[i].has_value());
+        EXPECT_EQ(collected[f].best[i]->x, alone.best[i]->x) << "frame " << f;
+        EXPECT_EQ(collected[f].best[i]->score, alone.best[i]->score) << "frame " << f;
+      }
+    }
+    for (uint8_t* q : pinned) if (q) cudaFreeHost(q);
+    for (uint8_t* q : device) if (q) cudaFree(q);
+  }
+}
+
 TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
   // The element accepts max-matches up to INT_MAX; the results buffer must not be sized by it.
   SKIP_WITHOUT_GPU();

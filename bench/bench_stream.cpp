@@ -1,0 +1,170 @@
+// The CUDA engine on a stream of frames: per-frame cost of match() (one frame at a time) against
+// submit()/collect() with 1, 2 and 3 frames in flight (frame n+1 uploads while frame n is matched),
+// ccoeff-normed, automatic numerator, 1920x1080 and 3840x2160, one template of 8..256 and a bank
+// of 16 x 32x32. Frames: 4 distinct pinned host frames cycled (what the element's pinned pool
+// gives). Baseline in the same run: the host-to-device copy of one frame alone (CUDA events), the
+// floor of any stream that uploads its frames. Figures are medians of 5 runs of wall-clock time
+// per frame over >= 0.3 s of frames, after warm-up.
+//   bench_stream
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nccmatch/engine.hpp"
+#include "nccmatch/host_memory.hpp"
+
+namespace {
+
+using namespace nccmatch;
+
+void check(const Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, s.message().c_str());
+    std::exit(1);
+  }
+}
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+constexpr int kFrames = 4;
+constexpr int kRuns = 5;
+
+// Microseconds per frame over one run of >= 0.3 s, keeping `depth` frames in flight
+// (depth 0: match() per frame).
+double runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
+  FrameResult r;
+  const auto begin = std::chrono::steady_clock::now();
+  int done = 0;
+  std::size_t next = 0;
+  double elapsed = 0;
+  while (done < 20 || elapsed < 3e5) {
+    if (depth == 0) {
+      check(e.match(frames[next++ % frames.size()], p, &r), "match");
+    } else {
+      while (e.framesInFlight() < depth) check(e.submit(frames[next++ % frames.size()], p), "submit");
+      check(e.collect(&r), "collect");
+    }
+    ++done;
+    elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count();
+  }
+  while (e.framesInFlight() > 0) check(e.collect(&r), "collect");
+  return elapsed / done;
+}
+
+double medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
+  runMicrosPerFrame(e, frames, p, depth);  // warm-up: plans, buffers, clocks
+  std::vector<double> runs;
+  for (int i = 0; i < kRuns; ++i) runs.push_back(runMicrosPerFrame(e, frames, p, depth));
+  return median(runs);
+}
+
+// One frame's host-to-device copy from pinned memory alone, CUDA events, median of 50.
+double uploadMicros(const uint8_t* host, std::size_t bytes) {
+  void* dev = nullptr;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t a = nullptr, b = nullptr;
+  check(cudaMalloc(&dev, bytes), "cudaMalloc");
+  check(cudaStreamCreate(&stream), "cudaStreamCreate");
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  std::vector<double> t;
+  for (int i = 0; i < 55; ++i) {
+    check(cudaEventRecord(a, stream), "record");
+    check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream), "copy");
+    check(cudaEventRecord(b, stream), "record");
+    check(cudaEventSynchronize(b), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+    if (i >= 5) t.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaStreamDestroy(stream);
+  cudaFree(dev);
+  return median(t);
+}
+
+}  // namespace
+
+int main() {
+  std::string why;
+  if (!cudaAvailable(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("GPU: %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
+              "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
+              "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames.\n\n",
+              prop.name, kRuns);
+  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | match / best |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::mt19937 gen(12345);
+  struct Bank {
+    int count, side;
+  };
+  const Bank banks[] = {{1, 8}, {1, 16}, {1, 32}, {1, 64}, {1, 128}, {1, 256}, {16, 32}};
+  for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
+    const std::size_t bytes = std::size_t(W) * H;
+    std::vector<void*> blocks;
+    std::vector<FrameView> frames;
+    for (int f = 0; f < kFrames; ++f) {
+      void* block = nullptr;
+      check(allocatePinnedHost(bytes, &block), "pinned frame");
+      auto* px = static_cast<uint8_t*>(block);
+      for (std::size_t i = 0; i < bytes; ++i) px[i] = uint8_t(gen());
+      blocks.push_back(block);
+      frames.push_back(FrameView{px, W, H, std::size_t(W), MemoryKind::Host});
+    }
+    const double upload = uploadMicros(frames[0].data, bytes);
+    for (const Bank& bank : banks) {
+      std::vector<TemplateImage> templates;
+      for (int i = 0; i < bank.count; ++i) {
+        TemplateImage t;
+        t.name = "t" + std::to_string(i);
+        t.width = t.height = bank.side;
+        t.pixels.resize(std::size_t(bank.side) * bank.side);
+        for (auto& v : t.pixels) v = uint8_t(gen());
+        templates.push_back(t);
+      }
+      // Paste template 0 into every frame so each frame reports a match.
+      for (const FrameView& f : frames)
+        for (int y = 0; y < bank.side; ++y)
+          std::memcpy(const_cast<uint8_t*>(f.data) + std::size_t(y + 100) * W + 200,
+                      templates[0].pixels.data() + std::size_t(y) * bank.side, std::size_t(bank.side));
+      EngineOptions o;
+      o.backend = Backend::Cuda;
+      std::unique_ptr<Engine> e;
+      check(Engine::create(o, &e), "engine");
+      check(e->setTemplates(templates), "templates");
+      MatchParams p;
+      p.threshold = 0.9;
+      const double single = medianMicrosPerFrame(*e, frames, p, 0);
+      double inFlight[3];
+      for (int k = 1; k <= 3; ++k) inFlight[k - 1] = medianMicrosPerFrame(*e, frames, p, k);
+      const double best = *std::min_element(inFlight, inFlight + 3);
+      std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", W, H, bank.count, bank.side,
+                  bank.side, single, inFlight[0], inFlight[1], inFlight[2], upload, single / best);
+      std::fflush(stdout);
+    }
+    for (void* b : blocks) freePinnedHost(b);
+  }
+  return 0;
+}
