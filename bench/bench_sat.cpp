@@ -126,9 +126,18 @@ const Row* findRow(const SizeResult& r, const std::string& name) {
   return nullptr;
 }
 
+// Tile columns x rows / warps / store and carry flavour; "win N" marks the wide kernel and its
+// vertical look-back window; the old 64x64 default is the baseline.
 std::string configName(const nccmatch::cuda::FusedSatConfig& c) {
-  return std::to_string(64) + "x" + std::to_string(c.warps * c.rowsPerWarp) + "/" + std::to_string(c.warps) +
-         "w" + (c.streamingStores ? "/cs" : "") + (c.stampedWords ? "/stamped" : "/flags");
+  std::string name = std::to_string(c.tileWidth) + "x" + std::to_string(c.warps * c.rowsPerWarp) + "/" +
+                     std::to_string(c.warps) + "w" + (c.streamingStores ? "/cs" : "") +
+                     (c.stampedWords ? "/stamped" : "/flags");
+  if (c.window > 0) name += "/win" + std::to_string(c.window);
+  const auto& b = nccmatch::cuda::kNarrowFusedSatConfig;
+  if (c.window == b.window && c.tileWidth == b.tileWidth && c.warps == b.warps && c.rowsPerWarp == b.rowsPerWarp &&
+      c.streamingStores == b.streamingStores && c.stampedWords == b.stampedWords)
+    name += " (baseline: old default)";
+  return name;
 }
 
 }  // namespace
@@ -267,6 +276,10 @@ int main(int argc, char** argv) {
     if (r.npPms > 0) std::printf(", %.2fx NPP (>= 12x: %s)", r.npPms / fused->ms, r.npPms / fused->ms >= 12 ? "met" : "MISSED");
     if (r.width == 4096)
       std::printf(", fused32 %.2fx fused (>= 1.7x: %s)", fused->ms / fused32->ms, fused->ms / fused32->ms >= 1.7 ? "met" : "MISSED");
+    const Row* base = findRow(r, "fused[" + configName(nccmatch::cuda::kNarrowFusedSatConfig) + "]");
+    const Row* base32 = findRow(r, "fused32[" + configName(nccmatch::cuda::kNarrowFusedSatConfig) + "]");
+    if (base && base32)
+      std::printf("; vs old 64x64 default: fused %.2fx, fused32 %.2fx", base->ms / fused->ms, base32->ms / fused32->ms);
     std::printf("\n");
   }
   CHECK_CUDA(cudaStreamDestroy(stream));

@@ -20,7 +20,9 @@
 
 #include "cuda/sat_builders.hpp"
 #include "cuda/sat_fused.hpp"
+#include "cuda/sat_fused_wide.cuh"
 #include "cuda/sat_lookback.cuh"
+#include "cuda/sat_tile_stores.cuh"
 #include "cuda_check.hpp"
 
 namespace nccmatch::cuda {
@@ -50,39 +52,6 @@ struct FusedParams {
   bool alignedLoads;           // image and pitch even: two pixels per 16-bit load
   bool vectorStores;           // tables aligned to a pair of entries
 };
-
-template <bool kStreaming>
-__device__ __forceinline__ void storeOne(int64_t* p, int64_t v) {
-  if constexpr (kStreaming) __stcs(reinterpret_cast<long long*>(p), static_cast<long long>(v));
-  else *p = v;
-}
-template <bool kStreaming>
-__device__ __forceinline__ void storeOne(uint32_t* p, uint32_t v) {
-  if constexpr (kStreaming) __stcs(reinterpret_cast<unsigned int*>(p), v);
-  else *p = v;
-}
-template <bool kStreaming>
-__device__ __forceinline__ void storeTwo(int64_t* p, int64_t a, int64_t b) {
-  const longlong2 v = make_longlong2(a, b);
-  if constexpr (kStreaming) __stcs(reinterpret_cast<longlong2*>(p), v);
-  else *reinterpret_cast<longlong2*>(p) = v;
-}
-template <bool kStreaming>
-__device__ __forceinline__ void storeTwo(uint32_t* p, uint32_t a, uint32_t b) {
-  const uint2 v = make_uint2(a, b);
-  if constexpr (kStreaming) __stcs(reinterpret_cast<uint2*>(p), v);
-  else *reinterpret_cast<uint2*>(p) = v;
-}
-
-template <bool kStreaming, typename Out>
-__device__ __forceinline__ void storeRowPair(Out* row, int x, int width, bool vector, Out a, Out b) {
-  if (vector && x + 1 < width) {
-    storeTwo<kStreaming>(row + x, a, b);
-  } else {
-    if (x < width) storeOne<kStreaming>(row + x, a);
-    if (x + 1 < width) storeOne<kStreaming>(row + x + 1, b);
-  }
-}
 
 constexpr uint64_t kRowSumShift = 30;
 constexpr uint64_t kRowSqMask = (uint64_t(1) << kRowSumShift) - 1;
@@ -379,42 +348,75 @@ __global__ void __launch_bounds__(kWarps * 32, (fusedMinBlocks<kWarps, kRowsPerW
 
 template <typename Out>
 using FusedLaunch = void (*)(const FusedParams<Out>&, unsigned grid, cudaStream_t);
+template <typename Out>
+using WideLaunch = void (*)(const WideFusedParams<Out>&, unsigned grid, cudaStream_t);
 
 template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming, bool kStamped>
 void launchFused(const FusedParams<Out>& params, unsigned grid, cudaStream_t stream) {
   fusedSatKernel<Out, kWarps, kRowsPerWarp, kStreaming, kStamped><<<grid, kWarps * 32, 0, stream>>>(params);
 }
+template <typename Out, int kChunks, int kWarps, int kRowsPerWarp, int kWindow, int kMinBlocks>
+void launchWide(const WideFusedParams<Out>& params, unsigned grid, cudaStream_t stream) {
+  wideFusedSatKernel<Out, kChunks, kWarps, kRowsPerWarp, kWindow, kMinBlocks, true>
+      <<<grid, kWarps * 32, 0, stream>>>(params);
+}
 
+// One compiled configuration: the 64-column kernel (window 0) or the wide kernel.
 struct FusedVariant {
   FusedSatConfig config;
-  FusedLaunch<int64_t> launch64;
-  FusedLaunch<uint32_t> launch32;
+  FusedLaunch<int64_t> launch64 = nullptr;
+  FusedLaunch<uint32_t> launch32 = nullptr;
+  WideLaunch<int64_t> wide64 = nullptr;
+  WideLaunch<uint32_t> wide32 = nullptr;
 };
 
 #define NCC_FUSED_VARIANT(w, r, cs, st) \
   FusedVariant { {w, r, cs, st}, &launchFused<int64_t, w, r, cs, st>, &launchFused<uint32_t, w, r, cs, st> }
+// Wide tiles: 64 * chunks columns, warps * rows rows, vertical look-back window, blocks per SM the
+// register budget is set for; always streaming stores and stamped words.
+#define NCC_WIDE_VARIANT(chunks, w, r, window, blocks)                                          \
+  FusedVariant {                                                                                \
+    {w, r, true, true, 64 * chunks, window}, nullptr, nullptr,                                 \
+        &launchWide<int64_t, chunks, w, r, window, blocks>, &launchWide<uint32_t, chunks, w, r, window, blocks> \
+  }
 const FusedVariant kFusedVariants[] = {
     // warps, rows per warp, streaming stores, stamped words
     NCC_FUSED_VARIANT(8, 8, false, false),  NCC_FUSED_VARIANT(8, 8, true, false),
     NCC_FUSED_VARIANT(8, 8, false, true),   NCC_FUSED_VARIANT(8, 8, true, true),
-    NCC_FUSED_VARIANT(16, 4, true, true),   NCC_FUSED_VARIANT(4, 16, true, true),
-    NCC_FUSED_VARIANT(8, 16, true, true),   NCC_FUSED_VARIANT(16, 8, true, true),
+    NCC_FUSED_VARIANT(16, 8, true, true),
+    // chunks of 64 columns, warps, rows per warp, window, blocks per SM
+    NCC_WIDE_VARIANT(4, 8, 4, 2, 2),  NCC_WIDE_VARIANT(4, 8, 4, 4, 2),  NCC_WIDE_VARIANT(4, 8, 2, 2, 3),
+    NCC_WIDE_VARIANT(2, 8, 4, 2, 3),  NCC_WIDE_VARIANT(4, 16, 4, 2, 1),
 };
 #undef NCC_FUSED_VARIANT
+#undef NCC_WIDE_VARIANT
+
+template <typename Out>
+FusedLaunch<Out> narrowLaunch(const FusedVariant& v);
+template <>
+FusedLaunch<int64_t> narrowLaunch<int64_t>(const FusedVariant& v) { return v.launch64; }
+template <>
+FusedLaunch<uint32_t> narrowLaunch<uint32_t>(const FusedVariant& v) { return v.launch32; }
+template <typename Out>
+WideLaunch<Out> wideLaunch(const FusedVariant& v);
+template <>
+WideLaunch<int64_t> wideLaunch<int64_t>(const FusedVariant& v) { return v.wide64; }
+template <>
+WideLaunch<uint32_t> wideLaunch<uint32_t>(const FusedVariant& v) { return v.wide32; }
 
 template <typename Out>
 class FusedSatBuilder final : public SatBuilder {
  public:
-  FusedSatBuilder(SatBuild kind, int maxWidth, int maxHeight, FusedSatConfig config,
-                  FusedLaunch<Out> launch)
-      : kind_(kind), maxWidth_(maxWidth), maxHeight_(maxHeight), config_(config), launch_(launch) {}
+  FusedSatBuilder(SatBuild kind, int maxWidth, int maxHeight, const FusedVariant& variant)
+      : kind_(kind), maxWidth_(maxWidth), maxHeight_(maxHeight), config_(variant.config),
+        launch_(narrowLaunch<Out>(variant)), wide_(wideLaunch<Out>(variant)) {}
   SatBuild kind() const override { return kind_; }
 
   Status allocate() {
     const std::size_t tiles = std::size_t(tilesAcross(maxWidth_)) * tilesDown(maxHeight_);
-    NCC_RETURN_IF_ERROR(flags_.create(tiles, 2));
+    NCC_RETURN_IF_ERROR(flags_.create(tiles, wide_ ? 0 : 2));
     const std::size_t rowBytes = tiles * tileHeight() * sizeof(uint64_t);
-    const std::size_t colBytes = tiles * kTileWidth * 2 * sizeof(uint64_t);  // fits either form
+    const std::size_t colBytes = tiles * config_.tileWidth * 2 * sizeof(uint64_t);  // fits either form
     carryBytes_ = 2 * rowBytes + 2 * colBytes;
     NCC_RETURN_IF_ERROR(allocateDevice(carryBytes_, &carries_));
     // Stamped words must start without any valid stamp.
@@ -428,50 +430,74 @@ class FusedSatBuilder final : public SatBuilder {
                                                                        : "SatBuilder(fused32)::build",
                                              image, pitch, width, height, sum, sumSq, maxWidth_,
                                              maxHeight_));
-    FusedParams<Out> p{};
-    p.image = image;
-    p.pitch = pitch;
-    p.width = width;
-    p.height = height;
-    p.tilesX = tilesAcross(width);
-    p.tilesY = tilesDown(height);
-    p.S = static_cast<Out*>(sum);
-    p.Q = static_cast<Out*>(sumSq);
-    p.ticket = flags_.ticket();
-    p.flagH = flags_.flags(0);
-    p.flagV = flags_.flags(1);
     const std::size_t tiles = std::size_t(tilesAcross(maxWidth_)) * tilesDown(maxHeight_);
     auto* rows = static_cast<uint64_t*>(carries_.get());
-    p.aggH = rows;
-    p.preH = rows + tiles * tileHeight();
     uint64_t* cols = rows + 2 * tiles * tileHeight();
-    p.aggVw = cols;
-    p.preVw = cols + tiles * kTileWidth * 2;
-    p.aggV = reinterpret_cast<MomentPair<Out>*>(p.aggVw);
-    p.preV = reinterpret_cast<MomentPair<Out>*>(p.preVw);
-    NCC_RETURN_IF_ERROR(flags_.nextEpoch(stream, &p.epoch));
     if (++stamp_ >= kStampLimit) {  // once per 4095 builds: clear the words of the last cycle
       stamp_ = 1;
       NCC_CUDA_CHECK(cudaMemsetAsync(carries_.get(), 0, carryBytes_, stream));
     }
-    p.stamp = stamp_;
-    p.alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & 1) == 0;
-    p.vectorStores = ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) &
-                      (2 * sizeof(Out) - 1)) == 0;
-    launch_(p, unsigned(p.tilesX) * unsigned(p.tilesY), stream);
+    const bool alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & 1) == 0;
+    const bool vectorStores =
+        ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) & (2 * sizeof(Out) - 1)) == 0;
+    const unsigned grid = unsigned(tilesAcross(width)) * unsigned(tilesDown(height));
+    if (wide_) {
+      WideFusedParams<Out> p{};
+      p.image = image;
+      p.pitch = pitch;
+      p.width = width;
+      p.height = height;
+      p.tilesX = tilesAcross(width);
+      p.tilesY = tilesDown(height);
+      p.S = static_cast<Out*>(sum);
+      p.Q = static_cast<Out*>(sumSq);
+      p.ticket = flags_.ticket();
+      p.aggH = rows;
+      p.aggV = cols;
+      p.preV = cols + tiles * config_.tileWidth * 2;
+      p.stamp = stamp_;
+      p.alignedLoads = alignedLoads;
+      p.vectorStores = vectorStores;
+      wide_(p, grid, stream);
+    } else {
+      FusedParams<Out> p{};
+      p.image = image;
+      p.pitch = pitch;
+      p.width = width;
+      p.height = height;
+      p.tilesX = tilesAcross(width);
+      p.tilesY = tilesDown(height);
+      p.S = static_cast<Out*>(sum);
+      p.Q = static_cast<Out*>(sumSq);
+      p.ticket = flags_.ticket();
+      p.flagH = flags_.flags(0);
+      p.flagV = flags_.flags(1);
+      p.aggH = rows;
+      p.preH = rows + tiles * tileHeight();
+      p.aggVw = cols;
+      p.preVw = cols + tiles * kTileWidth * 2;
+      p.aggV = reinterpret_cast<MomentPair<Out>*>(p.aggVw);
+      p.preV = reinterpret_cast<MomentPair<Out>*>(p.preVw);
+      NCC_RETURN_IF_ERROR(flags_.nextEpoch(stream, &p.epoch));
+      p.stamp = stamp_;
+      p.alignedLoads = alignedLoads;
+      p.vectorStores = vectorStores;
+      launch_(p, grid, stream);
+    }
     NCC_CUDA_CHECK(cudaGetLastError());
     return Status();
   }
 
  private:
   int tileHeight() const { return config_.warps * config_.rowsPerWarp; }
-  static int tilesAcross(int width) { return (width + kTileWidth - 1) / kTileWidth; }
+  int tilesAcross(int width) const { return (width + config_.tileWidth - 1) / config_.tileWidth; }
   int tilesDown(int height) const { return (height + tileHeight() - 1) / tileHeight(); }
 
   SatBuild kind_;
   int maxWidth_, maxHeight_;
   FusedSatConfig config_;
   FusedLaunch<Out> launch_;
+  WideLaunch<Out> wide_;
   LookbackFlags flags_;
   DeviceMemory carries_;
   std::size_t carryBytes_ = 0;
@@ -479,8 +505,8 @@ class FusedSatBuilder final : public SatBuilder {
 };
 
 bool sameConfig(const FusedSatConfig& a, const FusedSatConfig& b) {
-  return a.warps == b.warps && a.rowsPerWarp == b.rowsPerWarp &&
-         a.streamingStores == b.streamingStores && a.stampedWords == b.stampedWords;
+  return a.warps == b.warps && a.rowsPerWarp == b.rowsPerWarp && a.streamingStores == b.streamingStores &&
+         a.stampedWords == b.stampedWords && a.tileWidth == b.tileWidth && a.window == b.window;
 }
 
 }  // namespace
@@ -502,18 +528,19 @@ Status createFusedSatBuilderWithConfig(SatBuild build, int maxWidth, int maxHeig
   for (const FusedVariant& v : kFusedVariants) {
     if (!sameConfig(v.config, config)) continue;
     if (build == SatBuild::Fused) {
-      auto b = std::make_unique<FusedSatBuilder<int64_t>>(build, maxWidth, maxHeight, config, v.launch64);
+      auto b = std::make_unique<FusedSatBuilder<int64_t>>(build, maxWidth, maxHeight, v);
       NCC_RETURN_IF_ERROR(b->allocate());
       *out = std::move(b);
     } else {
-      auto b = std::make_unique<FusedSatBuilder<uint32_t>>(build, maxWidth, maxHeight, config, v.launch32);
+      auto b = std::make_unique<FusedSatBuilder<uint32_t>>(build, maxWidth, maxHeight, v);
       NCC_RETURN_IF_ERROR(b->allocate());
       *out = std::move(b);
     }
     return Status();
   }
-  return Status::error("createFusedSatBuilder: tile shape " + std::to_string(config.warps) + " warps x " +
-                       std::to_string(config.rowsPerWarp) + " rows is not compiled in");
+  return Status::error("createFusedSatBuilder: tile " + std::to_string(config.tileWidth) + " columns x " +
+                       std::to_string(config.warps) + " warps x " + std::to_string(config.rowsPerWarp) +
+                       " rows (window " + std::to_string(config.window) + ") is not compiled in");
 }
 
 Status createFusedSatBuilder(SatBuild build, int maxWidth, int maxHeight,

@@ -70,6 +70,24 @@ __device__ __forceinline__ bool loadStamped(uint64_t* word, uint32_t stamp, uint
   return (w >> kStampShift) == stamp;
 }
 
+// Two adjacent stamped words (16-byte aligned) in one access. Each word is still single-copy
+// atomic and carries its own stamp, so a reader validates each word separately.
+__device__ __forceinline__ ulonglong2 loadStampedPair(const uint64_t* words) {
+  ulonglong2 v;
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(words) : "memory");
+  return v;
+}
+__device__ __forceinline__ void storeStampedPair(uint64_t* words, uint64_t a, uint64_t b, uint32_t stamp) {
+  const uint64_t s = uint64_t(stamp) << kStampShift;
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(words), "l"(s | a), "l"(s | b) : "memory");
+}
+__device__ __forceinline__ uint64_t loadWord(const uint64_t* word) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(word) : "memory");
+  return v;
+}
+__device__ __forceinline__ bool hasStamp(uint64_t word, uint32_t stamp) { return (word >> kStampShift) == stamp; }
+
 struct CudaFreeDeleter {
   void operator()(void* p) const { cudaFree(p); }
 };

@@ -120,7 +120,8 @@ std::string caseName(SatBuild build, const SizeCase& c) {
          (c.fill == Fill::Flat ? "_flat" + std::to_string(c.flatValue) : "");
 }
 
-// Sizes through 1, around the tiles (fused: 64 x 64; dlb: 256 columns x 16 rows; transposes: 32),
+// Sizes through 1, around the tiles (fused: 256 x 32, the 64x64 variant; dlb: 256 columns x 16
+// rows; transposes: 32),
 // odd sizes, strides with padding, and a frame whose sums pass 2^32.
 const SizeCase kSizes[] = {
     // width, height, padding, fill, flat value
@@ -137,6 +138,9 @@ const SizeCase kSizes[] = {
     {255, 15, 0, Fill::Random, 0},    // dlb tile - 1
     {256, 16, 0, Fill::Random, 0},    // dlb tile
     {257, 17, 7, Fill::Random, 0},    // dlb tile + 1
+    {255, 31, 0, Fill::Random, 0},    // fused tile - 1
+    {256, 32, 0, Fill::Random, 0},    // fused tile
+    {513, 33, 3, Fill::Random, 0},    // fused tiles + 1
     {1023, 513, 0, Fill::Binary, 0},
     {4097, 2049, 0, Fill::Random, 0},
     {4097, 2049, 61, Fill::Random, 0},
