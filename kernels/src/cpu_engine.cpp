@@ -251,17 +251,9 @@ Status CpuEngine::match(const FrameView& frame, const MatchParams& params, Frame
 
 Status CpuEngine::scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                           std::vector<double>* map) {
-  if (map == nullptr) return Status::error("scoreMap: map pointer is null");
-  if (templateIndex >= bank_.size())
-    return Status::error("scoreMap: template index " + std::to_string(templateIndex) +
-                         " is outside the bank of " + std::to_string(bank_.size()));
-  MatchParams params;
-  params.method = method;
-  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_RETURN_IF_ERROR(validateScoreMapRequest(bank_, frame, method, templateIndex, map));
   NCC_RETURN_IF_ERROR(prepareFrame(frame));
   const TemplateImage& t = bank_[templateIndex];
-  if (t.width > frame.width || t.height > frame.height)
-    return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
   map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
   computeScores(frame, method, templateIndex, map->data());
   return Status();

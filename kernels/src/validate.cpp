@@ -48,4 +48,20 @@ Status validateParams(const MatchParams& params) {
   return Status();
 }
 
+Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const FrameView& frame,
+                               Method method, uint32_t templateIndex, const std::vector<double>* map) {
+  if (map == nullptr) return Status::error("scoreMap: map pointer is null");
+  if (templateIndex >= bank.size())
+    return Status::error("scoreMap: template index " + std::to_string(templateIndex) +
+                         " is outside the bank of " + std::to_string(bank.size()));
+  MatchParams params;
+  params.method = method;
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  const TemplateImage& t = bank[templateIndex];
+  if (t.width > frame.width || t.height > frame.height)
+    return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
+  return Status();
+}
+
 }  // namespace nccmatch

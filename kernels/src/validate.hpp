@@ -11,5 +11,9 @@ namespace nccmatch {
 Status validateTemplates(const std::vector<TemplateImage>& bank);
 Status validateFrame(const FrameView& frame);
 Status validateParams(const MatchParams& params);
+// Engine::scoreMap's arguments: an output, a template of the bank that fits the frame, a valid
+// frame and method.
+Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const FrameView& frame,
+                               Method method, uint32_t templateIndex, const std::vector<double>* map);
 
 }  // namespace nccmatch

@@ -544,22 +544,15 @@ Status CudaEngine::collect(FrameResult* result) {
 
 Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                             std::vector<double>* map) {
-  if (map == nullptr) return Status::error("scoreMap: map pointer is null");
-  if (templateIndex >= bank_.size())
-    return Status::error("scoreMap: template index " + std::to_string(templateIndex) +
-                         " is outside the bank of " + std::to_string(bank_.size()));
-  MatchParams params;
-  params.method = method;
-  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_RETURN_IF_ERROR(validateScoreMapRequest(bank_, frame, method, templateIndex, map));
   NCC_RETURN_IF_ERROR(activate());
   const TemplateImage& t = bank_[templateIndex];
-  if (t.width > frame.width || t.height > frame.height)
-    return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
   if (inFlight_ > 0)
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot()));
   NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, sizeof(int), stream_));
-  MatchParams noMatches = params;
+  MatchParams noMatches;
+  noMatches.method = method;
   noMatches.maxMatches = 0;
   NCC_RETURN_IF_ERROR(computeMap(templateIndex, method, handoffFor(0, noMatches)));
   NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
