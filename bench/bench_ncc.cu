@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -42,6 +43,10 @@ using namespace nccmatch;
 
 namespace {
 
+// NCC_BENCH_QUICK=1: no NPP, no cuFFT table, 0.1 s of samples a figure (iteration runs).
+const bool kQuick = std::getenv("NCC_BENCH_QUICK") != nullptr;
+std::chrono::milliseconds sampleWindow() { return std::chrono::milliseconds(kQuick ? 100 : 250); }
+
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
@@ -52,7 +57,7 @@ double medianWallMicros(const std::function<void()>& f, int warm = 2) {
   for (int i = 0; i < warm; ++i) f();
   std::vector<double> t;
   auto begin = std::chrono::steady_clock::now();
-  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(250))) {
+  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < sampleWindow())) {
     auto a = std::chrono::steady_clock::now();
     f();
     auto b = std::chrono::steady_clock::now();
@@ -69,7 +74,7 @@ double medianEventMicros(cudaStream_t stream, const std::function<void()>& f, in
   CHECK_CUDA(cudaStreamSynchronize(stream));
   std::vector<double> t;
   auto begin = std::chrono::steady_clock::now();
-  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(250))) {
+  while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < sampleWindow())) {
     CHECK_CUDA(cudaEventRecord(a, stream));
     f();
     CHECK_CUDA(cudaEventRecord(b, stream));
@@ -113,13 +118,89 @@ std::string fmt(double us) {
   return b;
 }
 
+// A bank of 16 templates of 32x32 (the element's 16-template target): the fused kernel as one
+// bank launch against 16 launches one after another (CUDA events), and the engine's whole
+// match() for the bank (wall clock, pinned host frame).
+void benchFusedBank(const uint8_t* dev, int W, int H, const uint8_t* host, cudaStream_t stream,
+                    std::mt19937& gen) {
+  constexpr int kTemplates = 16, kSide = 32;
+  const int mapW = W - kSide + 1, mapH = H - kSide + 1;
+  const std::size_t positions = std::size_t(mapW) * mapH;
+  const int blocks = cuda::fusedSpatialBlocks(mapW, mapH);
+  std::vector<TemplateImage> bank;
+  std::vector<cuda::FusedBankTemplate> descs;
+  std::vector<void*> buffers;
+  auto deviceAlloc = [&](std::size_t bytes) {
+    void* p = nullptr;
+    CHECK_CUDA(cudaMalloc(&p, bytes));
+    buffers.push_back(p);
+    return p;
+  };
+  for (int k = 0; k < kTemplates; ++k) {
+    TemplateImage t;
+    t.width = t.height = kSide;
+    t.pixels.resize(kSide * kSide);
+    const int px = int(gen() % (W - kSide)), py = int(gen() % (H - kSide));
+    for (int y = 0; y < kSide; ++y)
+      for (int x = 0; x < kSide; ++x) t.pixels[y * kSide + x] = host[std::size_t(py + y) * W + px + x];
+    const std::vector<uint8_t> frags = cuda::fusedSpatialFragments(t.pixels.data(), kSide, kSide);
+    cuda::FusedBankTemplate d;
+    d.packedTemplate = static_cast<uint8_t*>(deviceAlloc(frags.size()));
+    CHECK_CUDA(cudaMemcpy(const_cast<uint8_t*>(d.packedTemplate), frags.data(), frags.size(), cudaMemcpyHostToDevice));
+    d.templateWidth = d.templateHeight = kSide;
+    d.stats.n = kSide * kSide;
+    for (uint8_t v : t.pixels) { d.stats.sum += v; d.stats.sumSq += int64_t(v) * v; }
+    d.map = static_cast<double*>(deviceAlloc(positions * sizeof(double)));
+    d.blockBest = static_cast<cuda::Ranked*>(deviceAlloc(blocks * sizeof(cuda::Ranked)));
+    d.above = static_cast<int*>(deviceAlloc(positions * sizeof(int)));
+    d.aboveCount = static_cast<int*>(deviceAlloc(kTemplates * sizeof(int)));
+    descs.push_back(d);
+    bank.push_back(std::move(t));
+  }
+  cuda::FusedSpatialBank fused;
+  if (!fused.set(descs, cuda::FusedNumerator::TensorCores).ok()) std::exit(1);
+  cuda::FusedBankRule rule;
+  rule.goodEnough = 0.9;
+  rule.collect = true;
+  const double tBank = medianEventMicros(stream, [&] {
+    for (const auto& d : descs) cudaMemsetAsync(d.aboveCount, 0, sizeof(int), stream);
+    fused.score(dev, W, W, H, Method::CCoeffNormed, rule, 0, mapH, stream);
+  });
+  const double tSingles = medianEventMicros(stream, [&] {
+    for (const auto& d : descs) {
+      cudaMemsetAsync(d.aboveCount, 0, sizeof(int), stream);
+      cuda::FusedSpatialArgs a;
+      a.image = dev; a.pitch = W; a.width = W; a.height = H; a.packedTemplate = d.packedTemplate;
+      a.templateWidth = a.templateHeight = kSide; a.stats = d.stats; a.method = Method::CCoeffNormed;
+      a.map = d.map;
+      cuda::PeakHandoff h;
+      h.blockBest = d.blockBest; h.above = d.above; h.aboveCount = d.aboveCount;
+      h.goodEnough = rule.goodEnough; h.collect = true;
+      cuda::fusedSpatialScores(a, 0, mapH, h, stream);
+    }
+  });
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  std::unique_ptr<Engine> e;
+  MatchParams params;
+  params.threshold = 0.9;
+  params.maxMatches = 4;
+  FrameResult r;
+  const FrameView hostFrame{host, W, H, std::size_t(W), MemoryKind::Host};
+  if (!Engine::create(o, &e).ok() || !e->setTemplates(bank).ok() || !e->match(hostFrame, params, &r).ok()) std::exit(1);
+  const double tEngine = medianWallMicros([&] { e->match(hostFrame, params, &r); });
+  std::printf("bank %dx%d 16 x 32x32 (us): fused bank launch %.1f | 16 fused launches %.1f | engine match() %.1f (%zu matches)\n",
+              W, H, tBank, tSingles, tEngine, r.matches.size());
+  for (void* p : buffers) cudaFree(p);
+}
+
 }  // namespace
 
 int main() {
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  Npp npp = loadNpp();
+  Npp npp = kQuick ? Npp{} : loadNpp();
   std::printf("NPP: %s\n", npp.corr ? npp.from.c_str() : "not found (column skipped)");
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -247,7 +328,7 @@ int main() {
       int* recompute = nullptr;
       CHECK_CUDA(cudaMalloc(&recompute, std::size_t(W) * H * sizeof(int) + sizeof(int)));
       int* recomputeCount = recompute + std::size_t(W) * H;
-      for (int side : {16, 64, 128}) {
+      for (int side : {8, 16, 32, 64, 128}) {
         std::vector<uint8_t> px(std::size_t(side) * side);
         for (auto& v : px) v = uint8_t(gen());
         uint8_t *tplDev = nullptr, *packedDev = nullptr;
@@ -288,7 +369,7 @@ int main() {
         const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
         // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
         // from its handoff, where the template fits it.
-        double tFused = -1, tFusedDp4a = -1, tHandoffPeaks = -1;
+        double tFused = -1, tFusedDp4a = -1, tFusedCcorr = -1, tHandoffPeaks = -1;
         for (cuda::FusedNumerator kind : {cuda::FusedNumerator::Dp4a, cuda::FusedNumerator::TensorCores}) {
           if (!cuda::fusedSpatialFits(side, side)) break;
           const std::vector<uint8_t> words = kind == cuda::FusedNumerator::TensorCores
@@ -313,25 +394,38 @@ int main() {
             cudaMemsetAsync(aboveCount, 0, sizeof(int), stream);
             cuda::fusedSpatialScores(a, 0, mapH, h, stream);
           });
+          if (kind == cuda::FusedNumerator::TensorCores) {
+            // The same launch with ccorr's trivial score and no above-threshold list: what the
+            // double arithmetic costs. Then the ccoeff-normed launch again for the peaks below.
+            a.method = Method::CCorr;
+            h.collect = false;
+            tFusedCcorr = medianEventMicros(stream, [&] { cuda::fusedSpatialScores(a, 0, mapH, h, stream); });
+            a.method = Method::CCoeffNormed;
+            h.collect = true;
+            cudaMemsetAsync(aboveCount, 0, sizeof(int), stream);
+            cuda::fusedSpatialScores(a, 0, mapH, h, stream);
+          }
           tHandoffPeaks = medianEventMicros(stream, [&] {
             peaks.findFromHandoff(map, mapW, mapH, side, side, params, h, cuda::fusedSpatialBlocks(mapW, mapH), dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream);
           });
           cudaFree(wordsDev); cudaFree(blockBest); cudaFree(above); cudaFree(aboveCount);
         }
         std::printf("stages %dx%d template %d (us): upload %.1f | SAT fused32 %.1f | spatial numerator %.1f | exact score %.1f | "
-                    "float fft forward %.1f | fft product+inverse %.1f | centred score+recompute %.1f (%d recomputed) | peaks %.1f | fused spatial scores tensor %s dp4a %s | peaks from handoff %s\n",
-                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, recomputed, tPeaks, fmt(tFused).c_str(), fmt(tFusedDp4a).c_str(), fmt(tHandoffPeaks).c_str());
+                    "float fft forward %.1f | fft product+inverse %.1f | centred score+recompute %.1f (%d recomputed) | peaks %.1f | fused spatial scores tensor %s dp4a %s (tensor, ccorr: %s) | peaks from handoff %s\n",
+                    W, H, side, upload, tSat, tSpatial, tExact, tForward, tCorrelate, tCentred, recomputed, tPeaks, fmt(tFused).c_str(), fmt(tFusedDp4a).c_str(), fmt(tFusedCcorr).c_str(), fmt(tHandoffPeaks).c_str());
         cudaFree(tplDev);
         cudaFree(packedDev);
       }
       cudaFree(s1); cudaFree(s2); cudaFree(num); cudaFree(map); cudaFree(res); cudaFree(recompute);
     }
+    benchFusedBank(dev, W, H, host, stream, gen);
     cudaFreeHost(host);
     cudaFree(dev);
   }
 
   // cuFFT alone by padded size and precision: forward R2C + inverse C2R of one plane, to pick
   // the padding and the precision of the fft numerator.
+  if (kQuick) return 0;
   std::printf("\ncuFFT forward+inverse of one plane (us, CUDA events):\n| size | float R2C | float C2R | double D2Z | double Z2D |\n|---|---|---|---|---|\n");
   for (auto size : {std::pair{1920, 1080}, std::pair{1920, 1120}, std::pair{1920, 1152}, std::pair{2048, 1080},
                     std::pair{2048, 1152}, std::pair{2000, 1100}, std::pair{3840, 2160}, std::pair{3840, 2240},

@@ -11,14 +11,14 @@ namespace nccmatch::cuda {
 namespace {
 
 // Predicted per-frame costs beyond the upload of one template's whole path (numerator, window
-// sums, score, peaks), least-squares fits to bench_ncc's auto-dev column on the H200 (second
-// run of 2026-11-29, bench/RESULTS.md).
+// sums, score, peaks), least-squares fits to bench_ncc on the H200 (bench/RESULTS.md, fused
+// kernel with four output rows per warp, 2026-11-29).
 // Fused spatial kernel (templates up to 64x64, tensor cores): fixed + per output (window sums,
-// double scores, handoff) + per padded multiply-add (mapW * mapH * h * 32 * kSteps); within
-// 8% of the eight measured points (1080p and 2160p, templates 8..64).
-constexpr double kFusedFixedMicros = 36.3;
-constexpr double kFusedMicrosPerMegaOutput = 17.75;
-constexpr double kTensorMicrosPerGigaMac = 11.44;
+// double scores, handoff) + per padded multiply-add (mapW * mapH * h * 32 * kSteps); fit to
+// the frame-on-device times at 1080p and 2160p, templates 8..64 (within 7% of all eight).
+constexpr double kFusedFixedMicros = 36.7;
+constexpr double kFusedMicrosPerMegaOutput = 10.64;
+constexpr double kTensorMicrosPerGigaMac = 3.03;
 // Spatial dp4a (larger templates): one resident wave of 8 blocks per SM costs
 // kSpatialWordRowMicros per 4-byte template word row of every output it covers; the SAT, the
 // exact score kernel and the peak scan add about kSatScoreScanMicrosPerMegaOutput.

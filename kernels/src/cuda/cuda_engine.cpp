@@ -269,8 +269,86 @@ Status CudaEngine::prepareSize(int width, int height) {
   }
   frameWidth_ = W;
   frameHeight_ = H;
+  NCC_RETURN_IF_ERROR(prepareFusedBank());
   bankChanged_ = false;
   return Status();
+}
+
+Status CudaEngine::prepareFusedBank() {
+  // Ordered by height, so that templates of one height share the window sums in the kernel.
+  std::vector<uint32_t> members;
+  for (uint32_t i = 0; i < bank_.size(); ++i)
+    if (fused_[i]) members.push_back(i);
+  std::stable_sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
+    return bank_[a].height != bank_[b].height ? bank_[a].height < bank_[b].height
+                                              : bank_[a].width < bank_[b].width;
+  });
+  inBank_.assign(bank_.size(), false);
+  if (members.size() < 2) return Status();
+  bankMapOffset_.assign(bank_.size(), 0);
+  bankBlockOffset_.assign(bank_.size(), 0);
+  std::size_t positions = 0, blocks = 0;
+  bankMaxHeight_ = bankTallestMap_ = 0;
+  for (uint32_t i : members) {
+    const int mapW = frameWidth_ - bank_[i].width + 1, mapH = frameHeight_ - bank_[i].height + 1;
+    bankMapOffset_[i] = positions;
+    bankBlockOffset_[i] = blocks;
+    positions += std::size_t(mapW) * mapH;
+    blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
+    bankMaxHeight_ = std::max(bankMaxHeight_, bank_[i].height);
+    bankTallestMap_ = std::max(bankTallestMap_, mapH);
+  }
+  NCC_RETURN_IF_ERROR(bankMaps_.reserve(positions * sizeof(double)));
+  NCC_RETURN_IF_ERROR(bankAbove_.reserve(positions * sizeof(int)));
+  NCC_RETURN_IF_ERROR(bankBlockBest_.reserve(blocks * sizeof(Ranked)));
+  std::vector<FusedBankTemplate> descriptors;
+  for (uint32_t i : members) {
+    FusedBankTemplate d;
+    d.packedTemplate = fusedPacked_[i]->as<uint8_t>();
+    d.templateWidth = bank_[i].width;
+    d.templateHeight = bank_[i].height;
+    d.stats = stats_[i];
+    d.map = bankMaps_.as<double>() + bankMapOffset_[i];
+    d.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
+    d.above = bankAbove_.as<int>() + bankMapOffset_[i];
+    d.aboveCount = aboveCount_.as<int>() + i;
+    descriptors.push_back(d);
+  }
+  NCC_RETURN_IF_ERROR(fusedBank_.set(descriptors, kFusedNumerator));
+  for (uint32_t i : members) inBank_[i] = true;
+  return Status();
+}
+
+Status CudaEngine::scoreFusedBank(const MatchParams& params) {
+  FusedBankRule rule;
+  rule.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  rule.goodEnough = rule.sign * params.threshold;
+  rule.collect = params.maxMatches > 0;
+  if (bandsWaited_ < bands_) {
+    // As computeMap's bands, with the bank's tallest template bounding the rows each band reads.
+    int y0 = 0;
+    for (int b = 0; b < bands_ && y0 < bankTallestMap_; ++b) {
+      const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
+      const int y1 = b + 1 == bands_ ? bankTallestMap_
+                                     : std::min(bankTallestMap_, (frameRows - bankMaxHeight_ + 1) /
+                                                                     kFusedTileHeight * kFusedTileHeight);
+      if (y1 <= y0) continue;
+      NCC_RETURN_IF_ERROR(waitForRows(frameRows));
+      NCC_RETURN_IF_ERROR(fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_,
+                                           params.method, rule, y0, y1, stream_));
+      y0 = y1;
+    }
+    return Status();
+  }
+  return fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_, params.method, rule, 0,
+                          bankTallestMap_, stream_);
+}
+
+PeakHandoff CudaEngine::bankHandoffFor(uint32_t i, const MatchParams& params) {
+  PeakHandoff h = handoffFor(i, params);
+  h.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
+  h.above = bankAbove_.as<int>() + bankMapOffset_[i];
+  return h;
 }
 
 Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
@@ -480,14 +558,18 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
   DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
   NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, T * sizeof(int), stream_));
+  // Fused templates of a bank of two or more: one launch per band scores them all.
+  if (std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end())
+    NCC_RETURN_IF_ERROR(scoreFusedBank(bounded));
   for (uint32_t i = 0; i < T; ++i) {
     if (!fits(i)) continue;
     const TemplateImage& t = bank_[i];
     const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
-    const PeakHandoff handoff = handoffFor(i, bounded);
-    NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
+    const PeakHandoff handoff = inBank_[i] ? bankHandoffFor(i, bounded) : handoffFor(i, bounded);
+    if (!inBank_[i]) NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
+    const double* map = inBank_[i] ? bankMaps_.as<double>() + bankMapOffset_[i] : map_.as<double>();
     if (fused_[i]) {
-      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
+      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map, mapW, mapH, t.width, t.height,
                                                  bounded, handoff, fusedSpatialBlocks(mapW, mapH),
                                                  best + i, kept + i * M, counts + i, stream_));
     } else {

@@ -77,6 +77,10 @@ class CudaEngine final : public Engine {
   // Into map_; fused templates also fill the peak handoff.
   Status computeMap(uint32_t templateIndex, Method method, const PeakHandoff& handoff);
   PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params);
+  // Two or more fused templates: set up in prepareSize, scored by one launch per band.
+  Status prepareFusedBank();
+  Status scoreFusedBank(const MatchParams& params);
+  PeakHandoff bankHandoffFor(uint32_t templateIndex, const MatchParams& params);
   // Makes stream_ wait until frame rows [0, rows) are on the device (banded uploads).
   Status waitForRows(int rows);
   bool fits(uint32_t i) const {
@@ -135,6 +139,14 @@ class CudaEngine final : public Engine {
   DeviceBuffer aboveCount_;  // their count, per template (zeroed once per frame)
   DeviceBuffer recompute_;       // float fft path: positions to score exactly
   DeviceBuffer recomputeCount_;  // their count
+
+  // The fused bank: every fused template scored from shared image tiles in one launch, each
+  // with its own map, block bests and above-threshold list at the offsets below.
+  FusedSpatialBank fusedBank_;
+  std::vector<bool> inBank_;
+  std::vector<std::size_t> bankMapOffset_, bankBlockOffset_;
+  int bankMaxHeight_ = 0, bankTallestMap_ = 0;
+  DeviceBuffer bankMaps_, bankBlockBest_, bankAbove_;
 };
 
 }  // namespace nccmatch::cuda

@@ -2,15 +2,18 @@
 // integer tensor-core MMA (u8 x u8 -> s32, exact) or by __dp4a, the window sums sum(I) and sum(I^2) from column sums of the same shared-memory tile
 // (no SAT needed), the score of every position (bit-identical to the CPU's scoreFromSums) and
 // the peak handoff (per-block best, positions above the threshold). A launch may cover a band
-// of output rows, so it can start as soon as the frame rows it reads are on the device.
+// of output rows, so it can start as soon as the frame rows it reads are on the device. A bank
+// launch scores several templates from one image tile per block (FusedSpatialBank).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "cuda/device_buffer.hpp"
 #include "cuda/peaks_kernels.hpp"
 #include "nccmatch/status.hpp"
 #include "score_rules.hpp"
@@ -58,5 +61,45 @@ struct FusedSpatialArgs {
 // rows below min(height, rowEnd + h - 1) only. Enqueues on stream, never syncs.
 Status fusedSpatialScores(const FusedSpatialArgs& args, int rowBegin, int rowEnd,
                           const PeakHandoff& handoff, cudaStream_t stream);
+
+// One template of a bank launch, with its own map and handoff buffers (device pointers).
+struct FusedBankTemplate {
+  const uint8_t* packedTemplate = nullptr;  // as FusedSpatialArgs::packedTemplate
+  int templateWidth = 0, templateHeight = 0;
+  TemplateStats stats;
+  double* map = nullptr;            // (width-w+1) x (height-h+1), dense
+  Ranked* blockBest = nullptr;      // fusedSpatialBlocks(map size) entries
+  int* above = nullptr;             // room for every position of the map when collecting
+  int* aboveCount = nullptr;        // zeroed before the launch
+};
+
+// The threshold rule every template of a bank launch shares (PeakHandoff's last three fields).
+struct FusedBankRule {
+  double sign = 1.0;
+  double goodEnough = 0.0;
+  bool collect = false;
+};
+
+// Several fused templates in one launch: each block loads its image tile once (sized for the
+// largest template) and scores every template on it in order, recomputing the window sums only
+// where the template height changes (order the bank by height to share them). Each template's
+// map, block bests and above-threshold list are what fusedSpatialScores would write for it.
+class FusedSpatialBank {
+ public:
+  // Uploads the descriptors (synchronously; once per bank and set of buffers).
+  Status set(const std::vector<FusedBankTemplate>& templates, FusedNumerator numerator);
+  std::size_t size() const { return sizes_.size(); }
+  // Output rows [rowBegin, rowEnd) of every template, each clipped to its own map height;
+  // rowBegin a multiple of kFusedTileHeight, rowEnd at most the largest map height. Reads frame
+  // rows below min(height, rowEnd + maxHeight - 1) only. Enqueues on stream, never syncs.
+  Status score(const uint8_t* image, std::size_t pitch, int width, int height, Method method,
+               const FusedBankRule& rule, int rowBegin, int rowEnd, cudaStream_t stream) const;
+
+ private:
+  DeviceBuffer descriptors_;
+  std::vector<std::pair<int, int>> sizes_;  // (w, h) of each template
+  FusedNumerator numerator_ = FusedNumerator::TensorCores;
+  bool canCollect_ = false;  // every template has above-threshold buffers
+};
 
 }  // namespace nccmatch::cuda
