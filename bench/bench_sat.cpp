@@ -133,6 +133,8 @@ std::string configName(const nccmatch::cuda::FusedSatConfig& c) {
                      std::to_string(c.warps) + "w" + (c.streamingStores ? "/cs" : "") +
                      (c.stampedWords ? "/stamped" : "/flags");
   if (c.window > 0) name += "/win" + std::to_string(c.window);
+  if (c.pollBackoffNs > 0) name += "/sleep" + std::to_string(c.pollBackoffNs);
+  if (c.window > 0) name += "/" + std::to_string(c.pixelsPerLane) + "px";
   const auto& b = nccmatch::cuda::kNarrowFusedSatConfig;
   if (c.window == b.window && c.tileWidth == b.tileWidth && c.warps == b.warps && c.rowsPerWarp == b.rowsPerWarp &&
       c.streamingStores == b.streamingStores && c.stampedWords == b.stampedWords)

@@ -355,9 +355,9 @@ template <typename Out, int kWarps, int kRowsPerWarp, bool kStreaming, bool kSta
 void launchFused(const FusedParams<Out>& params, unsigned grid, cudaStream_t stream) {
   fusedSatKernel<Out, kWarps, kRowsPerWarp, kStreaming, kStamped><<<grid, kWarps * 32, 0, stream>>>(params);
 }
-template <typename Out, int kChunks, int kWarps, int kRowsPerWarp, int kWindow, int kMinBlocks>
+template <typename Out, int kPx, int kChunks, int kWarps, int kRowsPerWarp, int kWindow, int kMinBlocks, int kBackoffNs>
 void launchWide(const WideFusedParams<Out>& params, unsigned grid, cudaStream_t stream) {
-  wideFusedSatKernel<Out, kChunks, kWarps, kRowsPerWarp, kWindow, kMinBlocks, true>
+  wideFusedSatKernel<Out, kPx, kChunks, kWarps, kRowsPerWarp, kWindow, kMinBlocks, kBackoffNs, true>
       <<<grid, kWarps * 32, 0, stream>>>(params);
 }
 
@@ -372,21 +372,21 @@ struct FusedVariant {
 
 #define NCC_FUSED_VARIANT(w, r, cs, st) \
   FusedVariant { {w, r, cs, st}, &launchFused<int64_t, w, r, cs, st>, &launchFused<uint32_t, w, r, cs, st> }
-// Wide tiles: 64 * chunks columns, warps * rows rows, vertical look-back window, blocks per SM the
-// register budget is set for; always streaming stores and stamped words.
-#define NCC_WIDE_VARIANT(chunks, w, r, window, blocks)                                          \
-  FusedVariant {                                                                                \
-    {w, r, true, true, 64 * chunks, window}, nullptr, nullptr,                                 \
-        &launchWide<int64_t, chunks, w, r, window, blocks>, &launchWide<uint32_t, chunks, w, r, window, blocks> \
+// Wide tiles: chunks of 32 * px columns (px pixels per lane), warps * rows rows, vertical look-back
+// window, blocks per SM the register budget is set for, poll back-off (ns); always streaming stores
+// and stamped words. Measured alternatives are in bench/RESULTS.md (issue 3 sections).
+#define NCC_WIDE_VARIANT(px, chunks, w, r, window, blocks, backoff)                        \
+  FusedVariant {                                                                           \
+    {w, r, true, true, 32 * px * chunks, window, backoff, px}, nullptr, nullptr,           \
+        &launchWide<int64_t, px, chunks, w, r, window, blocks, backoff>,                   \
+        &launchWide<uint32_t, px, chunks, w, r, window, blocks, backoff>                   \
   }
 const FusedVariant kFusedVariants[] = {
     // warps, rows per warp, streaming stores, stamped words
     NCC_FUSED_VARIANT(8, 8, false, false),  NCC_FUSED_VARIANT(8, 8, true, false),
-    NCC_FUSED_VARIANT(8, 8, false, true),   NCC_FUSED_VARIANT(8, 8, true, true),
-    NCC_FUSED_VARIANT(16, 8, true, true),
-    // chunks of 64 columns, warps, rows per warp, window, blocks per SM
-    NCC_WIDE_VARIANT(4, 8, 4, 2, 2),  NCC_WIDE_VARIANT(4, 8, 4, 4, 2),  NCC_WIDE_VARIANT(4, 8, 2, 2, 3),
-    NCC_WIDE_VARIANT(2, 8, 4, 2, 3),  NCC_WIDE_VARIANT(4, 16, 4, 2, 1),
+    NCC_FUSED_VARIANT(8, 8, true, true),
+    // pixels per lane, chunks, warps, rows per warp, window, blocks per SM, poll back-off (ns)
+    NCC_WIDE_VARIANT(2, 4, 8, 4, 2, 2, 128),  NCC_WIDE_VARIANT(4, 2, 8, 4, 1, 2, 128),
 };
 #undef NCC_FUSED_VARIANT
 #undef NCC_WIDE_VARIANT
@@ -437,7 +437,8 @@ class FusedSatBuilder final : public SatBuilder {
       stamp_ = 1;
       NCC_CUDA_CHECK(cudaMemsetAsync(carries_.get(), 0, carryBytes_, stream));
     }
-    const bool alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & 1) == 0;
+    const std::uintptr_t loadAlign = wide_ ? std::uintptr_t(config_.pixelsPerLane) : 2;
+    const bool alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & (loadAlign - 1)) == 0;
     const bool vectorStores =
         ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) & (2 * sizeof(Out) - 1)) == 0;
     const unsigned grid = unsigned(tilesAcross(width)) * unsigned(tilesDown(height));
@@ -458,6 +459,7 @@ class FusedSatBuilder final : public SatBuilder {
       p.stamp = stamp_;
       p.alignedLoads = alignedLoads;
       p.vectorStores = vectorStores;
+      p.quadStores = ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) & 15) == 0;
       wide_(p, grid, stream);
     } else {
       FusedParams<Out> p{};
@@ -506,7 +508,8 @@ class FusedSatBuilder final : public SatBuilder {
 
 bool sameConfig(const FusedSatConfig& a, const FusedSatConfig& b) {
   return a.warps == b.warps && a.rowsPerWarp == b.rowsPerWarp && a.streamingStores == b.streamingStores &&
-         a.stampedWords == b.stampedWords && a.tileWidth == b.tileWidth && a.window == b.window;
+         a.stampedWords == b.stampedWords && a.tileWidth == b.tileWidth && a.window == b.window &&
+         a.pollBackoffNs == b.pollBackoffNs && a.pixelsPerLane == b.pixelsPerLane;
 }
 
 }  // namespace
@@ -543,9 +546,13 @@ Status createFusedSatBuilderWithConfig(SatBuild build, int maxWidth, int maxHeig
                        " rows (window " + std::to_string(config.window) + ") is not compiled in");
 }
 
+FusedSatConfig defaultFusedSatConfig(int maxWidth, int maxHeight) {
+  return int64_t(maxWidth) * maxHeight > kWideFusedMinPixels ? kDefaultFusedSatConfig : kNarrowFusedSatConfig;
+}
+
 Status createFusedSatBuilder(SatBuild build, int maxWidth, int maxHeight,
                              std::unique_ptr<SatBuilder>* out) {
-  return createFusedSatBuilderWithConfig(build, maxWidth, maxHeight, kDefaultFusedSatConfig, out);
+  return createFusedSatBuilderWithConfig(build, maxWidth, maxHeight, defaultFusedSatConfig(maxWidth, maxHeight), out);
 }
 
 }  // namespace nccmatch::cuda

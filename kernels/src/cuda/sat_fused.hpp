@@ -1,8 +1,9 @@
 // Internal: the tile shapes the fused SAT build is compiled for, so that the benchmark can time
-// them side by side. SatBuilder::create(Fused/Fused32) uses kDefaultFusedSatConfig, the fastest
-// measured on the H200 (bench/RESULTS.md).
+// them side by side. SatBuilder::create(Fused/Fused32) uses defaultFusedSatConfig(), the fastest
+// measured on the H200 for the builder's maximum size (bench/RESULTS.md).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -10,7 +11,8 @@
 
 namespace nccmatch::cuda {
 
-// A tile is tileWidth columns (two per lane per 64-column chunk) by warps * rowsPerWarp rows.
+// A tile is tileWidth columns (pixelsPerLane per lane in each chunk of 32 * pixelsPerLane columns)
+// by warps * rowsPerWarp rows.
 // window 0 is the 64-column kernel (serial look-backs, sat_fused.cu); window >= 1 the wide kernel
 // (sat_fused_wide.cuh: horizontal carries summed from every tile to the left, vertical look-back
 // over `window` tiles per step).
@@ -22,11 +24,18 @@ struct FusedSatConfig {
                          // else flags published with release and read with acquire
   int tileWidth = 64;
   int window = 0;
+  int pollBackoffNs = 0;  // wide kernel: sleep between look-back polls that found nothing new
+  int pixelsPerLane = 2;  // wide kernel: adjacent pixels per lane and row (2 or 4)
 };
 
-// The 64x64 kernel that was the default before the wide tiles (bench_sat's baseline).
+// The 64x64 kernel: the default up to kWideFusedMinPixels (faster there: 1080p, 2048^2) and
+// bench_sat's baseline. Above it, 256x32 wide tiles (1.17x at 4096^2, 1.22x at 8192^2).
 constexpr FusedSatConfig kNarrowFusedSatConfig{8, 8, true, true};
-constexpr FusedSatConfig kDefaultFusedSatConfig{8, 4, true, true, 256, 2};
+constexpr FusedSatConfig kDefaultFusedSatConfig{8, 4, true, true, 256, 2, 128, 2};
+constexpr int64_t kWideFusedMinPixels = int64_t(2048) * 2048;
+
+// The configuration SatBuilder::create(Fused/Fused32) uses for a builder of this maximum size.
+FusedSatConfig defaultFusedSatConfig(int maxWidth, int maxHeight);
 
 // Every configuration compiled in; create() refuses others.
 std::vector<FusedSatConfig> fusedSatConfigs();
