@@ -130,11 +130,22 @@ CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
 
 int CudaEngine::lastRecomputeCount() const {
   int count = 0;
-  if (recomputeCount_.capacity() < sizeof(int) || !activate().ok()) return 0;
+  if (lastRecomputeCount_ == nullptr || !activate().ok()) return 0;
   if (cudaStreamSynchronize(stream_) != cudaSuccess ||
-      cudaMemcpy(&count, recomputeCount_.as<int>(), sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+      cudaMemcpy(&count, lastRecomputeCount_, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
     return -1;
   return count;
+}
+
+int* CudaEngine::recomputeCountFor(uint32_t i) const {
+  return aboveCount_.as<int>() + std::max<std::size_t>(bank_.size(), 1) + i;
+}
+
+Status CudaEngine::zeroCounters(cudaStream_t stream) {
+  if (aboveCount_.capacity() == 0) return Status();
+  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0,
+                                 2 * std::max<std::size_t>(bank_.size(), 1) * sizeof(int), stream));
+  return Status();
 }
 
 Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
@@ -256,17 +267,18 @@ Status CudaEngine::prepareSize(int width, int height) {
       NCC_RETURN_IF_ERROR(fft_.addTemplate(pixels_[i]->as<uint8_t>(), bank_[i].width,
                                            bank_[i].height, mean, &fftSlot_[i]));
     }
+    // From now on frames transform on fftStream_ and correlate on stream_, no switching.
+    NCC_RETURN_IF_ERROR(fft_.setStreams(fftStream_, stream_));
   }
   NCC_RETURN_IF_ERROR(numerator_.reserve(maxSpatialMap * sizeof(int64_t)));
   NCC_RETURN_IF_ERROR(map_.reserve(maxMap * sizeof(double)));
   NCC_RETURN_IF_ERROR(peaks_.reserve(maxMap));
   NCC_RETURN_IF_ERROR(blockBest_.reserve(std::size_t(maxBlocks) * sizeof(Ranked)));
   NCC_RETURN_IF_ERROR(above_.reserve(maxMap * sizeof(int)));
-  NCC_RETURN_IF_ERROR(aboveCount_.reserve(std::max<std::size_t>(bank_.size(), 1) * sizeof(int)));
-  if (anyFft_ && kFftPrecision == FftPrecision::Float) {
+  // Per template: positions above the threshold, then recomputed windows (one memset a frame).
+  NCC_RETURN_IF_ERROR(aboveCount_.reserve(2 * std::max<std::size_t>(bank_.size(), 1) * sizeof(int)));
+  if (anyFft_ && kFftPrecision == FftPrecision::Float)
     NCC_RETURN_IF_ERROR(recompute_.reserve(maxMap * sizeof(int)));
-    NCC_RETURN_IF_ERROR(recomputeCount_.reserve(sizeof(int)));
-  }
   frameWidth_ = W;
   frameHeight_ = H;
   NCC_RETURN_IF_ERROR(prepareFusedBank());
@@ -315,6 +327,23 @@ Status CudaEngine::prepareFusedBank() {
     descriptors.push_back(d);
   }
   NCC_RETURN_IF_ERROR(fusedBank_.set(descriptors, kFusedNumerator));
+  // Their peaks in two launches for the whole bank.
+  std::vector<BankPeakJob> jobs;
+  for (uint32_t i : members) {
+    BankPeakJob j;
+    j.mapWidth = frameWidth_ - bank_[i].width + 1;
+    j.mapHeight = frameHeight_ - bank_[i].height + 1;
+    j.map = bankMaps_.as<double>() + bankMapOffset_[i];
+    j.templateWidth = bank_[i].width;
+    j.templateHeight = bank_[i].height;
+    j.templateIndex = int(i);
+    j.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
+    j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
+    j.above = bankAbove_.as<int>() + bankMapOffset_[i];
+    j.aboveCount = aboveCount_.as<int>() + i;
+    jobs.push_back(j);
+  }
+  NCC_RETURN_IF_ERROR(bankPeaks_.set(jobs));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
 }
@@ -344,13 +373,6 @@ Status CudaEngine::scoreFusedBank(const MatchParams& params) {
                           bankTallestMap_, stream_);
 }
 
-PeakHandoff CudaEngine::bankHandoffFor(uint32_t i, const MatchParams& params) {
-  PeakHandoff h = handoffFor(i, params);
-  h.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
-  h.above = bankAbove_.as<int>() + bankMapOffset_[i];
-  return h;
-}
-
 Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
   bands_ = bandsWaited_ = 0;
   bandEvents_ = slot.bandEvents.data();
@@ -378,8 +400,11 @@ Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
     sourcePitch = W;
   }
   // The slot is free (its last frame was collected), so the copies need not wait for stream_.
-  // Every fitting template fused: several bands, so scores start with the first rows.
-  const int bandRows = needSat_ ? H : bandRowsFor(H);
+  // Every fitting template fused and no other frame in flight: several bands, so scores start
+  // with the first rows. Behind a frame in flight the whole upload overlaps that frame's work
+  // anyway, and one launch over all rows beats one per band (no partial waves).
+  const bool banded = !needSat_ && inFlight_ == 0;
+  const int bandRows = banded ? bandRowsFor(H) : H;
   for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
     const int rows = std::min(bandRows, H - y0);
     if (!pinned) {
@@ -417,10 +442,7 @@ Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot) {
     // event orders it after the upload and after the previous frame's use of the spectrum.
     NCC_CUDA_CHECK(cudaEventRecord(uploaded_, stream_));
     NCC_CUDA_CHECK(cudaStreamWaitEvent(fftStream_, uploaded_, 0));
-    NCC_RETURN_IF_ERROR(fft_.setStream(fftStream_));
-    const Status transformed = fft_.transformFrame(image_, imagePitch_);
-    NCC_RETURN_IF_ERROR(fft_.setStream(stream_));
-    NCC_RETURN_IF_ERROR(transformed);
+    NCC_RETURN_IF_ERROR(fft_.transformFrame(image_, imagePitch_));
     NCC_CUDA_CHECK(cudaEventRecord(transformed_, fftStream_));
   }
   NCC_RETURN_IF_ERROR(sat_->build(image_, imagePitch_, frame.width, frame.height,
@@ -495,13 +517,13 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
     const float* centred = nullptr;
     NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
     const double templateNorm = std::sqrt(double(stats_[i].centredSq()) / double(stats_[i].n));
-    NCC_CUDA_CHECK(cudaMemsetAsync(recomputeCount_.as<int>(), 0, sizeof(int), stream_));
+    int* recomputeCount = recomputeCountFor(i);  // zeroed with the frame's counters
+    lastRecomputeCount_ = recomputeCount;
     NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(
         in, centred, std::size_t(fft_.fftWidth()), fft_.errorScale(), fft_.frameNormSq(),
-        templateNorm, map_.as<double>(), recompute_.as<int>(), recomputeCount_.as<int>(), stream_));
+        templateNorm, map_.as<double>(), recompute_.as<int>(), recomputeCount, stream_));
     return recomputeExactScores(in, image_, imagePitch_, pixels_[i]->as<uint8_t>(),
-                                recompute_.as<int>(), recomputeCount_.as<int>(), map_.as<double>(),
-                                stream_);
+                                recompute_.as<int>(), recomputeCount, map_.as<double>(), stream_);
   }
   const double* centred = nullptr;
   NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
@@ -557,19 +579,20 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   int* counts = reinterpret_cast<int*>(dev);
   DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
   DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
-  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, T * sizeof(int), stream_));
+  NCC_RETURN_IF_ERROR(zeroCounters(stream_));
   // Fused templates of a bank of two or more: one launch per band scores them all.
-  if (std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end())
+  if (std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end()) {
     NCC_RETURN_IF_ERROR(scoreFusedBank(bounded));
+    NCC_RETURN_IF_ERROR(bankPeaks_.find(bounded, best, kept, counts, stream_));
+  }
   for (uint32_t i = 0; i < T; ++i) {
-    if (!fits(i)) continue;
+    if (!fits(i) || inBank_[i]) continue;
     const TemplateImage& t = bank_[i];
     const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
-    const PeakHandoff handoff = inBank_[i] ? bankHandoffFor(i, bounded) : handoffFor(i, bounded);
-    if (!inBank_[i]) NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
-    const double* map = inBank_[i] ? bankMaps_.as<double>() + bankMapOffset_[i] : map_.as<double>();
+    const PeakHandoff handoff = handoffFor(i, bounded);
+    NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
     if (fused_[i]) {
-      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map, mapW, mapH, t.width, t.height,
+      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
                                                  bounded, handoff, fusedSpatialBlocks(mapW, mapH),
                                                  best + i, kept + i * M, counts + i, stream_));
     } else {
@@ -632,7 +655,7 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   if (inFlight_ > 0)
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot()));
-  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0, sizeof(int), stream_));
+  NCC_RETURN_IF_ERROR(zeroCounters(stream_));
   MatchParams noMatches;
   noMatches.method = method;
   noMatches.maxMatches = 0;

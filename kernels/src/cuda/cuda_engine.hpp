@@ -3,10 +3,11 @@
 // SAT from SatBuilder, per-template numerator (spatial or fft, by the cost model or by option),
 // score map and peaks on the GPU, all on one compute stream; the host waits once per frame, when
 // the few matches come back (collect). Each frame in flight has its own slot (device copy of the
-// frame, upload events, results), so frame n+1 uploads while frame n is matched. Spatial templates up to 64x64 take
-// one fused kernel (numerator, window sums, score, peak handoff) that needs no SAT; when every
-// template of the bank does, a host frame is uploaded in bands of rows on a second stream and
-// each band of scores starts as soon as its rows have arrived.
+// frame, upload events, results), so frame n+1 uploads while frame n is matched. Spatial
+// templates up to 64x64 take one fused kernel (numerator, window sums, score, peak handoff) that
+// needs no SAT (two or more of them: one bank launch and one bank peak search); when every
+// template of the bank does and no other frame is in flight, a host frame is uploaded in bands of
+// rows and each band of scores starts as soon as its rows have arrived.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -80,9 +81,12 @@ class CudaEngine final : public Engine {
   // Two or more fused templates: set up in prepareSize, scored by one launch per band.
   Status prepareFusedBank();
   Status scoreFusedBank(const MatchParams& params);
-  PeakHandoff bankHandoffFor(uint32_t templateIndex, const MatchParams& params);
   // Makes stream_ wait until frame rows [0, rows) are on the device (banded uploads).
   Status waitForRows(int rows);
+  // aboveCount_ holds per template the count of positions above the threshold, then the count
+  // of windows to recompute; zeroed once a frame.
+  int* recomputeCountFor(uint32_t templateIndex) const;
+  Status zeroCounters(cudaStream_t stream);
   bool fits(uint32_t i) const {
     return bank_[i].width <= frameWidth_ && bank_[i].height <= frameHeight_;
   }
@@ -136,13 +140,14 @@ class CudaEngine final : public Engine {
   PeakFinder peaks_;
   DeviceBuffer blockBest_;   // fused kernel's per-block bests, one template at a time
   DeviceBuffer above_;       // positions above the threshold, one template at a time
-  DeviceBuffer aboveCount_;  // their count, per template (zeroed once per frame)
+  DeviceBuffer aboveCount_;  // their count, per template, then recompute counts (zeroCounters)
   DeviceBuffer recompute_;       // float fft path: positions to score exactly
-  DeviceBuffer recomputeCount_;  // their count
+  int* lastRecomputeCount_ = nullptr;  // their count for the last template scored (aboveCount_)
 
   // The fused bank: every fused template scored from shared image tiles in one launch, each
   // with its own map, block bests and above-threshold list at the offsets below.
   FusedSpatialBank fusedBank_;
+  BankPeakFinder bankPeaks_;  // the bank's peaks, from its handoffs
   std::vector<bool> inBank_;
   std::vector<std::size_t> bankMapOffset_, bankBlockOffset_;
   int bankMaxHeight_ = 0, bankTallestMap_ = 0;

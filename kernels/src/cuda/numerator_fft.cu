@@ -41,13 +41,13 @@ __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int widt
 
 // Frame minus an offset; the padding is zero. The offset is read on the device so no
 // synchronisation is needed to learn the frame's mean. Adds sum((I - offset)^2) to *normSq.
+// Whole rows per block, a few hundred blocks: one atomic per block (thousands of atomics on one
+// address cost more than the pass itself).
 template <typename Real>
 __global__ void __launch_bounds__(256)
     placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                      const void* offsetSource, bool total32, bool totalValid,
                      Real* __restrict__ real, int fftWidth, int fftHeight, double* normSq) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
   double offset = 128.0;
   if (offsetSource != nullptr && totalValid) {
     double total = total32 ? double(*static_cast<const uint32_t*>(offsetSource))
@@ -56,30 +56,35 @@ __global__ void __launch_bounds__(256)
   }
   // The offset as the transform sees it (rounded to Real), so the norm is that of its input.
   const Real o = Real(offset);
-  Real v = 0;
-  if (x < width && y < height) v = Real(image[std::size_t(y) * pitch + x]) - o;
-  if (x < fftWidth && y < fftHeight) real[std::size_t(y) * fftWidth + x] = v;
-  double sq = double(v) * double(v);
+  double sq = 0;
+  for (int y = blockIdx.x; y < fftHeight; y += gridDim.x) {
+    Real* out = real + std::size_t(y) * fftWidth;
+    const uint8_t* in = image + std::size_t(y) * pitch;
+    for (int x = threadIdx.x; x < fftWidth; x += blockDim.x) {
+      Real v = 0;
+      if (x < width && y < height) v = Real(in[x]) - o;
+      out[x] = v;
+      sq += double(v) * double(v);
+    }
+  }
   for (int d = 16; d > 0; d >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, d);
   __shared__ double perWarp[8];
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  if ((tid & 31) == 0) perWarp[tid >> 5] = sq;
+  if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = sq;
   __syncthreads();
-  if (tid == 0) {
+  if (threadIdx.x == 0) {
     double total = 0;
-    for (int w = 0; w < int(blockDim.x * blockDim.y) / 32; ++w) total += perWarp[w];
+    for (int w = 0; w < int(blockDim.x) / 32; ++w) total += perWarp[w];
     if (total != 0) atomicAdd(normSq, total);
   }
 }
 
-// Sum of the frame's pixels into *total (zeroed before).
+// Sum of the frame's pixels into *total (zeroed before); whole rows per block, one atomic each.
 __global__ void __launch_bounds__(256)
     frameTotalKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                      unsigned long long* total) {
   unsigned long long sum = 0;
-  for (int y = blockIdx.y; y < height; y += gridDim.y)
-    for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x)
-      sum += image[std::size_t(y) * pitch + x];
+  for (int y = blockIdx.x; y < height; y += gridDim.x)
+    for (int x = threadIdx.x; x < width; x += blockDim.x) sum += image[std::size_t(y) * pitch + x];
   for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
   __shared__ unsigned long long perWarp[8];
   if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = sum;
@@ -89,6 +94,14 @@ __global__ void __launch_bounds__(256)
     for (int w = 0; w < int(blockDim.x) / 32; ++w) blockSum += perWarp[w];
     if (blockSum != 0) atomicAdd(total, blockSum);
   }
+}
+
+// Blocks for the row passes above: about two per SM, never more than rows.
+int rowBlocks(int rows) {
+  int device = 0, sms = 132;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return std::max(1, std::min(rows, 2 * sms));
 }
 
 // Correlation: frame spectrum times the conjugate template spectrum.
@@ -154,7 +167,7 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   destroyPlans();
   spectra_.clear();
   width_ = height_ = 0;
-  stream_ = stream;
+  stream_ = correlateStream_ = stream;
   precision_ = precision;
   const bool single = precision == FftPrecision::Float;
   fftWidth_ = preferredFftSize(width, true);
@@ -177,8 +190,7 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   NCC_RETURN_IF_ERROR(real_.reserve(nReal * realBytes));
   NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
   NCC_RETURN_IF_ERROR(product_.reserve(nComplex * 2 * realBytes));
-  NCC_RETURN_IF_ERROR(normSq_.reserve(sizeof(double)));
-  NCC_RETURN_IF_ERROR(total_.reserve(sizeof(int64_t)));
+  NCC_RETURN_IF_ERROR(frameSums_.reserve(2 * sizeof(double)));
   width_ = width;
   height_ = height;
   return Status();
@@ -214,13 +226,14 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
                                      const void* offsetSource, bool total32, bool totalValid) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
-  NCC_CUDA_CHECK(cudaMemsetAsync(normSq_.as<double>(), 0, sizeof(double), stream_));
-  dim3 block(32, 8);
-  dim3 grid((fftWidth_ + 31) / 32, (fftHeight_ + 7) / 8);
+  double* normSq = frameSums_.as<double>() + 1;
+  if (offsetSource != frameSums_.as<void>())  // else transformFrame(image, pitch) zeroed it
+    NCC_CUDA_CHECK(cudaMemsetAsync(normSq, 0, sizeof(double), stream_));
+  const int block = 256, grid = rowBlocks(fftHeight_);
   if (precision_ == FftPrecision::Float) {
     placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
                                                          total32, totalValid, real_.as<float>(),
-                                                         fftWidth_, fftHeight_, normSq_.as<double>());
+                                                         fftWidth_, fftHeight_, normSq);
     NCC_CUDA_CHECK(cudaGetLastError());
     return cufftStatus(cufftExecR2C(cufftHandle(planForward_), real_.as<cufftReal>(),
                                     frameSpectrum_.as<cufftComplex>()),
@@ -228,7 +241,7 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
   }
   placeFrameKernel<double><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
                                                         total32, totalValid, real_.as<double>(),
-                                                        fftWidth_, fftHeight_, normSq_.as<double>());
+                                                        fftWidth_, fftHeight_, normSq);
   NCC_CUDA_CHECK(cudaGetLastError());
   return cufftStatus(cufftExecD2Z(cufftHandle(planForward_), real_.as<double>(),
                                   frameSpectrum_.as<cufftDoubleComplex>()),
@@ -237,21 +250,23 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
 
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
-  NCC_CUDA_CHECK(cudaMemsetAsync(total_.as<int64_t>(), 0, sizeof(int64_t), stream_));
-  // One block per few rows: every row read once, coalesced.
-  dim3 grid(std::max(1, std::min(8, (width_ + 255) / 256)), std::min(height_, 1024));
-  frameTotalKernel<<<grid, 256, 0, stream_>>>(image, pitch, width_, height_,
-                                              reinterpret_cast<unsigned long long*>(total_.as<int64_t>()));
+  NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<void>(), 0, 2 * sizeof(double), stream_));
+  frameTotalKernel<<<rowBlocks(height_), 256, 0, stream_>>>(
+      image, pitch, width_, height_, frameSums_.as<unsigned long long>());
   NCC_CUDA_CHECK(cudaGetLastError());
-  return transformFrame(image, pitch, total_.as<int64_t>(), false, true);
+  return transformFrame(image, pitch, frameSums_.as<void>(), false, true);
 }
 
-Status FftCorrelator::setStream(cudaStream_t stream) {
-  if (stream == stream_) return Status();
-  stream_ = stream;
-  if (!havePlans_) return Status();
-  NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(cufftHandle(planForward_), stream), "cufftSetStream"));
-  return cufftStatus(cufftSetStream(cufftHandle(planInverse_), stream), "cufftSetStream");
+Status FftCorrelator::setStream(cudaStream_t stream) { return setStreams(stream, stream); }
+
+Status FftCorrelator::setStreams(cudaStream_t frameStream, cudaStream_t correlateStream) {
+  if (havePlans_ && frameStream != stream_)
+    NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(cufftHandle(planForward_), frameStream), "cufftSetStream"));
+  if (havePlans_ && correlateStream != correlateStream_)
+    NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(cufftHandle(planInverse_), correlateStream), "cufftSetStream"));
+  stream_ = frameStream;
+  correlateStream_ = correlateStream;
+  return Status();
 }
 
 Status FftCorrelator::correlateInto(int slot) {
@@ -261,13 +276,13 @@ Status FftCorrelator::correlateInto(int slot) {
   const int threads = 256;
   const int blocks = int(std::min<std::size_t>((n + threads - 1) / threads, 132 * 16));
   if (precision_ == FftPrecision::Float) {
-    conjugateProductKernel<<<blocks, threads, 0, stream_>>>(
+    conjugateProductKernel<<<blocks, threads, 0, correlateStream_>>>(
         frameSpectrum_.as<float2>(), spectra_[slot]->as<float2>(), product_.as<float2>(), n);
     NCC_CUDA_CHECK(cudaGetLastError());
     return cufftStatus(cufftExecC2R(cufftHandle(planInverse_), product_.as<cufftComplex>(), real_.as<cufftReal>()),
                        "cufftExecC2R");
   }
-  conjugateProductKernel<<<blocks, threads, 0, stream_>>>(
+  conjugateProductKernel<<<blocks, threads, 0, correlateStream_>>>(
       frameSpectrum_.as<double2>(), spectra_[slot]->as<double2>(), product_.as<double2>(), n);
   NCC_CUDA_CHECK(cudaGetLastError());
   return cufftStatus(cufftExecZ2D(cufftHandle(planInverse_), product_.as<cufftDoubleComplex>(), real_.as<double>()),

@@ -59,8 +59,11 @@ class FftCorrelator {
   Status transformFrame(const uint8_t* image, std::size_t pitch);
   // Later work (transforms, products) goes to `stream`.
   Status setStream(cudaStream_t stream);
+  // Frame transforms (and template spectra) on `frameStream`, products and inverse transforms on
+  // `correlateStream`: set once, no per-frame stream switching. The caller orders the two.
+  Status setStreams(cudaStream_t frameStream, cudaStream_t correlateStream);
   // Device pointer to sum((I - offset)^2) over the last transformed frame.
-  const double* frameNormSq() const { return normSq_.as<double>(); }
+  const double* frameNormSq() const { return frameSums_.as<double>() + 1; }
   // An output's rounding error stays below errorScale() * ||I - offset|| * ||T'||: about 16
   // times the RMS of eps * sqrt(log2 P / P) * ||I|| * ||T'|| for P points (as the CPU's FFT path).
   double errorScale() const;
@@ -76,13 +79,14 @@ class FftCorrelator {
 
   int width_ = 0, height_ = 0;
   int fftWidth_ = 0, fftHeight_ = 0;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;         // frame transforms, template spectra
+  cudaStream_t correlateStream_ = nullptr; // products, inverse transforms
   FftPrecision precision_ = FftPrecision::Double;
   int planForward_ = 0, planInverse_ = 0;  // cufftHandle
   bool havePlans_ = false;
   DeviceBuffer real_;           // fftHeight x fftWidth reals
-  DeviceBuffer normSq_;         // one double
-  DeviceBuffer total_;          // one int64: the frame's sum
+  // The frame's sum (int64) and sum((I - offset)^2) (double) side by side: one memset a frame.
+  DeviceBuffer frameSums_;
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same
   std::vector<std::unique_ptr<DeviceBuffer>> spectra_;

@@ -82,11 +82,12 @@ __global__ void __launch_bounds__(kScanThreads)
   if (threadIdx.x == 0) partial[blockIdx.x] = best;
 }
 
-// The handed-over positions above the threshold that are local extrema, compacted.
-__global__ void __launch_bounds__(kScanThreads)
-    localPeaksKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
-                     const int* __restrict__ above, const int* __restrict__ aboveCount,
-                     int* __restrict__ candidates, int* __restrict__ count) {
+// The handed-over positions above the threshold that are local extrema, compacted; the grid's
+// x dimension walks the list.
+__device__ inline void compactLocalPeaks(const double* __restrict__ map, int mapWidth, int mapHeight,
+                                         double sign, const int* __restrict__ above,
+                                         const int* __restrict__ aboveCount,
+                                         int* __restrict__ candidates, int* __restrict__ count) {
   const int n = *aboveCount;
   for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
     const int i = above[k];
@@ -95,17 +96,31 @@ __global__ void __launch_bounds__(kScanThreads)
   }
 }
 
+__global__ void __launch_bounds__(kScanThreads)
+    localPeaksKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                     const int* __restrict__ above, const int* __restrict__ aboveCount,
+                     int* __restrict__ candidates, int* __restrict__ count) {
+  compactLocalPeaks(map, mapWidth, mapHeight, sign, above, aboveCount, candidates, count);
+}
+
+// A bank: blockIdx.y is the job.
+__global__ void __launch_bounds__(kScanThreads)
+    bankLocalPeaksKernel(const BankPeakJob* __restrict__ jobs, double sign) {
+  const BankPeakJob& j = jobs[blockIdx.y];
+  compactLocalPeaks(j.map, j.mapWidth, j.mapHeight, sign, j.above, j.aboveCount, j.candidates,
+                    j.candidateCount);
+}
+
 // One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
 // live candidate; a candidate dies (its slot set to -1) when it is kept or when the box kept in
 // the round before overlaps it by more than nmsIou. So the best live candidate is exactly what
 // peaks.cpp's sorted scan keeps k-th, and each round costs one pass over the candidates instead
 // of a comparison with every kept box (O(n*k) in all, not O(n*k^2)).
-__global__ void __launch_bounds__(kSelectThreads)
-    selectKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
-                 int templateWidth, int templateHeight, int maxMatches, double nmsIou,
-                 const Ranked* __restrict__ partial, int partials,
-                 int* __restrict__ candidates, const int* __restrict__ count,
-                 DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+__device__ inline void selectMatches(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                                     int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                                     const Ranked* __restrict__ partial, int partials,
+                                     int* __restrict__ candidates, const int* __restrict__ count,
+                                     DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
   Ranked r{0.0, -1};
   for (int i = threadIdx.x; i < partials; i += blockDim.x)
     if (better(partial[i], r)) r = partial[i];
@@ -138,6 +153,28 @@ __global__ void __launch_bounds__(kSelectThreads)
     lastIndex = pick.index;
   }
   if (threadIdx.x == 0) *keptCount = k;
+}
+
+__global__ void __launch_bounds__(kSelectThreads)
+    selectKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                 int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                 const Ranked* __restrict__ partial, int partials,
+                 int* __restrict__ candidates, const int* __restrict__ count,
+                 DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  selectMatches(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, maxMatches, nmsIou,
+                partial, partials, candidates, count, best, kept, keptCount);
+}
+
+// A bank: one block per job; job j's results go to slot j.templateIndex of best, keptCount and
+// kept (maxMatches entries each).
+__global__ void __launch_bounds__(kSelectThreads)
+    bankSelectKernel(const BankPeakJob* __restrict__ jobs, double sign, int maxMatches,
+                     double nmsIou, DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  const BankPeakJob& j = jobs[blockIdx.x];
+  const std::size_t t = std::size_t(j.templateIndex);
+  selectMatches(j.map, j.mapWidth, j.mapHeight, sign, j.templateWidth, j.templateHeight, maxMatches,
+                nmsIou, j.blockBest, j.partials, j.candidates, j.candidateCount, best + t,
+                kept + t * std::size_t(maxMatches), keptCount + t);
 }
 
 }  // namespace
@@ -203,6 +240,51 @@ Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeigh
       map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
       params.nmsIou, handoff.blockBest, partials, candidates_.as<int>(), counter_.as<int>(),
       best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+Status BankPeakFinder::set(const std::vector<BankPeakJob>& jobs) {
+  jobs_.clear();
+  count_ = 0;
+  if (jobs.empty()) return Status();
+  std::size_t positions = 0;
+  for (const BankPeakJob& j : jobs) positions += std::size_t(j.mapWidth) * j.mapHeight;
+  NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));
+  NCC_RETURN_IF_ERROR(counters_.reserve(jobs.size() * sizeof(int)));
+  std::vector<BankPeakJob> placed = jobs;
+  std::size_t offset = 0;
+  for (std::size_t k = 0; k < placed.size(); ++k) {
+    placed[k].candidates = candidates_.as<int>() + offset;
+    placed[k].candidateCount = counters_.as<int>() + k;
+    offset += std::size_t(placed[k].mapWidth) * placed[k].mapHeight;
+  }
+  NCC_RETURN_IF_ERROR(descriptors_.reserve(placed.size() * sizeof(BankPeakJob)));
+  NCC_CUDA_CHECK(cudaMemcpy(descriptors_.as<void>(), placed.data(), placed.size() * sizeof(BankPeakJob),
+                            cudaMemcpyHostToDevice));
+  jobs_ = std::move(placed);
+  count_ = int(jobs_.size());
+  int device = 0;
+  NCC_CUDA_CHECK(cudaGetDevice(&device));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+  return Status();
+}
+
+Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
+                            int* keptCount, cudaStream_t stream) const {
+  if (count_ == 0) return Status();
+  if (params.maxMatches < 0) return Status::error("bank peaks: negative max-matches");
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<int>(), 0, std::size_t(count_) * sizeof(int), stream));
+  if (params.maxMatches > 0) {
+    // One wave in all, spread over the templates.
+    const int perJob = std::max(1, 2 * std::max(sms_, 1) / count_);
+    bankLocalPeaksKernel<<<dim3(unsigned(perJob), unsigned(count_)), kScanThreads, 0, stream>>>(
+        descriptors_.as<BankPeakJob>(), sign);
+    NCC_CUDA_CHECK(cudaGetLastError());
+  }
+  bankSelectKernel<<<unsigned(count_), kSelectThreads, 0, stream>>>(
+      descriptors_.as<BankPeakJob>(), sign, params.maxMatches, params.nmsIou, best, kept, keptCount);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "cuda/device_buffer.hpp"
 #include "nccmatch/status.hpp"
@@ -34,6 +35,40 @@ struct PeakHandoff {
   double sign = 1.0;          // -1 for the sqdiff methods
   double goodEnough = 0.0;    // sign * threshold
   bool collect = false;       // max-matches > 0: above[] is wanted
+};
+
+// One template of a bank whose score kernel handed over its peaks (PeakHandoff): where its map
+// and handoff lie. Device pointers; candidates and candidateCount are BankPeakFinder's own.
+struct BankPeakJob {
+  const double* map = nullptr;
+  int mapWidth = 0, mapHeight = 0;
+  int templateWidth = 0, templateHeight = 0;
+  int templateIndex = 0;  // results slot
+  const Ranked* blockBest = nullptr;
+  int partials = 0;       // blockBest entries
+  const int* above = nullptr;
+  const int* aboveCount = nullptr;
+  int* candidates = nullptr;
+  int* candidateCount = nullptr;
+};
+
+// findFromHandoff for every template of a bank in two launches (not two per template): the
+// local extrema of all handoffs, then one block per template for the best and the NMS.
+class BankPeakFinder {
+ public:
+  // The bank's jobs, uploaded once per bank and frame size (synchronously).
+  Status set(const std::vector<BankPeakJob>& jobs);
+  int size() const { return count_; }
+  // Writes best[t], kept[t * maxMatches ...] and keptCount[t] for each job's template t, exactly
+  // as findFromHandoff would. Enqueues on stream only.
+  Status find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
+              cudaStream_t stream) const;
+
+ private:
+  std::vector<BankPeakJob> jobs_;
+  DeviceBuffer descriptors_, candidates_, counters_;
+  int count_ = 0;
+  int sms_ = 1;
 };
 
 class PeakFinder {

@@ -188,6 +188,113 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaksFromAHandoff) {
   }
 }
 
+// A bank's peaks in two launches (BankPeakFinder): every template's results equal peaks.cpp's,
+// in the results slot of its template index, for maps of many sizes and kinds sharing one rule.
+TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
+  SKIP_WITHOUT_GPU();
+  struct Map {
+    int w, h;
+    MapKind kind;
+    int tplW, tplH;
+  };
+  const Map maps[] = {{1, 1, MapKind::Random, 4, 4},       {37, 23, MapKind::Quantised, 5, 5},
+                      {64, 64, MapKind::Flat, 8, 8},        {200, 100, MapKind::Random, 16, 9},
+                      {120, 90, MapKind::Blobs, 7, 11},     {40, 1, MapKind::Quantised, 2, 2}};
+  const int T = int(std::size(maps));
+  struct Rule {
+    Method method;
+    double threshold;
+    int maxMatches;
+    double nmsIou;
+  };
+  const Rule rules[] = {{Method::CCoeffNormed, 0.5, 10, 0.3}, {Method::SqDiff, 0.25, 5, 0.0},
+                        {Method::CCorr, 0.5, 3, 1.0},         {Method::CCoeffNormed, 0.9, 0, 0.3}};
+  for (const Rule& rule : rules) {
+    SCOPED_TRACE(methodName(rule.method));
+    MatchParams p;
+    p.method = rule.method;
+    p.threshold = rule.threshold;
+    p.maxMatches = rule.maxMatches;
+    p.nmsIou = rule.nmsIou;
+    const double sign = lowerIsBetter(rule.method) ? -1.0 : 1.0;
+    std::vector<void*> allocations;
+    auto upload = [&](const void* data, std::size_t bytes) {
+      void* d = nullptr;
+      EXPECT_EQ(cudaMalloc(&d, std::max<std::size_t>(bytes, 4)), cudaSuccess);
+      if (bytes > 0) EXPECT_EQ(cudaMemcpy(d, data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      allocations.push_back(d);
+      return d;
+    };
+    std::vector<std::vector<double>> hostMaps;
+    std::vector<cuda::BankPeakJob> jobs;
+    for (int k = 0; k < T; ++k) {
+      const Map& m = maps[k];
+      hostMaps.push_back(makeMap(m.w, m.h, m.kind));
+      const std::vector<double>& map = hostMaps.back();
+      const int span = 1 + int(rng()() % 200);
+      std::vector<cuda::Ranked> partial;
+      std::vector<int> above;
+      for (int i = 0; i < m.w * m.h; ++i) {
+        const double g = sign * map[i];
+        if (i % span == 0) partial.push_back(cuda::Ranked{g, i});
+        if (g > partial.back().goodness) partial.back() = cuda::Ranked{g, i};
+        if (g >= sign * rule.threshold) above.push_back(i);
+      }
+      std::shuffle(above.begin(), above.end(), rng());
+      const int aboveCount = int(above.size());
+      cuda::BankPeakJob j;
+      j.map = static_cast<const double*>(upload(map.data(), map.size() * sizeof(double)));
+      j.mapWidth = m.w;
+      j.mapHeight = m.h;
+      j.templateWidth = m.tplW;
+      j.templateHeight = m.tplH;
+      j.templateIndex = T - 1 - k;  // results slots in another order than the jobs
+      j.blockBest = static_cast<const cuda::Ranked*>(upload(partial.data(), partial.size() * sizeof(cuda::Ranked)));
+      j.partials = int(partial.size());
+      j.above = static_cast<const int*>(upload(above.data(), above.size() * sizeof(int)));
+      j.aboveCount = static_cast<const int*>(upload(&aboveCount, sizeof(int)));
+      jobs.push_back(j);
+    }
+    const int M = std::max(1, rule.maxMatches);
+    std::vector<cuda::DeviceMatch> none(std::size_t(T) * M);
+    auto* dBest = static_cast<cuda::DeviceMatch*>(upload(none.data(), T * sizeof(cuda::DeviceMatch)));
+    auto* dKept = static_cast<cuda::DeviceMatch*>(upload(none.data(), none.size() * sizeof(cuda::DeviceMatch)));
+    std::vector<int> minusOne(T, -1);
+    auto* dCount = static_cast<int*>(upload(minusOne.data(), T * sizeof(int)));
+    cuda::BankPeakFinder finder;
+    Status s = finder.set(jobs);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = finder.find(p, dBest, dKept, dCount, nullptr);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::vector<cuda::DeviceMatch> best(T), kept(none.size());
+    std::vector<int> count(T);
+    ASSERT_EQ(cudaMemcpy(best.data(), dBest, T * sizeof(cuda::DeviceMatch), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(kept.data(), dKept, kept.size() * sizeof(cuda::DeviceMatch), cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(count.data(), dCount, T * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (void* d : allocations) cudaFree(d);
+    for (int k = 0; k < T; ++k) {
+      const Map& m = maps[k];
+      const int t = T - 1 - k;
+      std::vector<Match> want;
+      std::optional<Match> wantBest;
+      findPeaks(hostMaps[k].data(), m.w, m.h, m.tplW, m.tplH, 0, p, &want, &wantBest);
+      ASSERT_TRUE(wantBest.has_value());
+      EXPECT_EQ(best[t].x, wantBest->x) << "map " << k;
+      EXPECT_EQ(best[t].y, wantBest->y) << "map " << k;
+      EXPECT_EQ(best[t].score, wantBest->score) << "map " << k;
+      EXPECT_EQ(best[t].subX, wantBest->subX) << "map " << k;
+      ASSERT_EQ(count[t], rule.maxMatches > 0 ? int(want.size()) : 0) << "map " << k;
+      for (int i = 0; i < count[t]; ++i) {
+        const cuda::DeviceMatch& got = kept[std::size_t(t) * rule.maxMatches + i];
+        EXPECT_EQ(got.x, want[i].x) << "map " << k << " match " << i;
+        EXPECT_EQ(got.y, want[i].y) << "map " << k << " match " << i;
+        EXPECT_EQ(got.score, want[i].score) << "map " << k << " match " << i;
+        EXPECT_EQ(got.subY, want[i].subY) << "map " << k << " match " << i;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Maps, GpuPeaks, ::testing::Values(
     //       map         kind                method                  thresh  max  iou   tpl
     PeakCase{1, 1,       MapKind::Random,    Method::CCoeffNormed,   -2.0,   1,   0.3,  4, 4},
