@@ -14,7 +14,7 @@ namespace {
 // sums, score, peaks), least-squares fits to bench_ncc on the H200 (bench/RESULTS.md, fused
 // kernel with four output rows per warp, 2026-11-29).
 // Fused spatial kernel (templates up to 64x64, tensor cores): fixed + per output (window sums,
-// double scores, handoff) + per padded multiply-add (mapW * mapH * h * 32 * kSteps); fit to
+// double scores, handoff) + per padded multiply-add (mapW * mapH * h * padded K); fit to
 // the frame-on-device times at 1080p and 2160p, templates 8..64 (within 7% of all eight).
 constexpr double kFusedFixedMicros = 36.7;
 constexpr double kFusedMicrosPerMegaOutput = 10.64;
@@ -43,8 +43,7 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
   const double waves = std::ceil(blocks / (double(smCount > 0 ? smCount : 1) * kSpatialBlocksPerSm));
   const double outputs = double(mapWidth) * mapHeight;
   if (fusedSpatialFits(w, h)) {
-    const double kSteps = std::ceil((w + 15) / 32.0);
-    const double macs = outputs * h * 32.0 * kSteps;
+    const double macs = outputs * h * double(fusedKSteps(w).paddedK());
     c.spatialMicros = kFusedFixedMicros + outputs / 1e6 * kFusedMicrosPerMegaOutput +
                       macs / 1e9 * kTensorMicrosPerGigaMac;
   } else {

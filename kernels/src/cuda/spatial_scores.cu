@@ -64,6 +64,14 @@ __device__ inline void mmaU8(uint32_t (&d)[4], const uint4& a, uint32_t b0, uint
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
 }
 
+// The same with K = 16: A (16x16) in two registers, B (16x8) in one.
+__device__ inline void mmaU8K16(uint32_t (&d)[4], const uint2& a, uint32_t b0) {
+  asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a.x), "r"(a.y), "r"(b0));
+}
+
 // Per-template constants of the ccoeff-normed score, formed on the host with the same IEEE
 // operations as exactScoreFast (so the doubles are the same): sqrt(varT / n), and 1/n where n
 // is a power of two (a division by it is then an exact multiplication).
@@ -119,46 +127,50 @@ TemplateDesc describe(const uint8_t* packed, int w, int h, const TemplateStats& 
   return d;
 }
 
-// Template rows [rBegin, rEnd) applied to output rows v0..v0+3 (tile rows). B fragments of
-// frame row y: lane (g, t) holds frame bytes 16g + 32s + 4t (and +16), B's column g, rows
-// 4t..4t+3 (and +16) of step s. The window b[j] holds frame row v0 + r + j.
-template <int KS>
-__device__ inline void mmaFourRows(const uint32_t* sImage, const uint4* frag, int v0, int rBegin,
+// Template rows [rBegin, rEnd) applied to output rows v0..v0+3 (tile rows), K in S32 steps of
+// 32 and, with HALF, one of 16. B fragments of frame row y: lane (g, t) holds frame bytes
+// 16g + 32s + 4t (and +16), B's column g, rows 4t..4t+3 (and +16) of step s. The window b[j]
+// holds frame row v0 + r + j.
+template <int S32, bool HALF>
+__device__ inline void mmaFourRows(const uint32_t* sImage, const uint8_t* frags, int v0, int rBegin,
                                    int rEnd, uint32_t (&d)[kRowsPerWarp][4]) {
   if (rBegin >= rEnd) return;
+  constexpr int kRowBytes = S32 * 512 + (HALF ? 256 : 0);
+  constexpr int kRegs = 2 * S32 + (HALF ? 1 : 0);  // B registers of one frame row
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const uint32_t* base = sImage + 4 * g + t;
-  uint32_t b[kRowsPerWarp][KS][2];
+  auto loadRow = [&](int y, uint32_t (&dst)[kRegs]) {
+    const uint32_t* row = base + y * kTilePitchWords;
 #pragma unroll
-  for (int j = 0; j < kRowsPerWarp - 1; ++j) {
-    const uint32_t* row = base + (v0 + rBegin + j) * kTilePitchWords;
-#pragma unroll
-    for (int s = 0; s < KS; ++s) {
-      b[j][s][0] = row[8 * s];
-      b[j][s][1] = row[8 * s + 4];
+    for (int s = 0; s < S32; ++s) {
+      dst[2 * s] = row[8 * s];
+      dst[2 * s + 1] = row[8 * s + 4];
     }
-  }
+    if (HALF) dst[kRegs - 1] = row[8 * S32];
+  };
+  uint32_t b[kRowsPerWarp][kRegs];
+#pragma unroll
+  for (int j = 0; j < kRowsPerWarp - 1; ++j) loadRow(v0 + rBegin + j, b[j]);
 #pragma unroll 2
   for (int r = rBegin; r < rEnd; ++r) {
-    const uint32_t* row = base + (v0 + r + kRowsPerWarp - 1) * kTilePitchWords;
-    uint4 a[KS];
+    loadRow(v0 + r + kRowsPerWarp - 1, b[kRowsPerWarp - 1]);
+    const uint8_t* rowFrags = frags + std::size_t(r) * kRowBytes;
+    uint4 a[S32 > 0 ? S32 : 1];
 #pragma unroll
-    for (int s = 0; s < KS; ++s) {
-      b[kRowsPerWarp - 1][s][0] = row[8 * s];
-      b[kRowsPerWarp - 1][s][1] = row[8 * s + 4];
-      a[s] = __ldg(frag + (r * KS + s) * 32);
-    }
+    for (int s = 0; s < S32; ++s) a[s] = __ldg(reinterpret_cast<const uint4*>(rowFrags + s * 512) + lane);
+    uint2 aHalf = make_uint2(0, 0);
+    if (HALF) aHalf = __ldg(reinterpret_cast<const uint2*>(rowFrags + S32 * 512) + lane);
 #pragma unroll
-    for (int s = 0; s < KS; ++s)
+    for (int s = 0; s < S32; ++s)
 #pragma unroll
-      for (int j = 0; j < kRowsPerWarp; ++j) mmaU8(d[j], a[s], b[j][s][0], b[j][s][1]);
+      for (int j = 0; j < kRowsPerWarp; ++j) mmaU8(d[j], a[s], b[j][2 * s], b[j][2 * s + 1]);
+    if (HALF)
+#pragma unroll
+      for (int j = 0; j < kRowsPerWarp; ++j) mmaU8K16(d[j], aHalf, b[j][kRegs - 1]);
 #pragma unroll
     for (int j = 0; j < kRowsPerWarp - 1; ++j)
 #pragma unroll
-      for (int s = 0; s < KS; ++s) {
-        b[j][s][0] = b[j + 1][s][0];
-        b[j][s][1] = b[j + 1][s][1];
-      }
+      for (int q = 0; q < kRegs; ++q) b[j][q] = b[j + 1][q];
   }
 }
 
@@ -297,11 +309,14 @@ __global__ void __launch_bounds__(kThreads, 4)
       uint32_t d[kRowsPerWarp][4];
 #pragma unroll
       for (int j = 0; j < kRowsPerWarp; ++j) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0;
-      const uint4* frag = reinterpret_cast<const uint4*>(e.packed) + lane;
-      switch (kStepsFor(w)) {
-        case 1: mmaFourRows<1>(sImage, frag, v0, rBegin, rEnd, d); break;
-        case 2: mmaFourRows<2>(sImage, frag, v0, rBegin, rEnd, d); break;
-        default: mmaFourRows<3>(sImage, frag, v0, rBegin, rEnd, d); break;
+      const uint8_t* frags = reinterpret_cast<const uint8_t*>(e.packed);
+      const FusedKSteps k = fusedKSteps(w);
+      switch (k.steps32 * 2 + (k.step16 ? 1 : 0)) {  // the five shapes w = 1..64 takes
+        case 1: mmaFourRows<0, true>(sImage, frags, v0, rBegin, rEnd, d); break;
+        case 2: mmaFourRows<1, false>(sImage, frags, v0, rBegin, rEnd, d); break;
+        case 3: mmaFourRows<1, true>(sImage, frags, v0, rBegin, rEnd, d); break;
+        case 4: mmaFourRows<2, false>(sImage, frags, v0, rBegin, rEnd, d); break;
+        default: mmaFourRows<2, true>(sImage, frags, v0, rBegin, rEnd, d); break;
       }
       // D[m][n] is output 16n + m: lane (g, t) holds m = g, g+8 and n = 2t, 2t+1.
       const int g = lane >> 2, t = lane & 3;
@@ -443,24 +458,36 @@ std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int heig
 }
 
 std::vector<uint8_t> fusedSpatialFragments(const uint8_t* pixels, int width, int height) {
-  const int kSteps = kStepsFor(width);
-  std::vector<uint8_t> out(std::size_t(height) * kSteps * 32 * 16, 0);
+  const FusedKSteps k = fusedKSteps(width);
+  const std::size_t rowBytes = std::size_t(k.steps32) * 512 + (k.step16 ? 256 : 0);
+  std::vector<uint8_t> out(std::size_t(height) * rowBytes, 0);
   // A[m][k] = T[r][k - m]: output 16n + m sees frame byte 16n + k through template column k - m.
-  auto a = [&](int r, int m, int k) -> uint8_t {
-    const int c = k - m;
+  auto a = [&](int r, int m, int kk) -> uint8_t {
+    const int c = kk - m;
     return c >= 0 && c < width ? pixels[std::size_t(r) * width + c] : 0;
   };
-  for (int r = 0; r < height; ++r)
-    for (int step = 0; step < kSteps; ++step)
-      for (int lane = 0; lane < 32; ++lane) {
-        const int g = lane >> 2, t = lane & 3;
-        uint8_t* dst = out.data() + ((std::size_t(r) * kSteps + step) * 32 + lane) * 16;
+  for (int r = 0; r < height; ++r) {
+    uint8_t* row = out.data() + std::size_t(r) * rowBytes;
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane >> 2, t = lane & 3;
+      for (int step = 0; step < k.steps32; ++step) {
+        uint8_t* dst = row + (std::size_t(step) * 32 + lane) * 16;
         // Registers a0..a3: (row g, k 4t..), (row g+8, k 4t..), (row g, k 16+4t..), (row g+8, k 16+4t..).
         const int rows[4] = {g, g + 8, g, g + 8};
         const int cols[4] = {4 * t, 4 * t, 16 + 4 * t, 16 + 4 * t};
         for (int reg = 0; reg < 4; ++reg)
           for (int b = 0; b < 4; ++b) dst[reg * 4 + b] = a(r, rows[reg], 32 * step + cols[reg] + b);
       }
+      if (k.step16) {
+        // m16n8k16: a0 (row g, k 4t..), a1 (row g+8, k 4t..) of the last 16 columns of K.
+        uint8_t* dst = row + std::size_t(k.steps32) * 512 + lane * 8;
+        for (int b = 0; b < 4; ++b) {
+          dst[b] = a(r, g, 32 * k.steps32 + 4 * t + b);
+          dst[4 + b] = a(r, g + 8, 32 * k.steps32 + 4 * t + b);
+        }
+      }
+    }
+  }
   return out;
 }
 

@@ -32,13 +32,25 @@ inline bool fusedSpatialFits(int templateWidth, int templateHeight) {
 
 // How the numerator is formed. Tensor cores: per template row, a 16 x K Toeplitz matrix of the
 // template (16 neighbouring outputs) times a K x 8 matrix of frame bytes (8 groups of 16 outputs),
-// one mma.m16n8k32 per 32 of K = w + 15 rounded up.
+// K = w + 15 in steps of 32 (mma.m16n8k32) and, where 16 or fewer remain, one last step of 16
+// (mma.m16n8k16): 80 instead of 96 at w = 64, 48 instead of 64 at w = 32.
 enum class FusedNumerator { TensorCores, Dp4a };
+
+struct FusedKSteps {
+  int steps32 = 0;
+  bool step16 = false;
+  NCC_HOST_DEVICE constexpr int paddedK() const { return 32 * steps32 + (step16 ? 16 : 0); }
+};
+NCC_HOST_DEVICE constexpr FusedKSteps fusedKSteps(int templateWidth) {
+  const int k = templateWidth + 15, rest = k % 32;
+  return FusedKSteps{k / 32 + (rest > 16 ? 1 : 0), rest > 0 && rest <= 16};
+}
 
 // The template's rows zero-padded to whole 4-byte words (Dp4a), ready to upload.
 std::vector<uint8_t> fusedSpatialPack(const uint8_t* pixels, int width, int height);
-// The template's A fragments of mma.m16n8k32 (TensorCores): for each row and step of 32 in K,
-// 32 lanes x 16 bytes, in the order the lanes load them.
+// The template's A fragments (TensorCores): for each row, each step of 32 in K as 32 lanes x 16
+// bytes (mma.m16n8k32), then the step of 16, if any, as 32 lanes x 8 bytes (mma.m16n8k16), in
+// the order the lanes load them.
 std::vector<uint8_t> fusedSpatialFragments(const uint8_t* pixels, int width, int height);
 
 // Blocks (and PeakHandoff::blockBest entries) of a whole map of mapWidth x mapHeight.

@@ -140,17 +140,30 @@ TEST(FusedSpatial, FitsUpTo64AndPacksWholeWords) {
   const std::vector<uint8_t> packed = cuda::fusedSpatialPack(px.data(), 5, 2);
   const std::vector<uint8_t> want = {1, 2, 3, 4, 5, 0, 0, 0, 6, 7, 8, 9, 10, 0, 0, 0};
   EXPECT_EQ(packed, want);
-  // Fragments: 16-byte lanes, 32 a step, ceil((w + 15) / 32) steps a row; lane 0's first
-  // register holds row m = 0 at k = 0..3, i.e. template bytes 0..3.
+  // Fragments: K = w + 15 in steps of 32 (16-byte lanes, 512 bytes a step) and, where 16 or
+  // fewer remain, one step of 16 (8-byte lanes, 256 bytes); lane 0's first register holds row
+  // m = 0 at k = 0..3, i.e. template bytes 0..3.
   const std::vector<uint8_t> frags = cuda::fusedSpatialFragments(px.data(), 5, 2);
   ASSERT_EQ(frags.size(), 2u * 1 * 32 * 16);
   EXPECT_EQ(std::vector<uint8_t>(frags.begin(), frags.begin() + 4), (std::vector<uint8_t>{1, 2, 3, 4}));
   // Lane 4 (g = 1, t = 0): row m = 1 sees template column k - 1: 0, 1, 2, 3.
   EXPECT_EQ(std::vector<uint8_t>(frags.begin() + 64, frags.begin() + 68), (std::vector<uint8_t>{0, 1, 2, 3}));
   const std::vector<uint8_t> wide(64, 7);
-  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 17, 1).size(), 1u * 1 * 32 * 16);  // w + 15 = 32
-  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 18, 1).size(), 1u * 2 * 32 * 16);
-  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 64, 1).size(), 1u * 3 * 32 * 16);
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 17, 1).size(), 512u);       // K 32: one step
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 18, 1).size(), 512u + 256);  // K 33: 32 + 16
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 33, 1).size(), 512u + 256);  // K 48
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 34, 2).size(), 2u * 1024);   // K 49: 64
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 64, 1).size(), 1024u + 256); // K 79: 80
+  EXPECT_EQ(cuda::fusedSpatialFragments(wide.data(), 16, 1).size(), 512u);       // K 31
+  EXPECT_EQ(cuda::fusedKSteps(64).paddedK(), 80);
+  EXPECT_EQ(cuda::fusedKSteps(32).paddedK(), 48);
+  EXPECT_EQ(cuda::fusedKSteps(16).paddedK(), 32);
+  // w = 1: a single step of 16. Lane 0 (g 0, t 0): row 0 at k 0..3 is T[0], 0, 0, 0; lane 4
+  // (g 1): row 1 sees column k - 1, so T[0] at k = 1; rows g + 8 see nothing.
+  const std::vector<uint8_t> one = cuda::fusedSpatialFragments(px.data(), 1, 1);
+  ASSERT_EQ(one.size(), 256u);
+  EXPECT_EQ(std::vector<uint8_t>(one.begin(), one.begin() + 8), (std::vector<uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(std::vector<uint8_t>(one.begin() + 32, one.begin() + 40), (std::vector<uint8_t>{0, 1, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(cuda::fusedSpatialBlocks(128, 16), 1);
   EXPECT_EQ(cuda::fusedSpatialBlocks(129, 17), 4);
 }
