@@ -45,33 +45,48 @@ double median(std::vector<double> v) {
 constexpr int kFrames = 4;
 constexpr int kRuns = 5;
 
+struct RunTimes {
+  double perFrame = 0;  // wall clock per frame
+  double submit = 0;    // of which the host spends in submit() (enqueueing the frame's work)
+};
+
 // Microseconds per frame over one run of >= 0.3 s, keeping `depth` frames in flight
 // (depth 0: match() per frame).
-double runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
+RunTimes runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
+  using Clock = std::chrono::steady_clock;
   FrameResult r;
-  const auto begin = std::chrono::steady_clock::now();
-  int done = 0;
+  const auto begin = Clock::now();
+  int done = 0, submitted = 0;
   std::size_t next = 0;
-  double elapsed = 0;
+  double elapsed = 0, inSubmit = 0;
   while (done < 20 || elapsed < 3e5) {
     if (depth == 0) {
       check(e.match(frames[next++ % frames.size()], p, &r), "match");
     } else {
-      while (e.framesInFlight() < depth) check(e.submit(frames[next++ % frames.size()], p), "submit");
+      while (e.framesInFlight() < depth) {
+        const auto a = Clock::now();
+        check(e.submit(frames[next++ % frames.size()], p), "submit");
+        inSubmit += std::chrono::duration<double, std::micro>(Clock::now() - a).count();
+        ++submitted;
+      }
       check(e.collect(&r), "collect");
     }
     ++done;
-    elapsed = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - begin).count();
+    elapsed = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
   }
   while (e.framesInFlight() > 0) check(e.collect(&r), "collect");
-  return elapsed / done;
+  return RunTimes{elapsed / done, submitted > 0 ? inSubmit / submitted : 0.0};
 }
 
-double medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
+RunTimes medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
   runMicrosPerFrame(e, frames, p, depth);  // warm-up: plans, buffers, clocks
-  std::vector<double> runs;
-  for (int i = 0; i < kRuns; ++i) runs.push_back(runMicrosPerFrame(e, frames, p, depth));
-  return median(runs);
+  std::vector<double> perFrame, submit;
+  for (int i = 0; i < kRuns; ++i) {
+    const RunTimes t = runMicrosPerFrame(e, frames, p, depth);
+    perFrame.push_back(t.perFrame);
+    submit.push_back(t.submit);
+  }
+  return RunTimes{median(perFrame), median(submit)};
 }
 
 // One frame's host-to-device copy from pinned memory alone, CUDA events, median of 50.
@@ -112,10 +127,11 @@ int main() {
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("GPU: %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
-              "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames.\n\n",
+              "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
+              "submit (host): time the host spends enqueueing one frame's work, 2 in flight.\n\n",
               prop.name, kRuns);
-  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | match / best |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) | match / best |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 gen(12345);
   struct Bank {
     int count, side;
@@ -156,12 +172,16 @@ int main() {
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
-      const double single = medianMicrosPerFrame(*e, frames, p, 0);
-      double inFlight[3];
-      for (int k = 1; k <= 3; ++k) inFlight[k - 1] = medianMicrosPerFrame(*e, frames, p, k);
+      const double single = medianMicrosPerFrame(*e, frames, p, 0).perFrame;
+      double inFlight[3], submit = 0;
+      for (int k = 1; k <= 3; ++k) {
+        const RunTimes t = medianMicrosPerFrame(*e, frames, p, k);
+        inFlight[k - 1] = t.perFrame;
+        if (k == 2) submit = t.submit;
+      }
       const double best = *std::min_element(inFlight, inFlight + 3);
-      std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", W, H, bank.count, bank.side,
-                  bank.side, single, inFlight[0], inFlight[1], inFlight[2], upload, single / best);
+      std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", W, H, bank.count,
+                  bank.side, bank.side, single, inFlight[0], inFlight[1], inFlight[2], upload, submit, single / best);
       std::fflush(stdout);
     }
     for (void* b : blocks) freePinnedHost(b);
