@@ -1,4 +1,5 @@
 #include "cpu_numerator_fft.hpp"
+#include "fftw_wisdom.hpp"
 #include "simd_clones.hpp"
 
 #include <fftw3.h>
@@ -11,12 +12,6 @@
 namespace nccmatch {
 
 namespace {
-
-// FFTW's planner is not thread-safe; engines in different threads plan under this lock.
-std::mutex& plannerMutex() {
-  static std::mutex m;
-  return m;
-}
 
 // Sizes with no prime factor above 7, which FFTW transforms fastest, up to `limit`.
 const std::vector<int>& smoothSizes() {
@@ -146,7 +141,7 @@ struct FftNumerator::Group {
   bool used = false;
 
   ~Group() {
-    std::lock_guard<std::mutex> lock(plannerMutex());
+    std::lock_guard<std::mutex> lock(fftwPlannerMutex());
     if (forward) fftwf_destroy_plan(forward);
     if (inverse) fftwf_destroy_plan(inverse);
   }
@@ -212,19 +207,31 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
     G.norm.assign(std::size_t(G.tilesX) * G.tilesY, 0.0);
     auto real = fftwAlloc<float>(std::size_t(G.tileWidth) * G.tileHeight);
     auto spectrum = fftwAlloc<fftwf_complex>(G.slot);
-    std::lock_guard<std::mutex> lock(plannerMutex());
+    std::lock_guard<std::mutex> lock(fftwPlannerMutex());
     // Large tiles are planned by measurement (FFTW_MEASURE: 1.2-1.8x faster transforms at 1080p
-    // on the development machine), once per tile size and process (FFTW keeps the wisdom), within
-    // kMeasureSeconds per plan; this is paid on the first frame of a new bank or frame size. Small
-    // tiles keep FFTW_ESTIMATE (planning in microseconds; their frames take little time anyway).
-    constexpr double kMeasureSeconds = 1.0;
+    // on the development machine), once per tile size and machine: FFTW's wisdom is kept in the
+    // wisdom file between processes. No time limit: a plan cut short by one is not reusable from
+    // wisdom, so it would be measured again in every process; the full measurement (about 1-2.5 s
+    // a plan at 1080p tiles) is paid once, on the first frame of a new tile size. Small tiles keep
+    // FFTW_ESTIMATE (planning in microseconds).
     constexpr std::size_t kMeasuredTilePoints = 1 << 16;
     const bool measure = std::size_t(G.tileWidth) * G.tileHeight >= kMeasuredTilePoints;
     const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
-    fftwf_set_timelimit(measure ? kMeasureSeconds : FFTW_NO_TIMELIMIT);
-    G.forward = fftwf_plan_dft_r2c_2d(G.tileHeight, G.tileWidth, real.get(), spectrum.get(), flags);
-    G.inverse = fftwf_plan_dft_c2r_2d(G.tileHeight, G.tileWidth, spectrum.get(), real.get(),
-                                      flags | FFTW_DESTROY_INPUT);
+    fftwf_set_timelimit(FFTW_NO_TIMELIMIT);
+    if (measure) importFftwWisdomOnce();
+    // Known sizes plan from wisdom in microseconds; anything new is measured and saved.
+    const unsigned known = FFTW_WISDOM_ONLY | FFTW_MEASURE;
+    G.forward = measure ? fftwf_plan_dft_r2c_2d(G.tileHeight, G.tileWidth, real.get(), spectrum.get(), known) : nullptr;
+    G.inverse = measure ? fftwf_plan_dft_c2r_2d(G.tileHeight, G.tileWidth, spectrum.get(), real.get(),
+                                                known | FFTW_DESTROY_INPUT)
+                        : nullptr;
+    const bool learnt = measure && (G.forward == nullptr || G.inverse == nullptr);
+    if (G.forward == nullptr)
+      G.forward = fftwf_plan_dft_r2c_2d(G.tileHeight, G.tileWidth, real.get(), spectrum.get(), flags);
+    if (G.inverse == nullptr)
+      G.inverse = fftwf_plan_dft_c2r_2d(G.tileHeight, G.tileWidth, spectrum.get(), real.get(),
+                                        flags | FFTW_DESTROY_INPUT);
+    if (learnt) exportFftwWisdom();
   }
 
   // Template spectra: zero-mean template, so the correlation is the centred numerator directly
