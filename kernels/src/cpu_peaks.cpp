@@ -99,15 +99,15 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
   // heap yields only the few needed (a flat map has a candidate at every position).
   auto worse = [](const PeakCandidate& a, const PeakCandidate& b) { return betterCandidate(b, a); };
   std::make_heap(candidates.begin(), candidates.end(), worse);
-  std::vector<Match> kept;
-  while (!candidates.empty() && int(kept.size()) < params.maxMatches) {
+  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou);
+  while (!candidates.empty() && int(kept.boxes().size()) < params.maxMatches) {
     std::pop_heap(candidates.begin(), candidates.end(), worse);
     const PeakCandidate c = candidates.back();
     candidates.pop_back();
     Match m = makeMatch(c.x, c.y);
-    if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);
+    if (!kept.suppresses(m)) kept.add(m);
   }
-  matches->insert(matches->end(), kept.begin(), kept.end());
+  matches->insert(matches->end(), kept.boxes().begin(), kept.boxes().end());
 }
 
 }  // namespace nccmatch

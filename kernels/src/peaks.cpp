@@ -19,6 +19,43 @@ bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nm
   return false;
 }
 
+KeptBoxes::KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou)
+    : boxWidth_(std::max(1, boxWidth)),
+      boxHeight_(std::max(1, boxHeight)),
+      nmsIou_(nmsIou),
+      cellsX_(std::max(1, mapWidth) / std::max(1, boxWidth) + 1),
+      cellsY_(std::max(1, mapHeight) / std::max(1, boxHeight) + 1) {}
+
+void KeptBoxes::file(int k) {
+  const int cell = (kept_[k].y / boxHeight_) * cellsX_ + kept_[k].x / boxWidth_;
+  next_[k] = head_[cell];
+  head_[cell] = k;
+}
+
+void KeptBoxes::add(const Match& box) {
+  kept_.push_back(box);
+  if (nmsIou_ >= 1.0) return;  // never consulted
+  if (kept_.size() == kLinearLimit) {
+    head_.assign(std::size_t(cellsX_) * cellsY_, -1);
+    next_.assign(kept_.size(), -1);
+    for (int k = 0; k < int(kept_.size()); ++k) file(k);
+  } else if (kept_.size() > kLinearLimit) {
+    next_.push_back(-1);
+    file(int(kept_.size()) - 1);
+  }
+}
+
+bool KeptBoxes::suppresses(const Match& box) const {
+  if (nmsIou_ >= 1.0) return false;
+  if (kept_.size() < kLinearLimit) return suppressedByAny(box, kept_, nmsIou_);
+  const int cx = box.x / boxWidth_, cy = box.y / boxHeight_;
+  for (int y = std::max(0, cy - 1); y <= std::min(cellsY_ - 1, cy + 1); ++y)
+    for (int x = std::max(0, cx - 1); x <= std::min(cellsX_ - 1, cx + 1); ++x)
+      for (int k = head_[std::size_t(y) * cellsX_ + x]; k >= 0; k = next_[k])
+        if (boxIou(box, kept_[k]) > nmsIou_) return true;
+  return false;
+}
+
 double parabolaOffset(double left, double centre, double right) {
   double curvature = left - 2.0 * centre + right;
   if (curvature == 0.0 || !std::isfinite(curvature)) return 0.0;
@@ -78,13 +115,13 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
   *best = makeMatch(top.x, top.y);
 
   std::sort(candidates.begin(), candidates.end(), betterCandidate);
-  std::vector<Match> kept;
+  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou);
   for (const PeakCandidate& c : candidates) {
-    if (int(kept.size()) >= params.maxMatches) break;
+    if (int(kept.boxes().size()) >= params.maxMatches) break;
     Match m = makeMatch(c.x, c.y);
-    if (!suppressedByAny(m, kept, params.nmsIou)) kept.push_back(m);
+    if (!kept.suppresses(m)) kept.add(m);
   }
-  matches->insert(matches->end(), kept.begin(), kept.end());
+  matches->insert(matches->end(), kept.boxes().begin(), kept.boxes().end());
 }
 
 }  // namespace nccmatch

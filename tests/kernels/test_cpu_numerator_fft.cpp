@@ -113,7 +113,9 @@ TEST(FftNumerator, CentredCrossWithinItsBound) {
       }
     }
     // A bound far above the real error would send every window to the exact repair.
-    if (samples > 1000) EXPECT_GT(worstRatio, 1e-2) << tw << "x" << th;
+    if (samples > 1000) {
+      EXPECT_GT(worstRatio, 1e-2) << tw << "x" << th;
+    }
   }
 }
 

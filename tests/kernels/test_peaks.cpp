@@ -1,7 +1,10 @@
 // Peak finding on constructed maps: threshold direction, NMS, max-matches, ordering, sub-pixel.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "peaks.hpp"
+#include "test_support.hpp"
 
 namespace nccmatch {
 namespace {
@@ -130,6 +133,62 @@ TEST(Peaks, IouOfBoxes) {
   b.x = 10;
   EXPECT_EQ(boxIou(a, b), 0.0);
   EXPECT_EQ(boxIou(a, a), 1.0);
+}
+
+// The kept-box index answers exactly as comparing with every kept box, below and above the
+// count where it starts filing boxes in cells, for IoU limits through 0 and 1, at map edges.
+TEST(KeptBoxes, SameAnswersAsComparingWithEveryKeptBox) {
+  struct Case {
+    int mapW, mapH, w, h;
+    double iou;
+  };
+  const Case cases[] = {{1, 1, 1, 1, 0.3},    {50, 40, 1, 1, 0.0},  {200, 150, 9, 5, 0.0},
+                        {200, 150, 9, 5, 0.3}, {200, 150, 9, 5, 0.9}, {64, 64, 64, 64, 0.5},
+                        {300, 7, 4, 7, 0.2},   {120, 90, 13, 11, 1.0}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.mapW) + "x" + std::to_string(c.mapH) + " box " + std::to_string(c.w) + "x" +
+                 std::to_string(c.h) + " iou " + std::to_string(c.iou));
+    KeptBoxes index(c.mapW, c.mapH, c.w, c.h, c.iou);
+    std::vector<Match> all;
+    std::uniform_int_distribution<int> px(0, c.mapW - 1), py(0, c.mapH - 1);
+    for (int i = 0; i < 3000; ++i) {
+      Match m;
+      m.x = px(test::rng());
+      m.y = py(test::rng());
+      m.width = c.w;
+      m.height = c.h;
+      const bool want = suppressedByAny(m, all, c.iou);
+      ASSERT_EQ(index.suppresses(m), want) << "box " << i << " at " << m.x << "," << m.y;
+      if (!want) {
+        index.add(m);
+        all.push_back(m);
+      }
+    }
+    EXPECT_EQ(index.boxes().size(), all.size());
+  }
+}
+
+// Huge max-matches where every position is a candidate (a flat map): every position is kept with
+// nms-iou 1, boxes tile the map with nms-iou 0; in well under the test timeout (comparing each
+// candidate with every kept box took hours on a 1080p map).
+TEST(Peaks, HugeMaxMatchesOnAFlatMapStaysFast) {
+  Map m(600, 400, 0.5);
+  MatchParams p;
+  p.threshold = 0.0;
+  p.maxMatches = 1 << 30;
+  p.nmsIou = 1.0;
+  std::vector<Match> out = peaks(m, 8, 8, p);
+  ASSERT_EQ(out.size(), std::size_t(600) * 400);
+  EXPECT_EQ(out[0].x, 0);
+  EXPECT_EQ(out[1].x, 1);
+  EXPECT_EQ(out.back().y, 399);
+  p.nmsIou = 0.0;
+  out = peaks(m, 8, 8, p);
+  ASSERT_EQ(out.size(), std::size_t(600 / 8) * (400 / 8));
+  for (const Match& a : out) {
+    EXPECT_EQ(a.x % 8, 0);
+    EXPECT_EQ(a.y % 8, 0);
+  }
 }
 
 }  // namespace
