@@ -221,7 +221,9 @@ TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
     auto upload = [&](const void* data, std::size_t bytes) {
       void* d = nullptr;
       EXPECT_EQ(cudaMalloc(&d, std::max<std::size_t>(bytes, 4)), cudaSuccess);
-      if (bytes > 0) EXPECT_EQ(cudaMemcpy(d, data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      if (bytes > 0) {
+        EXPECT_EQ(cudaMemcpy(d, data, bytes, cudaMemcpyHostToDevice), cudaSuccess);
+      }
       allocations.push_back(d);
       return d;
     };
