@@ -809,6 +809,44 @@ TEST_P(Element, LatencyQueryCountsTheFramesHeld) {
   EXPECT_EQ(gst_harness_query_latency(harness_), 5 * GST_MSECOND);
 }
 
+// Changing frames-in-flight while playing changes the latency the element adds: it posts a
+// latency message so the pipeline asks again, and the frames it held go out in order.
+TEST_P(Element, FramesInFlightChangeWhilePlayingPostsALatencyMessage) {
+  TemplateImage t = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 1u, nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {1, 2}}}))), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 1u);
+  std::vector<GstMessage*> before = popMessages(bus_, GST_MESSAGE_LATENCY);
+  EXPECT_TRUE(before.empty());
+  unrefMessages(&before);
+
+  g_object_set(element_, "frames-in-flight", 3u, nullptr);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {10 + i, 2}}}))), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 2u);  // two of the three held
+  std::vector<GstMessage*> latency = popMessages(bus_, GST_MESSAGE_LATENCY);
+  EXPECT_EQ(latency.size(), 1u);
+  unrefMessages(&latency);
+
+  g_object_set(element_, "frames-in-flight", 1u, nullptr);  // back: the held frames go out
+  ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {20, 2}}}))), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 5u);
+  latency = popMessages(bus_, GST_MESSAGE_LATENCY);
+  EXPECT_EQ(latency.size(), 1u);
+  unrefMessages(&latency);
+  const guint xs[] = {1, 10, 11, 12, 20};
+  for (guint x : xs) {
+    GstBuffer* b = gst_harness_pull(harness_);
+    auto rois = roiMetas(b);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_EQ(rois[0]->x, x);
+    gst_buffer_unref(b);
+  }
+}
+
 TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
