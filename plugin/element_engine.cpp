@@ -1,0 +1,157 @@
+// The element's templates and engine: settings copied under the lock, the bank loaded, refreshed
+// and handed to the engine, the engine created and destroyed in its CUDA context.
+#include "element_state.hpp"
+
+#define GST_CAT_DEFAULT gst_nccmatch_debug
+
+namespace nccmatch::plugin::element {
+
+Settings copySettings(GstNccMatch* self) {
+  GST_OBJECT_LOCK(self);
+  Settings copy = *self->settings;
+  GST_OBJECT_UNLOCK(self);
+  return copy;
+}
+
+void postLoadError(GstNccMatch* self, const nccmatch::plugin::TemplateLoadError& error) {
+  using nccmatch::plugin::TemplateLoadFailure;
+  switch (error.kind) {
+    case TemplateLoadFailure::NotFound:
+      GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("%s", error.message.c_str()), (nullptr));
+      break;
+    case TemplateLoadFailure::Unreadable:
+      GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("%s", error.message.c_str()), (nullptr));
+      break;
+    default:
+      GST_ELEMENT_ERROR(self, STREAM, DECODE, ("%s", error.message.c_str()), (nullptr));
+      break;
+  }
+}
+
+namespace {
+
+void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadError& error) {
+  using nccmatch::plugin::TemplateLoadFailure;
+  std::string text = error.message + "; keeping the previous templates";
+  switch (error.kind) {
+    case TemplateLoadFailure::NotFound:
+      GST_ELEMENT_WARNING(self, RESOURCE, NOT_FOUND, ("%s", text.c_str()), (nullptr));
+      break;
+    case TemplateLoadFailure::Unreadable:
+      GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("%s", text.c_str()), (nullptr));
+      break;
+    default:
+      GST_ELEMENT_WARNING(self, STREAM, DECODE, ("%s", text.c_str()), (nullptr));
+      break;
+  }
+}
+
+}  // namespace
+
+// Hands a freshly loaded bank to the engine. An empty bank stays here: with no names the engine
+// is never asked to match, so frames pass unmatched on every backend.
+bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank) {
+  StreamState& stream = *self->stream;
+  std::vector<std::string> names;
+  for (const nccmatch::TemplateImage& t : bank) names.push_back(t.name);
+  nccmatch::Status status = bank.empty() ? nccmatch::Status() : stream.engine->setTemplates(std::move(bank));
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
+                      (nullptr));
+    return false;
+  }
+  stream.names = std::move(names);
+  stream.oversizeWarned.assign(stream.names.size(), false);
+  GST_INFO_OBJECT(self, "loaded %zu template(s)", stream.names.size());
+  return true;
+}
+
+// Reloads the bank when `template`/`templates` changed since the last load. A failure while
+// running keeps the previous bank (as templatematch) and posts a warning, once per change.
+bool refreshBank(GstNccMatch* self, const Settings& settings) {
+  StreamState& stream = *self->stream;
+  if (settings.templatesGeneration == stream.loadedGeneration) return true;
+  stream.loadedGeneration = settings.templatesGeneration;
+  std::vector<nccmatch::TemplateImage> bank;
+  nccmatch::plugin::TemplateLoadError error;
+  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
+    postLoadWarning(self, error);
+    return true;
+  }
+  return installBank(self, std::move(bank));
+}
+
+// The engine skips templates larger than the frame; say so once per template and frame size.
+void warnOversizedTemplates(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  const std::vector<nccmatch::TemplateImage>& bank = stream.engine->templates();
+  for (std::size_t i = 0; i < bank.size() && i < stream.oversizeWarned.size(); ++i) {
+    if (stream.oversizeWarned[i]) continue;
+    if (bank[i].width <= stream.frameWidth && bank[i].height <= stream.frameHeight) continue;
+    stream.oversizeWarned[i] = true;
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                        ("Template %zu ('%s', %dx%d) is larger than the %dx%d frame; it is skipped", i,
+                         bank[i].name.c_str(), bank[i].width, bank[i].height, stream.frameWidth,
+                         stream.frameHeight),
+                        (nullptr));
+  }
+}
+
+// Creates the engine for `backend` (Cpu or Cuda). A CUDA engine runs in `context` when one is
+// given (made current here and around every later engine call), else in the primary context.
+bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context) {
+  StreamState& stream = *self->stream;
+  nccmatch::EngineOptions options;
+  options.backend = backend;
+  options.cudaDevice = deviceId;
+  options.useCurrentCudaContext = context != nullptr;
+  nccmatch::plugin::CudaContextScope scope(context);
+  nccmatch::Status status = scope.ok() ? nccmatch::Engine::create(options, &stream.engine)
+                                       : nccmatch::Status::error("could not make the GStreamer CUDA context current");
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                      ("Could not start the matching engine (device=%s): %s", nccmatch::backendName(backend),
+                       status.message().c_str()),
+                      (nullptr));
+    return false;
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (context != nullptr) stream.engineContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+#endif
+  return true;
+}
+
+// Destroys the engine inside its context (its stream and buffers belong to it).
+void destroyEngine(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    stream.engine.reset();
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&stream.engineContext);
+#endif
+}
+
+#ifdef NCCMATCH_HAVE_GST_CUDA
+// The shared gstcuda context (from a neighbour, the application, or made here and announced).
+GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
+  if (!gst_cuda_load_library()) {
+    GST_INFO_OBJECT(self, "gstcuda could not load the CUDA driver library");
+    return nullptr;
+  }
+  GstCudaContext* context = nullptr;
+  GST_OBJECT_LOCK(self);
+  if (self->cudaContext != nullptr) context = static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext));
+  GST_OBJECT_UNLOCK(self);
+  if (context == nullptr) {
+    if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), deviceId, &context)) return nullptr;
+    GST_OBJECT_LOCK(self);
+    if (self->cudaContext == nullptr) self->cudaContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+    GST_OBJECT_UNLOCK(self);
+  }
+  return context;
+}
+#endif
+
+}  // namespace nccmatch::plugin::element

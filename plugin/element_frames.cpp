@@ -1,0 +1,268 @@
+// The element's frames in flight: each frame is mapped and handed to the engine as it arrives,
+// held until its result is collected, then finished (ROI meta, messages, boxes) and pushed.
+#include "element_state.hpp"
+
+#include "box_drawing.hpp"
+#include "match_reporting.hpp"
+#include "nccmatch/draw.hpp"
+
+#define GST_CAT_DEFAULT gst_nccmatch_debug
+
+namespace nccmatch::plugin::element {
+
+namespace {
+
+nccmatch::plugin::FrameTiming frameTiming(GstNccMatch* self, GstBuffer* buffer) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+  nccmatch::plugin::FrameTiming timing;
+  timing.timestamp = GST_BUFFER_PTS(buffer);
+  timing.duration = GST_BUFFER_DURATION(buffer);
+  if (trans->segment.format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(timing.timestamp)) {
+    timing.streamTime = gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, timing.timestamp);
+    timing.runningTime = gst_segment_to_running_time(&trans->segment, GST_FORMAT_TIME, timing.timestamp);
+  }
+  return timing;
+}
+
+void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::FrameResult& result,
+                  GstBuffer* buffer) {
+  if (!result.best.empty() && result.best[0].has_value()) {
+    GstStructure* s = nccmatch::plugin::makeTemplateMatchStructure(*result.best[0], settings.method);
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+  }
+  GstStructure* s =
+      nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer));
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
+}
+
+// Each frame is submitted to the engine as it arrives and held, mapped, until its result is
+// collected; with frames-in-flight n, frame k is finished (metas, messages, boxes) and pushed
+// when frame k+n-1 has been submitted, so the GPU matches one frame while the next uploads and
+// upstream produces the one after. Order and content of the output do not depend on n.
+
+// The frame's luma plane as the engine sees it.
+nccmatch::FrameView lumaView(GstVideoFrame* frame, bool cuda) {
+  nccmatch::FrameView view;
+  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
+  view.width = GST_VIDEO_FRAME_WIDTH(frame);
+  view.height = GST_VIDEO_FRAME_HEIGHT(frame);
+  view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0));
+  view.memory = cuda ? nccmatch::MemoryKind::Device : nccmatch::MemoryKind::Host;
+  return view;
+}
+
+void releaseFrame(InFlightFrame& f) {
+  if (f.mapped) gst_video_frame_unmap(&f.frame);
+  f.mapped = false;
+  gst_clear_buffer(&f.buffer);
+}
+
+}  // namespace
+
+// Collects a frame's result, attaches the metas, posts the messages and draws the boxes; hands
+// back the buffer to push, or null after posting an error.
+GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
+  nccmatch::FrameResult result;
+  bool ok = true;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    if (f.submitted) {
+      const gint64 begin = g_get_monotonic_time();
+      nccmatch::Status status = stream.engine->collect(&result);
+      f.engineMicros += g_get_monotonic_time() - begin;
+      if (!status.ok()) {
+        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
+                          (nullptr));
+        ok = false;
+      } else {
+        GST_OBJECT_LOCK(self);
+        self->published->stats.add(f.engineMicros);
+        GST_OBJECT_UNLOCK(self);
+      }
+    }
+    if (ok && f.settings.display && !result.matches.empty()) {
+#ifdef NCCMATCH_HAVE_GST_CUDA
+      if (f.cuda) {
+        std::vector<nccmatch::DrawBox> boxes;
+        for (const nccmatch::Match& m : result.matches) boxes.push_back({m.x, m.y, m.width, m.height});
+        nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
+            static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)), GST_VIDEO_FRAME_WIDTH(&f.frame),
+            GST_VIDEO_FRAME_HEIGHT(&f.frame), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0)), boxes);
+        if (!status.ok()) {
+          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
+                            (nullptr));
+          ok = false;
+        }
+      } else
+#endif
+      {
+        nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)),
+                                          GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame),
+                                          std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0))};
+        for (const nccmatch::Match& m : result.matches)
+          nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
+      }
+    }
+    if (f.mapped) gst_video_frame_unmap(&f.frame);
+    f.mapped = false;
+  }
+  GstBuffer* buffer = f.buffer;
+  f.buffer = nullptr;
+  if (!ok) {
+    gst_buffer_unref(buffer);
+    return nullptr;
+  }
+  nccmatch::plugin::attachRoiMetas(buffer, result.matches, stream.names);
+  if (f.settings.postMessages) postMessages(self, f.settings, result, buffer);
+  return buffer;
+}
+
+// Drops every frame in flight unpushed (flush, stop), waiting for the engine to let go of them.
+void discardFramesInFlight(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+  for (InFlightFrame& f : stream.inFlight) {
+    nccmatch::FrameResult ignored;
+    if (f.submitted && stream.engine) stream.engine->collect(&ignored);
+    releaseFrame(f);
+  }
+  stream.inFlight.clear();
+}
+
+// Finishes and pushes every frame in flight, oldest first (before serialized events, a drain
+// query, a new bank or a context change). A failed push drops the rest.
+GstFlowReturn pushFramesInFlight(GstNccMatch* self) {
+  StreamState& stream = *self->stream;
+  GstFlowReturn flow = GST_FLOW_OK;
+  while (!stream.inFlight.empty() && flow == GST_FLOW_OK) {
+    InFlightFrame f = stream.inFlight.front();
+    stream.inFlight.pop_front();
+    GstBuffer* buffer = finishFrame(self, f);
+    flow = buffer != nullptr ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_ERROR;
+  }
+  if (flow != GST_FLOW_OK) discardFramesInFlight(self);
+  return flow;
+}
+
+// Frames to hold for the stream's current settings (upstream liveness asked once per caps).
+int framesInFlightNow(GstNccMatch* self, const Settings& settings) {
+  StreamState& stream = *self->stream;
+  if (!stream.upstreamLiveKnown) {
+    GstQuery* query = gst_query_new_latency();
+    gboolean live = FALSE;
+    if (gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(self), query))
+      gst_query_parse_latency(query, &live, nullptr, nullptr);
+    gst_query_unref(query);
+    stream.upstreamLive = live;
+    stream.upstreamLiveKnown = true;
+  }
+  const int depth = nccmatch::plugin::framesInFlightFor(
+      settings.framesInFlight, stream.engine->backend() == nccmatch::Backend::Cuda, stream.upstreamLive,
+      stream.engine->maxFramesInFlight());
+  if (stream.depth != 0 && depth != stream.depth)  // the latency we report changes
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+  stream.depth = depth;
+  return depth;
+}
+
+// Maps a writable frame and submits its luma plane to the engine; the frame joins the frames in
+// flight (also when there is nothing to match, so output order is kept). Takes the buffer.
+GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
+  StreamState& stream = *self->stream;
+  if (!GST_VIDEO_FILTER(self)->negotiated) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, NOT_IMPLEMENTED, ("nccmatch received a frame before caps"), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (!stream.engine) {
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  InFlightFrame f;
+  f.settings = copySettings(self);
+  f.buffer = buffer;
+  GstFlowReturn flow = GST_FLOW_OK;
+  // Frames in flight were matched with the current bank and context: finish them before either
+  // changes.
+  const bool bankChanges = f.settings.templatesGeneration != stream.loadedGeneration;
+  GstCudaContext* memoryContext = nullptr;
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (stream.cudaMemoryInput) memoryContext = nccmatch::plugin::bufferCudaContext(buffer);
+  f.cuda = memoryContext != nullptr;
+  const bool contextChanges = f.cuda && memoryContext != stream.engineContext;
+#else
+  const bool contextChanges = false;
+  (void)memoryContext;
+#endif
+  if ((bankChanges || contextChanges) && !stream.inFlight.empty()) flow = pushFramesInFlight(self);
+  if (flow != GST_FLOW_OK) {
+    releaseFrame(f);
+    return flow;
+  }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (contextChanges) {
+    // Another context than the one negotiated (e.g. a decoder on another device): the engine
+    // moves to it, keeping its bank, so the memory is read in place.
+    GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
+    std::vector<nccmatch::TemplateImage> bank = stream.engine->templates();
+    destroyEngine(self);
+    bool installed = createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext);
+    if (installed) {
+      nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+      installed = installBank(self, std::move(bank));
+    }
+    if (!installed) {
+      releaseFrame(f);
+      return GST_FLOW_ERROR;
+    }
+  }
+#endif
+  // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas. A
+  // system frame is mapped for writing only when boxes are drawn: a read-only map of memory that
+  // upstream still references costs no copy.
+  const GstMapFlags flags = GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF |
+                                        (f.settings.display ? GST_MAP_WRITE : 0)
+#ifdef NCCMATCH_HAVE_GST_CUDA
+                                        | (f.cuda ? GST_MAP_CUDA : 0)
+#endif
+  );
+  if (!gst_video_frame_map(&f.frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map %s", f.cuda ? "the CUDA memory of a frame" : "a frame"),
+                      (nullptr));
+    releaseFrame(f);
+    return GST_FLOW_ERROR;
+  }
+  f.mapped = true;
+  {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    if (!scope.ok()) {
+      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
+      flow = GST_FLOW_ERROR;
+    } else if (!refreshBank(self, f.settings)) {
+      flow = GST_FLOW_ERROR;
+    } else {
+      warnOversizedTemplates(self);
+      if (!stream.names.empty()) {
+        const gint64 begin = g_get_monotonic_time();
+        nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda), f.settings.matchParams());
+        f.engineMicros = g_get_monotonic_time() - begin;
+        if (!status.ok()) {
+          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
+                            (nullptr));
+          flow = GST_FLOW_ERROR;
+        }
+        f.submitted = status.ok();
+      }
+    }
+  }
+  if (flow != GST_FLOW_OK) {
+    releaseFrame(f);
+    return flow;
+  }
+  stream.inFlight.push_back(f);
+  return GST_FLOW_OK;
+}
+
+}  // namespace nccmatch::plugin::element

@@ -1,0 +1,118 @@
+// The nccmatch element's state and the functions its units share: what the streaming thread keeps
+// (engine, bank names, frames in flight), what it publishes (stats), and the instance struct.
+// gstnccmatch.cpp is the GObject/GstBaseTransform side; element_engine.cpp keeps the templates and
+// the engine; element_frames.cpp submits, holds, finishes and pushes frames.
+#pragma once
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_context.hpp"
+#include "frame_stats.hpp"
+#include "gstnccmatch.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch_settings.hpp"
+#include "template_loader.hpp"
+
+GST_DEBUG_CATEGORY_EXTERN(gst_nccmatch_debug);
+
+namespace nccmatch::plugin::element {
+
+// A frame submitted to the engine, held (mapped: the engine may still read it) until its result
+// is collected.
+struct InFlightFrame {
+  GstBuffer* buffer = nullptr;  // owned, writable
+  GstVideoFrame frame{};
+  bool mapped = false;
+  bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
+  bool submitted = false;  // false when there was nothing to match (no templates)
+  Settings settings;       // the values the frame is matched and reported with
+  gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
+};
+
+// What only the streaming thread (and start/stop, while it is stopped) touches.
+struct StreamState {
+  std::unique_ptr<nccmatch::Engine> engine;
+  uint64_t loadedGeneration = 0;
+  std::vector<std::string> names;   // template names of the engine's bank, by index
+  std::vector<bool> oversizeWarned; // per template: "larger than the frame" already posted
+  int frameWidth = 0;
+  int frameHeight = 0;
+  bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
+  // The gstcuda context the CUDA engine runs in (a reference), or null: CPU engine, or a CUDA
+  // engine in the device's primary context (no gstcuda in this build or no context to be had).
+  GstCudaContext* engineContext = nullptr;
+  std::deque<InFlightFrame> inFlight;  // oldest first
+  int depth = 0;                       // frames held at most, as last resolved (0: not yet)
+  bool upstreamLive = false;           // asked once per caps
+  bool upstreamLiveKnown = false;
+};
+
+// What the streaming thread publishes for the `stats` property; guarded by the object lock.
+struct Published {
+  nccmatch::plugin::FrameStats stats;
+  std::string backend = "none";
+  std::string memory = "system";
+  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
+  bool cudaCapsAllowed = true;
+};
+
+}  // namespace nccmatch::plugin::element
+
+struct _GstNccMatch {
+  GstVideoFilter parent;
+  nccmatch::plugin::Settings* settings;    // guarded by the object lock
+  nccmatch::plugin::element::Published* published;  // guarded by the object lock
+  nccmatch::plugin::element::StreamState* stream;   // streaming thread only
+  // Set through GstContext (set_context, from any thread) and start(); guarded by the object lock
+  // except in start()/stop(), when no other thread reads it for the engine.
+  GstCudaContext* cudaContext;
+};
+
+
+namespace nccmatch::plugin::element {
+
+// ---- element_engine.cpp: settings, templates, the engine's life ----
+
+// The settings, copied under the object lock.
+Settings copySettings(GstNccMatch* self);
+// GST_ELEMENT_ERROR for a bank that cannot be loaded at start.
+void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
+// Hands a freshly loaded bank to the engine (an empty bank stays here: nothing to match).
+bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank);
+// Reloads the bank when `template`/`templates` changed since the last load; a failure while
+// running keeps the previous bank and posts a warning.
+bool refreshBank(GstNccMatch* self, const Settings& settings);
+// One warning per template larger than the frame (the engine skips it).
+void warnOversizedTemplates(GstNccMatch* self);
+// The engine for `backend` (Cpu or Cuda), in `context` when one is given.
+bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
+// Destroys the engine inside its context.
+void destroyEngine(GstNccMatch* self);
+#ifdef NCCMATCH_HAVE_GST_CUDA
+// The shared gstcuda context (from a neighbour, the application, or made here and announced).
+GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId);
+#endif
+
+// ---- element_frames.cpp: frames in flight ----
+
+// Maps a writable frame and submits its luma plane; the frame joins the frames in flight. Takes
+// the buffer.
+GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer);
+// Collects a frame's result, attaches the metas, posts the messages, draws the boxes; the buffer
+// to push, or null after posting an error.
+GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& frame);
+// Drops every frame in flight unpushed (flush, stop).
+void discardFramesInFlight(GstNccMatch* self);
+// Finishes and pushes every frame in flight, oldest first; a failed push drops the rest.
+GstFlowReturn pushFramesInFlight(GstNccMatch* self);
+// Frames to hold for the current settings (upstream liveness asked once per caps); posts a
+// latency message when it changes.
+int framesInFlightNow(GstNccMatch* self, const Settings& settings);
+
+}  // namespace nccmatch::plugin::element
