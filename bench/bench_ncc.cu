@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.hpp"
 #include "cuda/cost_model.hpp"
 #include "cuda/cuda_engine.hpp"
 #include "cuda/numerator_fft.hpp"
@@ -31,15 +32,6 @@
 #include "npp_runtime.hpp"
 
 using namespace nccmatch;
-
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 namespace {
 
@@ -68,23 +60,23 @@ double medianWallMicros(const std::function<void()>& f, int warm = 2) {
 
 double medianEventMicros(cudaStream_t stream, const std::function<void()>& f, int warm = 2) {
   cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < warm; ++i) f();
-  CHECK_CUDA(cudaStreamSynchronize(stream));
+  BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> t;
   auto begin = std::chrono::steady_clock::now();
   while (t.size() < 3 || (t.size() < 40 && std::chrono::steady_clock::now() - begin < sampleWindow())) {
-    CHECK_CUDA(cudaEventRecord(a, stream));
+    BENCH_CUDA_CHECK(cudaEventRecord(a, stream));
     f();
-    CHECK_CUDA(cudaEventRecord(b, stream));
-    CHECK_CUDA(cudaEventSynchronize(b));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, stream));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms * 1000.0);
   }
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
+  BENCH_CUDA_CHECK(cudaEventDestroy(a));
+  BENCH_CUDA_CHECK(cudaEventDestroy(b));
   return median(t);
 }
 
@@ -132,7 +124,7 @@ void benchFusedBank(const uint8_t* dev, int W, int H, const uint8_t* host, cudaS
   std::vector<void*> buffers;
   auto deviceAlloc = [&](std::size_t bytes) {
     void* p = nullptr;
-    CHECK_CUDA(cudaMalloc(&p, bytes));
+    BENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
     buffers.push_back(p);
     return p;
   };
@@ -146,7 +138,7 @@ void benchFusedBank(const uint8_t* dev, int W, int H, const uint8_t* host, cudaS
     const std::vector<uint8_t> frags = cuda::fusedSpatialFragments(t.pixels.data(), kSide, kSide);
     cuda::FusedBankTemplate d;
     d.packedTemplate = static_cast<uint8_t*>(deviceAlloc(frags.size()));
-    CHECK_CUDA(cudaMemcpy(const_cast<uint8_t*>(d.packedTemplate), frags.data(), frags.size(), cudaMemcpyHostToDevice));
+    BENCH_CUDA_CHECK(cudaMemcpy(const_cast<uint8_t*>(d.packedTemplate), frags.data(), frags.size(), cudaMemcpyHostToDevice));
     d.templateWidth = d.templateHeight = kSide;
     d.stats.n = kSide * kSide;
     for (uint8_t v : t.pixels) { d.stats.sum += v; d.stats.sumSq += int64_t(v) * v; }
@@ -198,12 +190,12 @@ void benchFusedBank(const uint8_t* dev, int W, int H, const uint8_t* host, cudaS
 
 int main() {
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   Npp npp = kQuick ? Npp{} : loadNpp();
   std::printf("NPP: %s\n", npp.corr ? npp.from.c_str() : "not found (column skipped)");
   cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::mt19937 gen(12345);
 
   std::printf("\nccoeff-normed, per frame, microseconds (median). auto/spatial/fft: match() on a pinned host\n"
@@ -215,15 +207,15 @@ int main() {
   for (auto size : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
     const int W = size.first, H = size.second;
     uint8_t* host = nullptr;
-    CHECK_CUDA(cudaMallocHost(&host, std::size_t(W) * H));
+    BENCH_CUDA_CHECK(cudaMallocHost(&host, std::size_t(W) * H));
     for (std::size_t i = 0; i < std::size_t(W) * H; ++i) host[i] = uint8_t(gen());
     uint8_t* dev = nullptr;
-    CHECK_CUDA(cudaMalloc(&dev, std::size_t(W) * H));
-    CHECK_CUDA(cudaMemcpy(dev, host, std::size_t(W) * H, cudaMemcpyHostToDevice));
+    BENCH_CUDA_CHECK(cudaMalloc(&dev, std::size_t(W) * H));
+    BENCH_CUDA_CHECK(cudaMemcpy(dev, host, std::size_t(W) * H, cudaMemcpyHostToDevice));
     const FrameView hostFrame{host, W, H, std::size_t(W), MemoryKind::Host};
     const FrameView devFrame{dev, W, H, std::size_t(W), MemoryKind::Device};
     const double upload = medianEventMicros(stream, [&] {
-      CHECK_CUDA(cudaMemcpy2DAsync(dev, W, host, W, W, H, cudaMemcpyHostToDevice, stream));
+      BENCH_CUDA_CHECK(cudaMemcpy2DAsync(dev, W, host, W, W, H, cudaMemcpyHostToDevice, stream));
     });
     for (int side : {8, 16, 32, 64, 128, 256}) {
       TemplateImage t;
@@ -273,8 +265,8 @@ int main() {
       double sat = -1;
       if (cuda::SatBuilder::create(satKind, W, H, &sb).ok()) {
         void *s1 = nullptr, *s2 = nullptr;
-        CHECK_CUDA(cudaMalloc(&s1, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
-        CHECK_CUDA(cudaMalloc(&s2, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
+        BENCH_CUDA_CHECK(cudaMalloc(&s1, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
+        BENCH_CUDA_CHECK(cudaMalloc(&s2, std::size_t(W) * H * cuda::satEntryBytes(satKind)));
         sat = medianEventMicros(stream, [&] { sb->build(dev, W, W, H, s1, s2, stream); });
         cudaFree(s1);
         cudaFree(s2);
@@ -288,10 +280,10 @@ int main() {
         npp.bufferSize(NppiSize{W, H}, &bytes, ctx);
         uint8_t *buffer = nullptr, *tpl = nullptr;
         float* out = nullptr;
-        CHECK_CUDA(cudaMalloc(&buffer, std::max<std::size_t>(bytes, 1)));
-        CHECK_CUDA(cudaMalloc(&tpl, t.pixels.size()));
-        CHECK_CUDA(cudaMalloc(&out, std::size_t(mapW) * mapH * sizeof(float)));
-        CHECK_CUDA(cudaMemcpy(tpl, t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
+        BENCH_CUDA_CHECK(cudaMalloc(&buffer, std::max<std::size_t>(bytes, 1)));
+        BENCH_CUDA_CHECK(cudaMalloc(&tpl, t.pixels.size()));
+        BENCH_CUDA_CHECK(cudaMalloc(&out, std::size_t(mapW) * mapH * sizeof(float)));
+        BENCH_CUDA_CHECK(cudaMemcpy(tpl, t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
         int status = 0;
         nppUs = medianEventMicros(stream, [&] {
           status |= npp.corr(dev, W, NppiSize{W, H}, tpl, side, NppiSize{side, side}, out, mapW * 4, buffer, ctx);
@@ -317,16 +309,16 @@ int main() {
       int64_t* num = nullptr;
       double* map = nullptr;
       void* res = nullptr;
-      CHECK_CUDA(cudaMalloc(&s1, std::size_t(W) * H * 4));
-      CHECK_CUDA(cudaMalloc(&s2, std::size_t(W) * H * 4));
-      CHECK_CUDA(cudaMalloc(&num, std::size_t(W) * H * 8));
-      CHECK_CUDA(cudaMalloc(&map, std::size_t(W) * H * 8));
-      CHECK_CUDA(cudaMalloc(&res, 4096));
+      BENCH_CUDA_CHECK(cudaMalloc(&s1, std::size_t(W) * H * 4));
+      BENCH_CUDA_CHECK(cudaMalloc(&s2, std::size_t(W) * H * 4));
+      BENCH_CUDA_CHECK(cudaMalloc(&num, std::size_t(W) * H * 8));
+      BENCH_CUDA_CHECK(cudaMalloc(&map, std::size_t(W) * H * 8));
+      BENCH_CUDA_CHECK(cudaMalloc(&res, 4096));
       sb->build(dev, W, W, H, s1, s2, stream);
       cuda::FftCorrelator fft;
       if (!fft.configure(W, H, stream, cuda::FftPrecision::Float).ok()) return 1;
       int* recompute = nullptr;
-      CHECK_CUDA(cudaMalloc(&recompute, std::size_t(W) * H * sizeof(int) + sizeof(int)));
+      BENCH_CUDA_CHECK(cudaMalloc(&recompute, std::size_t(W) * H * sizeof(int) + sizeof(int)));
       int* recomputeCount = recompute + std::size_t(W) * H;
       for (int side : {8, 16, 32, 64, 128}) {
         std::vector<uint8_t> px(std::size_t(side) * side);
@@ -334,10 +326,10 @@ int main() {
         uint8_t *tplDev = nullptr, *packedDev = nullptr;
         const cuda::SpatialLayout l = cuda::spatialLayout(side, side);
         const std::vector<uint8_t> packed = cuda::spatialPack(px.data(), l);
-        CHECK_CUDA(cudaMalloc(&tplDev, px.size()));
-        CHECK_CUDA(cudaMalloc(&packedDev, packed.size()));
-        CHECK_CUDA(cudaMemcpy(tplDev, px.data(), px.size(), cudaMemcpyHostToDevice));
-        CHECK_CUDA(cudaMemcpy(packedDev, packed.data(), packed.size(), cudaMemcpyHostToDevice));
+        BENCH_CUDA_CHECK(cudaMalloc(&tplDev, px.size()));
+        BENCH_CUDA_CHECK(cudaMalloc(&packedDev, packed.size()));
+        BENCH_CUDA_CHECK(cudaMemcpy(tplDev, px.data(), px.size(), cudaMemcpyHostToDevice));
+        BENCH_CUDA_CHECK(cudaMemcpy(packedDev, packed.data(), packed.size(), cudaMemcpyHostToDevice));
         int slot = -1;
         if (!fft.addTemplate(tplDev, side, side, 127.5, &slot).ok()) return 1;
         cuda::ScoreInputs in;
@@ -365,7 +357,7 @@ int main() {
           cuda::recomputeExactScores(in, dev, W, tplDev, recompute, recomputeCount, map, stream);
         });
         int recomputed = -1;
-        CHECK_CUDA(cudaMemcpy(&recomputed, recomputeCount, sizeof(int), cudaMemcpyDeviceToHost));
+        BENCH_CUDA_CHECK(cudaMemcpy(&recomputed, recomputeCount, sizeof(int), cudaMemcpyDeviceToHost));
         const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
         // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
         // from its handoff, where the template fits it.
@@ -378,11 +370,11 @@ int main() {
           uint8_t* wordsDev = nullptr;
           cuda::Ranked* blockBest = nullptr;
           int *above = nullptr, *aboveCount = nullptr;
-          CHECK_CUDA(cudaMalloc(&wordsDev, words.size()));
-          CHECK_CUDA(cudaMemcpy(wordsDev, words.data(), words.size(), cudaMemcpyHostToDevice));
-          CHECK_CUDA(cudaMalloc(&blockBest, sizeof(cuda::Ranked) * cuda::fusedSpatialBlocks(mapW, mapH)));
-          CHECK_CUDA(cudaMalloc(&above, sizeof(int) * std::size_t(mapW) * mapH));
-          CHECK_CUDA(cudaMalloc(&aboveCount, sizeof(int)));
+          BENCH_CUDA_CHECK(cudaMalloc(&wordsDev, words.size()));
+          BENCH_CUDA_CHECK(cudaMemcpy(wordsDev, words.data(), words.size(), cudaMemcpyHostToDevice));
+          BENCH_CUDA_CHECK(cudaMalloc(&blockBest, sizeof(cuda::Ranked) * cuda::fusedSpatialBlocks(mapW, mapH)));
+          BENCH_CUDA_CHECK(cudaMalloc(&above, sizeof(int) * std::size_t(mapW) * mapH));
+          BENCH_CUDA_CHECK(cudaMalloc(&aboveCount, sizeof(int)));
           cuda::FusedSpatialArgs a;
           a.image = dev; a.pitch = W; a.width = W; a.height = H; a.packedTemplate = wordsDev;
           a.templateWidth = side; a.templateHeight = side; a.stats = in.stats; a.method = Method::CCoeffNormed; a.map = map;
@@ -433,10 +425,10 @@ int main() {
     const int fw = size.first, fh = size.second;
     const std::size_t real = std::size_t(fw) * fh, cplx = std::size_t(fh) * (fw / 2 + 1);
     void *r = nullptr, *c = nullptr;
-    CHECK_CUDA(cudaMalloc(&r, real * sizeof(double)));
-    CHECK_CUDA(cudaMalloc(&c, cplx * sizeof(cufftDoubleComplex)));
-    CHECK_CUDA(cudaMemset(r, 0, real * sizeof(double)));
-    CHECK_CUDA(cudaMemset(c, 0, cplx * sizeof(cufftDoubleComplex)));
+    BENCH_CUDA_CHECK(cudaMalloc(&r, real * sizeof(double)));
+    BENCH_CUDA_CHECK(cudaMalloc(&c, cplx * sizeof(cufftDoubleComplex)));
+    BENCH_CUDA_CHECK(cudaMemset(r, 0, real * sizeof(double)));
+    BENCH_CUDA_CHECK(cudaMemset(c, 0, cplx * sizeof(cufftDoubleComplex)));
     double t[4] = {-1, -1, -1, -1};
     const cufftType types[4] = {CUFFT_R2C, CUFFT_C2R, CUFFT_D2Z, CUFFT_Z2D};
     for (int k = 0; k < 4; ++k) {

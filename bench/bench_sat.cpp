@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.hpp"
 #include "cuda/sat_fused.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "npp_runtime.hpp"
@@ -25,23 +26,13 @@ namespace {
 using nccmatch::cuda::SatBuild;
 using nccmatch::cuda::SatBuilder;
 
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t e_ = (call);                                                                 \
-    if (e_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "%s failed: %s at %s:%d\n", #call, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                                \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
-
 struct CudaFree {
   void operator()(void* p) const { cudaFree(p); }
 };
 using DevicePtr = std::unique_ptr<void, CudaFree>;
 DevicePtr deviceAlloc(std::size_t bytes) {
   void* p = nullptr;
-  CHECK_CUDA(cudaMalloc(&p, bytes));
+  BENCH_CUDA_CHECK(cudaMalloc(&p, bytes));
   return DevicePtr(p);
 }
 
@@ -49,29 +40,29 @@ DevicePtr deviceAlloc(std::size_t bytes) {
 // batch is sized so that one sample lasts about a millisecond: launch gaps then do not count.
 double medianMs(const std::function<void()>& launch, int samples, cudaStream_t stream) {
   cudaEvent_t a, b;
-  CHECK_CUDA(cudaEventCreate(&a));
-  CHECK_CUDA(cudaEventCreate(&b));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   for (int i = 0; i < 5; ++i) launch();  // warm-up
-  CHECK_CUDA(cudaEventRecord(a, stream));
+  BENCH_CUDA_CHECK(cudaEventRecord(a, stream));
   for (int i = 0; i < 3; ++i) launch();
-  CHECK_CUDA(cudaEventRecord(b, stream));
-  CHECK_CUDA(cudaEventSynchronize(b));
+  BENCH_CUDA_CHECK(cudaEventRecord(b, stream));
+  BENCH_CUDA_CHECK(cudaEventSynchronize(b));
   float probe = 0;
-  CHECK_CUDA(cudaEventElapsedTime(&probe, a, b));
+  BENCH_CUDA_CHECK(cudaEventElapsedTime(&probe, a, b));
   const int batch = std::clamp(int(1.0 / std::max(probe / 3.0, 1e-4)), 1, 50);
   std::vector<double> times;
   for (int s = 0; s < samples; ++s) {
-    CHECK_CUDA(cudaEventRecord(a, stream));
+    BENCH_CUDA_CHECK(cudaEventRecord(a, stream));
     for (int i = 0; i < batch; ++i) launch();
-    CHECK_CUDA(cudaEventRecord(b, stream));
-    CHECK_CUDA(cudaEventSynchronize(b));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, stream));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     times.push_back(double(ms) / batch);
   }
-  CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaEventDestroy(a));
-  CHECK_CUDA(cudaEventDestroy(b));
+  BENCH_CUDA_CHECK(cudaGetLastError());
+  BENCH_CUDA_CHECK(cudaEventDestroy(a));
+  BENCH_CUDA_CHECK(cudaEventDestroy(b));
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
 }
@@ -157,12 +148,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
   Npp npp = loadNpp();
   std::printf("NPP: %s\n", npp.found() ? npp.from.c_str() : "not found (column skipped)");
   cudaStream_t stream;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 
   std::vector<std::pair<int, int>> sizes = {{1024, 1024}, {2048, 2048}, {4096, 4096}, {8192, 8192}, {1920, 1080}};
   if (quick) sizes = {{4096, 4096}};
@@ -174,13 +165,13 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> host(px);
     for (auto& v : host) v = uint8_t(gen());
     DevicePtr image = deviceAlloc(px);
-    CHECK_CUDA(cudaMemcpy(image.get(), host.data(), px, cudaMemcpyHostToDevice));
+    BENCH_CUDA_CHECK(cudaMemcpy(image.get(), host.data(), px, cudaMemcpyHostToDevice));
     DevicePtr sum = deviceAlloc(px * 8), sumSq = deviceAlloc(px * 8);
 
     // Ceiling: a copy moving the same 17 bytes per pixel (8.5 read, 8.5 written).
     const std::size_t copyBytes = px * 17 / 2;
     DevicePtr src = deviceAlloc(copyBytes), dst = deviceAlloc(copyBytes);
-    CHECK_CUDA(cudaMemset(src.get(), 1, copyBytes));
+    BENCH_CUDA_CHECK(cudaMemset(src.get(), 1, copyBytes));
     res.copyMs = medianMs([&] { cudaMemcpyAsync(dst.get(), src.get(), copyBytes, cudaMemcpyDeviceToDevice, stream); },
                           samples, stream);
 
@@ -233,7 +224,7 @@ int main(int argc, char** argv) {
                                     static_cast<double*>(sq.get()), step64, roi, 0, 0.0);
         }
       };
-      if (!npp.integralCtx) CHECK_CUDA(cudaStreamSynchronize(stream));  // legacy calls use stream 0
+      if (!npp.integralCtx) BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // legacy calls use stream 0
       res.npPms = medianMs(pair, samples, npp.integralCtx ? stream : nullptr);
       if (status != 0) {
         std::printf("NPP returned status %d at %dx%d; column skipped\n", status, w, h);
@@ -284,6 +275,6 @@ int main(int argc, char** argv) {
       std::printf("; vs old 64x64 default: fused %.2fx, fused32 %.2fx", base->ms / fused->ms, base32->ms / fused32->ms);
     std::printf("\n");
   }
-  CHECK_CUDA(cudaStreamDestroy(stream));
+  BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_check.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/host_memory.hpp"
 
@@ -27,12 +28,6 @@ using namespace nccmatch;
 void check(const Status& s, const char* what) {
   if (!s.ok()) {
     std::fprintf(stderr, "%s: %s\n", what, s.message().c_str());
-    std::exit(1);
-  }
-}
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
     std::exit(1);
   }
 }
@@ -94,18 +89,18 @@ double uploadMicros(const uint8_t* host, std::size_t bytes) {
   void* dev = nullptr;
   cudaStream_t stream = nullptr;
   cudaEvent_t a = nullptr, b = nullptr;
-  check(cudaMalloc(&dev, bytes), "cudaMalloc");
-  check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  check(cudaEventCreate(&a), "cudaEventCreate");
-  check(cudaEventCreate(&b), "cudaEventCreate");
+  BENCH_CUDA_CHECK(cudaMalloc(&dev, bytes));
+  BENCH_CUDA_CHECK(cudaStreamCreate(&stream));
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> t;
   for (int i = 0; i < 55; ++i) {
-    check(cudaEventRecord(a, stream), "record");
-    check(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream), "copy");
-    check(cudaEventRecord(b, stream), "record");
-    check(cudaEventSynchronize(b), "sync");
+    BENCH_CUDA_CHECK(cudaEventRecord(a, stream));
+    BENCH_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
+    BENCH_CUDA_CHECK(cudaEventRecord(b, stream));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, a, b), "elapsed");
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
     if (i >= 5) t.push_back(ms * 1000.0);
   }
   cudaEventDestroy(a);
@@ -124,7 +119,7 @@ int main() {
     return 0;
   }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
               "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
