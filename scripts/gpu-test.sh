@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a GPU host from binaries built elsewhere (no build here):
 # every gtest binary of the build folder, then every benchmark, then a short summary table.
-# Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to $OUT or ./gpu-logs.
+# Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to ./gpu-logs; with
+# $OUT set (the device tool's output folder, which brings back only a few files) they also go
+# there as one gpu-logs.tgz, beside summary.txt.
 # GPU_TEST_SKIP_BENCH=1: tests only.
 set -u
 build=${1:-build-gpu}
-logs=${OUT:-gpu-logs}
+logs=gpu-logs
 mkdir -p "$logs"
 [ -f .gst/env.sh ] && source .gst/env.sh
 # The plugin module of this build (the element tests and pipeline bench load it from here).
@@ -44,4 +46,8 @@ if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ] && [ "${GPU_TEST_SKIP_OPENCV:-0}" != 1 ]
 fi
 echo "===== GPU suite summary ====="
 printf '%s\n' "${summary[@]}"
+if [ -n "${OUT:-}" ]; then
+  printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
+  tar czf "$OUT/gpu-logs.tgz" "$logs"
+fi
 exit $status
