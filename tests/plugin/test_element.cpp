@@ -847,6 +847,36 @@ TEST_P(Element, FramesInFlightChangeWhilePlayingPostsALatencyMessage) {
   }
 }
 
+// New caps mid-stream (format and size) while frames are held: the held frames go out first
+// (matched at the old size), then frames of the new size match at theirs.
+TEST_P(Element, CapsChangeWithFramesInFlightKeepsEveryFrameRight) {
+  TemplateImage t = makeTemplate(12, 9, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
+  const FrameLayout small = makeLayout(GST_VIDEO_FORMAT_GRAY8, 160, 120, 0);
+  const FrameLayout large = makeLayout(GST_VIDEO_FORMAT_NV12, 333, 201, 0);
+  start(small);
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(gst_harness_push(harness_, makeFrame(small, scene(160, 120, {{&t, {5 + i, 7}}}))), GST_FLOW_OK);
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
+  gst_harness_set_src_caps(harness_, capsFor(large));
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 2u) << "held frames go out before the new caps";
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(gst_harness_push(harness_, makeFrame(large, scene(333, 201, {{&t, {300 + i, 180}}}))), GST_FLOW_OK);
+  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_eos()));
+  ASSERT_EQ(gst_harness_buffers_received(harness_), 5u);
+  const guint xs[] = {5, 6, 300, 301, 302}, ys[] = {7, 7, 180, 180, 180};
+  for (int k = 0; k < 5; ++k) {
+    GstBuffer* b = gst_harness_pull(harness_);
+    auto rois = roiMetas(b);
+    ASSERT_EQ(rois.size(), 1u) << "frame " << k;
+    EXPECT_EQ(rois[0]->x, xs[k]) << "frame " << k;
+    EXPECT_EQ(rois[0]->y, ys[k]) << "frame " << k;
+    EXPECT_EQ(gst_buffer_get_size(b), k < 2 ? small.size : large.size) << "frame " << k;
+    gst_buffer_unref(b);
+  }
+}
+
 TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
