@@ -81,8 +81,9 @@ class Engine {
   // the same result match() gives for that frame. Up to maxFramesInFlight() frames may be
   // submitted before one is collected. A submitted frame's memory must stay valid and unchanged
   // until its result is collected. CUDA: frame n+1's upload overlaps frame n's matching, and the
-  // caller's own work overlaps both. The CPU backend matches inside submit(). The bank may not
-  // change (setTemplates) while frames are in flight.
+  // caller's own work overlaps both. The CPU backend matches inside submit(). Change the bank
+  // (setTemplates) only with no frame in flight: the CUDA backend refuses, as it refuses match()
+  // and scoreMap() then.
   virtual Status submit(const FrameView& frame, const MatchParams& params);
   virtual Status collect(FrameResult* result);
   virtual int maxFramesInFlight() const { return kMaxFramesInFlight; }
