@@ -55,6 +55,8 @@ struct EngineOptions {
   bool useCurrentCudaContext = false;
 };
 
+// One engine serves one caller at a time (calls from several threads need the caller's own
+// lock); engines are independent, so each stream or thread may have its own.
 class Engine {
  public:
   static Status create(const EngineOptions& options, std::unique_ptr<Engine>* engine);
