@@ -25,15 +25,7 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   std::vector<TemplateStats> stats;
   stats.reserve(bank.size());
-  for (const TemplateImage& t : bank) {
-    TemplateStats s;
-    s.n = int64_t(t.width) * t.height;
-    for (uint8_t v : t.pixels) {
-      s.sum += v;
-      s.sumSq += int64_t(v) * v;
-    }
-    stats.push_back(s);
-  }
+  for (const TemplateImage& t : bank) stats.push_back(templateStats(t));
   packed_.clear();
   for (const TemplateImage& t : bank) packed_.push_back(packDirectTemplate(t));
   bank_ = std::move(bank);

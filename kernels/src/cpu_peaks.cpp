@@ -81,17 +81,7 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
   });
 
   auto makeMatch = [&](int x, int y) {
-    Match m;
-    m.templateIndex = templateIndex;
-    m.x = x;
-    m.y = y;
-    m.width = templateWidth;
-    m.height = templateHeight;
-    m.score = map[std::size_t(y) * mapWidth + x];
-    const double g = good(x, y);
-    m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
-    m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
-    return m;
+    return peakMatch(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, templateIndex, x, y);
   };
   *best = makeMatch(top.x, top.y);
 

@@ -64,6 +64,22 @@ double parabolaOffset(double left, double centre, double right) {
   return std::clamp(offset, -0.5, 0.5);
 }
 
+Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,
+                int templateHeight, uint32_t templateIndex, int x, int y) {
+  auto good = [&](int px, int py) { return sign * map[std::size_t(py) * mapWidth + px]; };
+  Match m;
+  m.templateIndex = templateIndex;
+  m.x = x;
+  m.y = y;
+  m.width = templateWidth;
+  m.height = templateHeight;
+  m.score = map[std::size_t(y) * mapWidth + x];
+  const double g = good(x, y);
+  m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
+  m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
+  return m;
+}
+
 void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth,
                int templateHeight, uint32_t templateIndex, const MatchParams& params,
                std::vector<Match>* matches, std::optional<Match>* best) {
@@ -74,17 +90,7 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
   auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
 
   auto makeMatch = [&](int x, int y) {
-    Match m;
-    m.templateIndex = templateIndex;
-    m.x = x;
-    m.y = y;
-    m.width = templateWidth;
-    m.height = templateHeight;
-    m.score = map[std::size_t(y) * mapWidth + x];
-    double g = good(x, y);
-    m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
-    m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
-    return m;
+    return peakMatch(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, templateIndex, x, y);
   };
 
   PeakCandidate top{good(0, 0), 0, 0};

@@ -59,6 +59,11 @@ class KeptBoxes {
 // [-0.5, 0.5]; 0 when the three points are collinear or a neighbour is missing.
 double parabolaOffset(double left, double centre, double right);
 
+// The match at (x, y) of a score map: the score, the box, and the sub-pixel corner from the
+// parabolas through the position's neighbours in goodness (score times `sign`).
+Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,
+                int templateHeight, uint32_t templateIndex, int x, int y);
+
 // map is mapWidth x mapHeight, row-major. Appends this template's matches to *matches (best
 // first) and sets *best to the global best position (ties: smallest y, then x).
 void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth,

@@ -20,6 +20,17 @@ struct TemplateStats {
   NCC_HOST_DEVICE __int128 centredSq() const { return (__int128)n * sumSq - (__int128)sum * sum; }
 };
 
+// A template's statistics from its pixels (host).
+inline TemplateStats templateStats(const TemplateImage& t) {
+  TemplateStats s;
+  s.n = int64_t(t.width) * t.height;
+  for (uint8_t v : t.pixels) {
+    s.sum += v;
+    s.sumSq += int64_t(v) * v;
+  }
+  return s;
+}
+
 // OpenCV's normalisation step: num / t, where t == 0 marks a window treated as flat.
 // A ratio just outside [-1, 1] (rounding) is clamped; anything further out gives 0 (1 for
 // sqdiff-normed, its worst value).

@@ -159,13 +159,7 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
   std::vector<SpatialLayout> layouts;
   std::vector<std::unique_ptr<DeviceBuffer>> packed, pixels, fusedPacked;
   for (const TemplateImage& t : bank) {
-    TemplateStats s;
-    s.n = int64_t(t.width) * t.height;
-    for (uint8_t v : t.pixels) {
-      s.sum += v;
-      s.sumSq += int64_t(v) * v;
-    }
-    stats.push_back(s);
+    stats.push_back(templateStats(t));
     layouts.push_back(spatialLayout(t.width, t.height));
     const std::vector<uint8_t> bytes = spatialPack(t.pixels.data(), layouts.back());
     packed.push_back(std::make_unique<DeviceBuffer>());
