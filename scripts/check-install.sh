@@ -8,11 +8,11 @@ build=${1:-build}
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 meson install -C "$build" --no-rebuild --destdir "$stage" >/dev/null
-prefix=$(meson introspect "$build" --buildoptions | python3 -c \
-  "import json,sys; o={x['name']:x['value'] for x in json.load(sys.stdin)}; print(o['prefix'] + '/' + o['libdir'])")
-export PKG_CONFIG_SYSROOT_DIR="$stage"
-export PKG_CONFIG_PATH="$stage$prefix/pkgconfig"
-flags=$(pkg-config --cflags --static --libs nccmatch)
+read -r prefix libdir < <(meson introspect "$build" --buildoptions | python3 -c \
+  "import json,sys; o={x['name']:x['value'] for x in json.load(sys.stdin)}; print(o['prefix'], o['libdir'])")
+export PKG_CONFIG_PATH="$stage$prefix/$libdir/pkgconfig"
+# The staged copy stands where the prefix would be; other paths (the CUDA toolkit) stay as they are.
+flags=$(pkg-config --define-variable=prefix="$stage$prefix" --cflags --static --libs nccmatch)
 g++ -std=c++17 -O1 examples/library_stream.cpp $flags -o "$stage/library_stream"
 "$stage/library_stream" --frames=10 --quiet --device=cpu
 echo "installed library: headers, static library and nccmatch.pc work for an outside application"

@@ -7,3 +7,5 @@ source scripts/deps.sh
 nccmatch_install_deps
 nccmatch_build "${BUILD_DIR:-build}"
 meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes "$(nproc)"
+# The installed library, as an application outside this tree uses it.
+bash scripts/check-install.sh "${BUILD_DIR:-build}"
