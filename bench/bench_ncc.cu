@@ -140,8 +140,7 @@ void benchFusedBank(const uint8_t* dev, int W, int H, const uint8_t* host, cudaS
     d.packedTemplate = static_cast<uint8_t*>(deviceAlloc(frags.size()));
     BENCH_CUDA_CHECK(cudaMemcpy(const_cast<uint8_t*>(d.packedTemplate), frags.data(), frags.size(), cudaMemcpyHostToDevice));
     d.templateWidth = d.templateHeight = kSide;
-    d.stats.n = kSide * kSide;
-    for (uint8_t v : t.pixels) { d.stats.sum += v; d.stats.sumSq += int64_t(v) * v; }
+    d.stats = templateStats(t);
     d.map = static_cast<double*>(deviceAlloc(positions * sizeof(double)));
     d.blockBest = static_cast<cuda::Ranked*>(deviceAlloc(blocks * sizeof(cuda::Ranked)));
     d.above = static_cast<int*>(deviceAlloc(positions * sizeof(int)));
@@ -334,8 +333,9 @@ int main() {
         if (!fft.addTemplate(tplDev, side, side, 127.5, &slot).ok()) return 1;
         cuda::ScoreInputs in;
         in.sum = s1; in.sumSq = s2; in.sat32 = true; in.frameWidth = W; in.frameHeight = H;
-        in.templateWidth = side; in.templateHeight = side; in.stats.n = int64_t(side) * side;
-        for (uint8_t v : px) { in.stats.sum += v; in.stats.sumSq += int64_t(v) * v; }
+        in.templateWidth = side; in.templateHeight = side;
+        in.stats = templateStats(TemplateImage{"", side, side, px});
+        in.smCount = prop.multiProcessorCount;
         const int mapW = W - side + 1, mapH = H - side + 1;
         MatchParams params;
         params.threshold = 0.9;

@@ -275,6 +275,7 @@ Status CudaEngine::prepareSize(int width, int height) {
     NCC_RETURN_IF_ERROR(recompute_.reserve(maxMap * sizeof(int)));
   frameWidth_ = W;
   frameHeight_ = H;
+  maxPositions_ = maxMap;
   NCC_RETURN_IF_ERROR(prepareFusedBank());
   bankChanged_ = false;
   return Status();
@@ -501,6 +502,7 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
   in.templateHeight = t.height;
   in.stats = stats_[i];
   in.method = method;
+  in.smCount = smCount_;
   if (chosen_[i] == CudaNumerator::Spatial) {
     NCC_RETURN_IF_ERROR(spatialNumerator(image_, imagePitch_, frameWidth_, frameHeight_,
                                          packed_[i]->as<uint8_t>(), layouts_[i],
@@ -558,13 +560,8 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
 
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
-  std::size_t positions = 0;
-  for (uint32_t i = 0; i < bank_.size(); ++i)
-    if (fits(i))
-      positions = std::max(positions, std::size_t(frameWidth_ - bank_[i].width + 1) *
-                                          std::size_t(frameHeight_ - bank_[i].height + 1));
   MatchParams bounded = params;
-  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), positions));
+  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), maxPositions_));
   const std::size_t T = bank_.size(), M = std::size_t(bounded.maxMatches);
   const ResultsLayout layout(T, M);
   NCC_RETURN_IF_ERROR(slot.results.reserve(std::max<std::size_t>(layout.bytes, 16)));

@@ -106,6 +106,7 @@ class CudaEngine final : public Engine {
   bool bankChanged_ = true;
 
   int frameWidth_ = 0, frameHeight_ = 0;  // size the resources below are prepared for
+  std::size_t maxPositions_ = 1;           // the largest map of a fitting template (at least 1)
   std::vector<CudaNumerator> chosen_;
   std::vector<int> fftSlot_;
   std::vector<bool> fused_;  // spatial through the fused kernel

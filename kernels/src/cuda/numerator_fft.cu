@@ -96,13 +96,6 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// Blocks for the row passes above: about two per SM, never more than rows.
-int rowBlocks(int rows) {
-  int device = 0, sms = 132;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return std::max(1, std::min(rows, 2 * sms));
-}
 
 // Correlation: frame spectrum times the conjugate template spectrum.
 template <typename Complex>
@@ -169,6 +162,9 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   width_ = height_ = 0;
   stream_ = correlateStream_ = stream;
   precision_ = precision;
+  int device = 0;
+  NCC_CUDA_CHECK(cudaGetDevice(&device));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&smCount_, cudaDevAttrMultiProcessorCount, device));
   const bool single = precision == FftPrecision::Float;
   fftWidth_ = preferredFftSize(width, true);
   fftHeight_ = preferredFftSize(height, false);

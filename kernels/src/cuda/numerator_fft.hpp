@@ -77,7 +77,11 @@ class FftCorrelator {
   void destroyPlans();
   Status correlateInto(int slot);
 
+  // Blocks for the frame's row passes (mean, placement): about two per SM, at most one a row.
+  int rowBlocks(int rows) const { return rows < 2 * smCount_ ? (rows > 0 ? rows : 1) : 2 * smCount_; }
+
   int width_ = 0, height_ = 0;
+  int smCount_ = 1;  // of the device current at configure()
   int fftWidth_ = 0, fftHeight_ = 0;
   cudaStream_t stream_ = nullptr;         // frame transforms, template spectra
   cudaStream_t correlateStream_ = nullptr; // products, inverse transforms

@@ -192,11 +192,9 @@ Status recomputeExactScores(const ScoreInputs& in, const uint8_t* image, std::si
                             const int* recomputeCount, double* map, cudaStream_t stream) {
   Geometry g;
   NCC_RETURN_IF_ERROR(check(in, &g));
+  if (in.smCount < 1) return Status::error("recomputeExactScores: ScoreInputs::smCount not set");
   // The count stays on the device: one wave of warps walks the list, however long.
-  int device = 0, sms = 0;
-  NCC_CUDA_CHECK(cudaGetDevice(&device));
-  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int blocks = std::max(1, sms) * 8;
+  const int blocks = in.smCount * 8;
   if (in.sat32) {
     recomputeKernel<<<blocks, 256, 0, stream>>>(
         static_cast<const uint32_t*>(in.sum), static_cast<const uint32_t*>(in.sumSq), g, in.stats,

@@ -21,6 +21,7 @@ struct ScoreInputs {
   int templateWidth = 0, templateHeight = 0;
   TemplateStats stats;
   Method method = Method::CCoeffNormed;
+  int smCount = 0;  // the device's SMs (the recompute kernel's grid); asked once by the caller
 };
 
 // numerator: sum(I*T), dense (width-w+1) x (height-h+1). map: same shape, doubles.

@@ -44,7 +44,9 @@ TEST(PreferredFftSize, PowersOfTwoTimesOneThreeOrNineWithinSevenPercent) {
       const int fast = cuda::fastFftSize(n, even);
       EXPECT_GE(m, n);
       EXPECT_LE(m, std::max(fast, fast * 107 / 100)) << n;
-      if (even) EXPECT_EQ(m % 2, 0) << n;
+      if (even) {
+        EXPECT_EQ(m % 2, 0) << n;
+      }
       int r = m;
       for (int p : {2, 3, 5, 7})
         while (r % p == 0) r /= p;
