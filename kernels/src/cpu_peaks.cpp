@@ -40,19 +40,7 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
   const double goodEnough = sign * params.threshold;
   auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
 
-  // A local extremum: no 8-neighbour is strictly better.
-  auto isPeak = [&](int x, int y, double g) {
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int ny = y + dy;
-      if (ny < 0 || ny >= mapHeight) continue;
-      for (int dx = -1; dx <= 1; ++dx) {
-        const int nx = x + dx;
-        if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
-        if (good(nx, ny) > g) return false;
-      }
-    }
-    return true;
-  };
+  auto isPeak = [&](int x, int y, double g) { return isLocalPeak(map, mapWidth, mapHeight, sign, x, y, g); };
 
   std::mutex mutex;
   PeakCandidate top{good(0, 0), 0, 0};

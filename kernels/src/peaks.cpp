@@ -64,6 +64,19 @@ double parabolaOffset(double left, double centre, double right) {
   return std::clamp(offset, -0.5, 0.5);
 }
 
+bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign, int x, int y, double g) {
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int ny = y + dy;
+    if (ny < 0 || ny >= mapHeight) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int nx = x + dx;
+      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+      if (sign * map[std::size_t(ny) * mapWidth + nx] > g) return false;
+    }
+  }
+  return true;
+}
+
 Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,
                 int templateHeight, uint32_t templateIndex, int x, int y) {
   auto good = [&](int px, int py) { return sign * map[std::size_t(py) * mapWidth + px]; };
@@ -101,21 +114,7 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
       PeakCandidate c{g, x, y};
       if (betterCandidate(c, top)) top = c;
       if (params.maxMatches <= 0 || !(g >= goodEnough)) continue;
-      // A local extremum: no 8-neighbour is strictly better.
-      bool peak = true;
-      for (int dy = -1; dy <= 1 && peak; ++dy) {
-        int ny = y + dy;
-        if (ny < 0 || ny >= mapHeight) continue;
-        for (int dx = -1; dx <= 1; ++dx) {
-          int nx = x + dx;
-          if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
-          if (good(nx, ny) > g) {
-            peak = false;
-            break;
-          }
-        }
-      }
-      if (peak) candidates.push_back(c);
+      if (isLocalPeak(map, mapWidth, mapHeight, sign, x, y, g)) candidates.push_back(c);
     }
   }
   *best = makeMatch(top.x, top.y);

@@ -59,6 +59,10 @@ class KeptBoxes {
 // [-0.5, 0.5]; 0 when the three points are collinear or a neighbour is missing.
 double parabolaOffset(double left, double centre, double right);
 
+// peaks.cpp's local-extremum rule: no 8-neighbour of (x, y) has a better goodness (score times
+// `sign`) than g, the position's own.
+bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign, int x, int y, double g);
+
 // The match at (x, y) of a score map: the score, the box, and the sub-pixel corner from the
 // parabolas through the position's neighbours in goodness (score times `sign`).
 Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,

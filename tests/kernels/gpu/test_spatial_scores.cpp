@@ -30,16 +30,6 @@ std::ostream& operator<<(std::ostream& os, const FusedCase& c) {
             << " bands " << c.bandRows;
 }
 
-TemplateStats statsOf(const TemplateImage& t) {
-  TemplateStats s;
-  s.n = int64_t(t.width) * t.height;
-  for (uint8_t v : t.pixels) {
-    s.sum += v;
-    s.sumSq += int64_t(v) * v;
-  }
-  return s;
-}
-
 // Device buffers of one template's fused outputs: map, block bests, above-threshold list.
 struct FusedOutputs {
   int mapW = 0, mapH = 0, blocks = 0;
@@ -207,7 +197,7 @@ TEST_P(FusedSpatialScores, MapsBitIdenticalAndHandoffComplete) {
     a.packedTemplate = out.tpl;
     a.templateWidth = t.width;
     a.templateHeight = t.height;
-    a.stats = statsOf(t);
+    a.stats = templateStats(t);
     a.method = method;
     a.map = out.map;
     const int band = c.bandRows > 0 ? c.bandRows : out.mapH;
@@ -287,7 +277,7 @@ TEST_P(FusedSpatialBankScores, EachTemplateAsTheCpuScoresIt) {
     b.packedTemplate = o.tpl;
     b.templateWidth = t.width;
     b.templateHeight = t.height;
-    b.stats = statsOf(t);
+    b.stats = templateStats(t);
     b.map = o.map;
     b.blockBest = o.best;
     b.above = o.above;
