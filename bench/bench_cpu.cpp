@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu_cost_model.hpp"
+#include "median.hpp"
 #include "nccmatch/engine.hpp"
 
 #ifdef NCCMATCH_HAVE_OPENCV
@@ -36,8 +37,7 @@ double medianMs(int reps, const std::function<void()>& run) {
     run();
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return nccmatch::bench::median(ms);
 }
 
 // A camera-like frame: smooth shading plus texture and noise (flat, textured and noisy areas).

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_check.hpp"
+#include "median.hpp"
 #include "cuda/cost_model.hpp"
 #include "cuda/cuda_engine.hpp"
 #include "cuda/numerator_fft.hpp"
@@ -32,17 +33,13 @@
 #include "npp_runtime.hpp"
 
 using namespace nccmatch;
+using nccmatch::bench::median;
 
 namespace {
 
 // NCC_BENCH_QUICK=1: no NPP, no cuFFT table, 0.1 s of samples a figure (iteration runs).
 const bool kQuick = std::getenv("NCC_BENCH_QUICK") != nullptr;
 std::chrono::milliseconds sampleWindow() { return std::chrono::milliseconds(kQuick ? 100 : 250); }
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 // Repeats until ~0.25 s or 40 samples (at least 3), after `warm` untimed calls.
 double medianWallMicros(const std::function<void()>& f, int warm = 2) {

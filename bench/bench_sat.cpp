@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench_check.hpp"
+#include "median.hpp"
 #include "cuda/sat_fused.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "npp_runtime.hpp"
@@ -63,8 +64,7 @@ double medianMs(const std::function<void()>& launch, int samples, cudaStream_t s
   BENCH_CUDA_CHECK(cudaGetLastError());
   BENCH_CUDA_CHECK(cudaEventDestroy(a));
   BENCH_CUDA_CHECK(cudaEventDestroy(b));
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return nccmatch::bench::median(times);
 }
 
 using IntegralCtx = int (*)(const uint8_t*, int, int32_t*, int, NppiSize, int32_t, NppStreamContext);

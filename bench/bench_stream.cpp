@@ -18,23 +18,20 @@
 #include <vector>
 
 #include "bench_check.hpp"
+#include "median.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/host_memory.hpp"
 
 namespace {
 
 using namespace nccmatch;
+using nccmatch::bench::median;
 
 void check(const Status& s, const char* what) {
   if (!s.ok()) {
     std::fprintf(stderr, "%s: %s\n", what, s.message().c_str());
     std::exit(1);
   }
-}
-
-double median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 constexpr int kFrames = 4;
