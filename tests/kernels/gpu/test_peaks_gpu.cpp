@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "cuda/peaks_kernels.hpp"
 #include "gpu_test_support.hpp"
@@ -32,6 +34,47 @@ std::vector<double> makeMap(int w, int h, MapKind kind) {
     }
   }
   return map;
+}
+
+// A score kernel's handoff as the host builds it: the best of each run of 1..maxSpan positions
+// (runs of random length, like blocks of any shape), and every position at or above the
+// threshold, in random order.
+struct HostHandoff {
+  std::vector<cuda::Ranked> partial;
+  std::vector<int> above;
+};
+HostHandoff makeHandoff(const std::vector<double>& map, double sign, double threshold, int maxSpan) {
+  HostHandoff h;
+  const int span = 1 + int(rng()() % maxSpan);
+  for (int i = 0; i < int(map.size()); ++i) {
+    const double g = sign * map[i];
+    if (i % span == 0) h.partial.push_back(cuda::Ranked{g, i});
+    if (g > h.partial.back().goodness) h.partial.back() = cuda::Ranked{g, i};
+    if (g >= sign * threshold) h.above.push_back(i);
+  }
+  std::shuffle(h.above.begin(), h.above.end(), rng());
+  return h;
+}
+
+// The GPU's best and kept matches against peaks.cpp's: the same places in the same order,
+// bit-identical scores and sub-pixel positions.
+void expectSameAsCpu(const cuda::DeviceMatch& best, const cuda::DeviceMatch* kept, int count,
+                     const std::optional<Match>& wantBest, const std::vector<Match>& want,
+                     const std::string& where) {
+  ASSERT_TRUE(wantBest.has_value()) << where;
+  EXPECT_EQ(best.x, wantBest->x) << where;
+  EXPECT_EQ(best.y, wantBest->y) << where;
+  EXPECT_EQ(best.score, wantBest->score) << where;
+  EXPECT_EQ(best.subX, wantBest->subX) << where;
+  EXPECT_EQ(best.subY, wantBest->subY) << where;
+  ASSERT_EQ(count, int(want.size())) << where;
+  for (int k = 0; k < count; ++k) {
+    EXPECT_EQ(kept[k].x, want[k].x) << where << " match " << k;
+    EXPECT_EQ(kept[k].y, want[k].y) << where << " match " << k;
+    EXPECT_EQ(kept[k].score, want[k].score) << where << " match " << k;
+    EXPECT_EQ(kept[k].subX, want[k].subX) << where << " match " << k;  // bit-identical arithmetic
+    EXPECT_EQ(kept[k].subY, want[k].subY) << where << " match " << k;
+  }
 }
 
 struct PeakCase {
@@ -82,21 +125,7 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaks) {
   cudaFree(dBest);
   cudaFree(dKept);
   cudaFree(dCount);
-
-  ASSERT_TRUE(wantBest.has_value());
-  EXPECT_EQ(best.x, wantBest->x);
-  EXPECT_EQ(best.y, wantBest->y);
-  EXPECT_EQ(best.score, wantBest->score);
-  EXPECT_EQ(best.subX, wantBest->subX);
-  EXPECT_EQ(best.subY, wantBest->subY);
-  ASSERT_EQ(count, int(want.size()));
-  for (int k = 0; k < count; ++k) {
-    EXPECT_EQ(kept[k].x, want[k].x) << "match " << k;
-    EXPECT_EQ(kept[k].y, want[k].y) << "match " << k;
-    EXPECT_EQ(kept[k].score, want[k].score) << "match " << k;
-    EXPECT_EQ(kept[k].subX, want[k].subX) << "match " << k;  // bit-identical arithmetic
-    EXPECT_EQ(kept[k].subY, want[k].subY) << "match " << k;
-  }
+  expectSameAsCpu(best, kept.data(), count, wantBest, want, "scan");
 }
 
 // The same results from a score kernel's handoff: per-block bests (blocks of any shape) and the
@@ -115,18 +144,9 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaksFromAHandoff) {
   findPeaks(map.data(), c.w, c.h, c.tplW, c.tplH, 0, p, &want, &wantBest);
 
   const double sign = lowerIsBetter(c.method) ? -1.0 : 1.0;
-  const int n = c.w * c.h;
-  const int span = 1 + int(rng()() % 300);  // positions per "block"
-  std::vector<cuda::Ranked> partial;
-  std::vector<int> above;
-  for (int i = 0; i < n; ++i) {
-    const double g = sign * map[i];
-    if (i % span == 0) partial.push_back(cuda::Ranked{g, i});
-    cuda::Ranked& b = partial.back();
-    if (g > b.goodness) b = cuda::Ranked{g, i};
-    if (g >= sign * c.threshold) above.push_back(i);
-  }
-  std::shuffle(above.begin(), above.end(), rng());
+  HostHandoff handoff = makeHandoff(map, sign, c.threshold, 300);
+  const std::vector<cuda::Ranked>& partial = handoff.partial;
+  std::vector<int>& above = handoff.above;
   above.push_back(-1);  // room for an empty list
 
   double* dMap = nullptr;
@@ -171,21 +191,7 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaksFromAHandoff) {
   cudaFree(dBest);
   cudaFree(dKept);
   cudaFree(dCount);
-
-  ASSERT_TRUE(wantBest.has_value());
-  EXPECT_EQ(best.x, wantBest->x);
-  EXPECT_EQ(best.y, wantBest->y);
-  EXPECT_EQ(best.score, wantBest->score);
-  EXPECT_EQ(best.subX, wantBest->subX);
-  EXPECT_EQ(best.subY, wantBest->subY);
-  ASSERT_EQ(count, int(want.size()));
-  for (int k = 0; k < count; ++k) {
-    EXPECT_EQ(kept[k].x, want[k].x) << "match " << k;
-    EXPECT_EQ(kept[k].y, want[k].y) << "match " << k;
-    EXPECT_EQ(kept[k].score, want[k].score) << "match " << k;
-    EXPECT_EQ(kept[k].subX, want[k].subX) << "match " << k;
-    EXPECT_EQ(kept[k].subY, want[k].subY) << "match " << k;
-  }
+  expectSameAsCpu(best, kept.data(), count, wantBest, want, "handoff");
 }
 
 // A bank's peaks in two launches (BankPeakFinder): every template's results equal peaks.cpp's,
@@ -233,16 +239,9 @@ TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
       const Map& m = maps[k];
       hostMaps.push_back(makeMap(m.w, m.h, m.kind));
       const std::vector<double>& map = hostMaps.back();
-      const int span = 1 + int(rng()() % 200);
-      std::vector<cuda::Ranked> partial;
-      std::vector<int> above;
-      for (int i = 0; i < m.w * m.h; ++i) {
-        const double g = sign * map[i];
-        if (i % span == 0) partial.push_back(cuda::Ranked{g, i});
-        if (g > partial.back().goodness) partial.back() = cuda::Ranked{g, i};
-        if (g >= sign * rule.threshold) above.push_back(i);
-      }
-      std::shuffle(above.begin(), above.end(), rng());
+      const HostHandoff handoff = makeHandoff(map, sign, rule.threshold, 200);
+      const std::vector<cuda::Ranked>& partial = handoff.partial;
+      const std::vector<int>& above = handoff.above;
       const int aboveCount = int(above.size());
       cuda::BankPeakJob j;
       j.map = static_cast<const double*>(upload(map.data(), map.size() * sizeof(double)));
@@ -280,19 +279,9 @@ TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
       std::vector<Match> want;
       std::optional<Match> wantBest;
       findPeaks(hostMaps[k].data(), m.w, m.h, m.tplW, m.tplH, 0, p, &want, &wantBest);
-      ASSERT_TRUE(wantBest.has_value());
-      EXPECT_EQ(best[t].x, wantBest->x) << "map " << k;
-      EXPECT_EQ(best[t].y, wantBest->y) << "map " << k;
-      EXPECT_EQ(best[t].score, wantBest->score) << "map " << k;
-      EXPECT_EQ(best[t].subX, wantBest->subX) << "map " << k;
-      ASSERT_EQ(count[t], rule.maxMatches > 0 ? int(want.size()) : 0) << "map " << k;
-      for (int i = 0; i < count[t]; ++i) {
-        const cuda::DeviceMatch& got = kept[std::size_t(t) * rule.maxMatches + i];
-        EXPECT_EQ(got.x, want[i].x) << "map " << k << " match " << i;
-        EXPECT_EQ(got.y, want[i].y) << "map " << k << " match " << i;
-        EXPECT_EQ(got.score, want[i].score) << "map " << k << " match " << i;
-        EXPECT_EQ(got.subY, want[i].subY) << "map " << k << " match " << i;
-      }
+      // With max-matches 0 the CPU keeps none either: want is empty.
+      expectSameAsCpu(best[t], kept.data() + std::size_t(t) * rule.maxMatches, count[t], wantBest, want,
+                      "map " + std::to_string(k));
     }
   }
 }
