@@ -292,14 +292,10 @@ Status CudaEngine::prepareFusedBank() {
   });
   inBank_.assign(bank_.size(), false);
   if (members.size() < 2) return Status();
-  bankMapOffset_.assign(bank_.size(), 0);
-  bankBlockOffset_.assign(bank_.size(), 0);
   std::size_t positions = 0, blocks = 0;
   bankMaxHeight_ = bankTallestMap_ = 0;
   for (uint32_t i : members) {
     const int mapW = frameWidth_ - bank_[i].width + 1, mapH = frameHeight_ - bank_[i].height + 1;
-    bankMapOffset_[i] = positions;
-    bankBlockOffset_[i] = blocks;
     positions += std::size_t(mapW) * mapH;
     blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
     bankMaxHeight_ = std::max(bankMaxHeight_, bank_[i].height);
@@ -308,36 +304,38 @@ Status CudaEngine::prepareFusedBank() {
   NCC_RETURN_IF_ERROR(bankMaps_.reserve(positions * sizeof(double)));
   NCC_RETURN_IF_ERROR(bankAbove_.reserve(positions * sizeof(int)));
   NCC_RETURN_IF_ERROR(bankBlockBest_.reserve(blocks * sizeof(Ranked)));
+  // Each member's map, block bests and above list, for the bank's score launch and (the same
+  // places) for its peak search in two launches.
   std::vector<FusedBankTemplate> descriptors;
-  for (uint32_t i : members) {
-    FusedBankTemplate d;
-    d.packedTemplate = fusedPacked_[i]->as<uint8_t>();
-    d.templateWidth = bank_[i].width;
-    d.templateHeight = bank_[i].height;
-    d.stats = stats_[i];
-    d.map = bankMaps_.as<double>() + bankMapOffset_[i];
-    d.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
-    d.above = bankAbove_.as<int>() + bankMapOffset_[i];
-    d.aboveCount = aboveCount_.as<int>() + i;
-    descriptors.push_back(d);
-  }
-  NCC_RETURN_IF_ERROR(fusedBank_.set(descriptors, kFusedNumerator));
-  // Their peaks in two launches for the whole bank.
   std::vector<BankPeakJob> jobs;
+  std::size_t mapOffset = 0, blockOffset = 0;
   for (uint32_t i : members) {
     BankPeakJob j;
     j.mapWidth = frameWidth_ - bank_[i].width + 1;
     j.mapHeight = frameHeight_ - bank_[i].height + 1;
-    j.map = bankMaps_.as<double>() + bankMapOffset_[i];
+    j.map = bankMaps_.as<double>() + mapOffset;
     j.templateWidth = bank_[i].width;
     j.templateHeight = bank_[i].height;
     j.templateIndex = int(i);
-    j.blockBest = bankBlockBest_.as<Ranked>() + bankBlockOffset_[i];
+    j.blockBest = bankBlockBest_.as<Ranked>() + blockOffset;
     j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
-    j.above = bankAbove_.as<int>() + bankMapOffset_[i];
+    j.above = bankAbove_.as<int>() + mapOffset;
     j.aboveCount = aboveCount_.as<int>() + i;
     jobs.push_back(j);
+    FusedBankTemplate d;
+    d.packedTemplate = fusedPacked_[i]->as<uint8_t>();
+    d.templateWidth = j.templateWidth;
+    d.templateHeight = j.templateHeight;
+    d.stats = stats_[i];
+    d.map = bankMaps_.as<double>() + mapOffset;
+    d.blockBest = bankBlockBest_.as<Ranked>() + blockOffset;
+    d.above = bankAbove_.as<int>() + mapOffset;
+    d.aboveCount = aboveCount_.as<int>() + i;
+    descriptors.push_back(d);
+    mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
+    blockOffset += std::size_t(j.partials);
   }
+  NCC_RETURN_IF_ERROR(fusedBank_.set(descriptors, kFusedNumerator));
   NCC_RETURN_IF_ERROR(bankPeaks_.set(jobs));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
@@ -348,24 +346,30 @@ Status CudaEngine::scoreFusedBank(const MatchParams& params) {
   rule.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
   rule.goodEnough = rule.sign * params.threshold;
   rule.collect = params.maxMatches > 0;
-  if (bandsWaited_ < bands_) {
-    // As computeMap's bands, with the bank's tallest template bounding the rows each band reads.
-    int y0 = 0;
-    for (int b = 0; b < bands_ && y0 < bankTallestMap_; ++b) {
-      const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
-      const int y1 = b + 1 == bands_ ? bankTallestMap_
-                                     : std::min(bankTallestMap_, (frameRows - bankMaxHeight_ + 1) /
-                                                                     kFusedTileHeight * kFusedTileHeight);
-      if (y1 <= y0) continue;
-      NCC_RETURN_IF_ERROR(waitForRows(frameRows));
-      NCC_RETURN_IF_ERROR(fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_,
-                                           params.method, rule, y0, y1, stream_));
-      y0 = y1;
-    }
-    return Status();
+  // The bank's tallest template bounds the frame rows each band of output rows reads.
+  return forEachBand(bankTallestMap_, bankMaxHeight_, [&](int y0, int y1) {
+    return fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_, params.method, rule, y0, y1,
+                            stream_);
+  });
+}
+
+Status CudaEngine::forEachBand(int mapHeight, int templateHeight,
+                               const std::function<Status(int, int)>& launch) {
+  if (bandsWaited_ >= bands_) return launch(0, mapHeight);
+  // Band b of output rows ends where its windows still lie inside frame bands 0..b (on a
+  // tile-row boundary), so it starts as soon as frame band b has arrived.
+  int y0 = 0;
+  for (int b = 0; b < bands_ && y0 < mapHeight; ++b) {
+    const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
+    const int y1 = b + 1 == bands_ ? mapHeight
+                                   : std::min(mapHeight, (frameRows - templateHeight + 1) /
+                                                             kFusedTileHeight * kFusedTileHeight);
+    if (y1 <= y0) continue;
+    NCC_RETURN_IF_ERROR(waitForRows(frameRows));
+    NCC_RETURN_IF_ERROR(launch(y0, y1));
+    y0 = y1;
   }
-  return fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_, params.method, rule, 0,
-                          bankTallestMap_, stream_);
+  return Status();
 }
 
 Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
@@ -472,24 +476,8 @@ Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& hand
     a.stats = stats_[i];
     a.method = method;
     a.map = map_.as<double>();
-    const int mapHeight = frameHeight_ - t.height + 1;
-    if (bandsWaited_ < bands_) {
-      // Bands of output rows, band b ending where its windows still lie inside frame bands
-      // 0..b (on a tile-row boundary), so it starts as soon as frame band b has arrived.
-      int y0 = 0;
-      for (int b = 0; b < bands_ && y0 < mapHeight; ++b) {
-        const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
-        const int y1 = b + 1 == bands_
-                           ? mapHeight
-                           : std::min(mapHeight, (frameRows - t.height + 1) / kFusedTileHeight * kFusedTileHeight);
-        if (y1 <= y0) continue;
-        NCC_RETURN_IF_ERROR(waitForRows(frameRows));
-        NCC_RETURN_IF_ERROR(fusedSpatialScores(a, y0, y1, handoff, stream_));
-        y0 = y1;
-      }
-      return Status();
-    }
-    return fusedSpatialScores(a, 0, mapHeight, handoff, stream_);
+    return forEachBand(frameHeight_ - t.height + 1, t.height,
+                       [&](int y0, int y1) { return fusedSpatialScores(a, y0, y1, handoff, stream_); });
   }
   NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
   ScoreInputs in;

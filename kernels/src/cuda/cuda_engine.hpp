@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -81,6 +82,10 @@ class CudaEngine final : public Engine {
   // Two or more fused templates: set up in prepareSize, scored by one launch per band.
   Status prepareFusedBank();
   Status scoreFusedBank(const MatchParams& params);
+  // Launches output rows [0, mapHeight) of a fused template (or bank) whose tallest template is
+  // templateHeight: all at once when the frame is on the device, else band by band, each after
+  // the frame rows it reads have arrived.
+  Status forEachBand(int mapHeight, int templateHeight, const std::function<Status(int, int)>& launch);
   // Makes stream_ wait until frame rows [0, rows) are on the device (banded uploads).
   Status waitForRows(int rows);
   // aboveCount_ holds per template the count of positions above the threshold, then the count
@@ -150,7 +155,6 @@ class CudaEngine final : public Engine {
   FusedSpatialBank fusedBank_;
   BankPeakFinder bankPeaks_;  // the bank's peaks, from its handoffs
   std::vector<bool> inBank_;
-  std::vector<std::size_t> bankMapOffset_, bankBlockOffset_;
   int bankMaxHeight_ = 0, bankTallestMap_ = 0;
   DeviceBuffer bankMaps_, bankBlockBest_, bankAbove_;
 };
