@@ -487,6 +487,36 @@ TEST(CudaEngine, SubmittedFramesGiveTheirOwnResultsInOrder) {
   }
 }
 
+// A flat 1080p frame and a flat template: every position scores 1 and is a candidate. Huge
+// max-matches must finish (the round-per-match select was quadratic: hours) with the CPU's
+// matches: every position with nms-iou 1, boxes tiling the frame with nms-iou 0.
+TEST(CudaEngine, HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Flat);
+  TemplateImage t = makeTemplate(8, 8, Fill::Flat);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (double iou : {1.0, 0.0, 0.5}) {
+    MatchParams p;
+    p.maxMatches = 2147483647;
+    p.nmsIou = iou;
+    p.threshold = 0.5;
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    if (iou == 1.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913) * 1073);
+    }
+    if (iou == 0.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913 / 8 + 1) * (1073 / 8 + 1));
+    }
+    expectSameMatches(got, want, true);
+  }
+}
+
 TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
   // The element accepts max-matches up to INT_MAX; the results buffer must not be sized by it.
   SKIP_WITHOUT_GPU();
