@@ -514,6 +514,8 @@ TEST(CudaEngine, HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches) {
       ASSERT_EQ(got.matches.size(), std::size_t(1913 / 8 + 1) * (1073 / 8 + 1));
     }
     expectSameMatches(got, want, true);
+  }
+}
 
 // Frames in flight of an all-fused bank replay a captured graph per slot; whatever changes
 // between frames (the rule, max-matches, the frame size, the bank) must give the CPU's matches.
