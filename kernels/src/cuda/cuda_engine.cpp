@@ -559,7 +559,10 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   slot.maxMatches = M;
   // A graph needs fixed pointers and no event from outside it: a host frame in the slot's own
   // buffer, uploaded in one band (waited for here), and no SAT (whose build is stamped per call).
-  const bool graph = !needSat_ && image_ == slot.frame.as<uint8_t>() && bands_ == 1 && !slot.graphFailed;
+  // Nor may its calls allocate: the sorted NMS (max-matches above kSelectRoundsLimit) sizes its
+  // scratch on first use, so those frames launch one by one.
+  const bool graph = !needSat_ && image_ == slot.frame.as<uint8_t>() && bands_ == 1 &&
+                     bounded.maxMatches <= kSelectRoundsLimit && slot.graphFailedAt != int64_t(scratchGeneration_);
   if (graph) {
     NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
     NCC_RETURN_IF_ERROR(launchMatchingGraph(params, bounded, slot));
@@ -634,7 +637,7 @@ Status CudaEngine::launchMatchingGraph(const MatchParams& params, const MatchPar
       // Not capturable here: this slot enqueues its calls one by one from now on.
       cudaGetLastError();
       slot.graph = nullptr;
-      slot.graphFailed = true;
+      slot.graphFailedAt = int64_t(scratchGeneration_);  // tried again after the next relayout
       return enqueueMatching(params, bounded, slot);
     }
     slot.graphKey = key;

@@ -73,7 +73,9 @@ class CudaEngine final : public Engine {
     // what it was captured for stays the same (GraphKey); one launch instead of a dozen calls.
     cudaGraphExec_t graph = nullptr;
     std::vector<uint64_t> graphKey;
-    bool graphFailed = false;  // capture or instantiation failed once: plain launches
+    // The scratch generation at which capture or instantiation failed (-1: never): plain launches
+    // until prepareSize lays the scratch out again.
+    int64_t graphFailedAt = -1;
   };
 
   Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
