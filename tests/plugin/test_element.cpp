@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "nccmatch/engine.hpp"
+#include "nccmatch/scales.hpp"
 #include "plugin_test_support.hpp"
 
 namespace nccmatch::test {
@@ -441,6 +442,69 @@ TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   unrefMessages(&warnings);
 }
 
+// `scales`: a template shown 1.5x larger is found only once its 1.5x copy is in the bank; the
+// match, its meta and its message carry the scale and the scaled box. A bad list warns and keeps.
+TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
+  const TemplateImage t = makeTemplate(12, 10, Fill::Random);
+  const TemplateImage shown = resizeTemplate(t, 18, 15);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("logo.png", t).c_str(), "threshold", 0.9, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 160, 120, 0);
+  start(layout);
+  const Image frame = scene(160, 120, {{&shown, {70, 40}}});
+  GstBuffer* out = pushPull(makeFrame(layout, frame));
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(roiMetas(out).empty()) << "scale 1 alone should not reach 0.9 on the enlarged copy";
+  gst_buffer_unref(out);
+
+  g_object_set(element_, "scales", " 1, 1.5 ,,0.75", nullptr);
+  gchar* readBack = nullptr;
+  g_object_get(element_, "scales", &readBack, nullptr);
+  EXPECT_STREQ(readBack, "1,1.5,0.75");
+  g_free(readBack);
+  std::vector<GstMessage*> stale = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  unrefMessages(&stale);
+  for (const char* scales : {"1,1.5,0.75", "1,abc"}) {  // the second is refused: nothing changes
+    if (std::strcmp(scales, "1,abc") == 0) {
+      g_object_set(element_, "scales", scales, nullptr);
+      std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+      ASSERT_EQ(warnings.size(), 1u);
+      EXPECT_NE(messageText(warnings[0]).find("'abc'"), std::string::npos) << messageText(warnings[0]);
+      unrefMessages(&warnings);
+    }
+    out = pushPull(makeFrame(layout, frame));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u) << scales;
+    EXPECT_EQ(rois[0]->x, 70u);
+    EXPECT_EQ(rois[0]->y, 40u);
+    EXPECT_EQ(rois[0]->w, 18u);
+    EXPECT_EQ(rois[0]->h, 15u);
+    GstStructure* param = gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch");
+    ASSERT_NE(param, nullptr);
+    EXPECT_EQ(doubleField(param, "scale"), 1.5);
+    EXPECT_NEAR(doubleField(param, "score"), 1.0, tolerance());
+    gst_buffer_unref(out);
+    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+    std::vector<const GstStructure*> reports = structuresNamed(messages, "nccmatch");
+    ASSERT_EQ(reports.size(), 1u);
+    std::vector<const GstStructure*> matches = matchList(reports[0]);
+    ASSERT_EQ(matches.size(), 1u);
+    EXPECT_EQ(doubleField(matches[0], "scale"), 1.5);
+    EXPECT_EQ(uintField(matches[0], "template"), 0u);
+    EXPECT_STREQ(gst_structure_get_string(matches[0], "name"), "logo");
+    EXPECT_EQ(uintField(matches[0], "width"), 18u);
+    std::vector<const GstStructure*> best = structuresNamed(messages, "template_match");
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(uintField(best[0], "width"), 18u);
+    unrefMessages(&messages);
+  }
+  gchar* kept = nullptr;
+  g_object_get(element_, "scales", &kept, nullptr);
+  EXPECT_STREQ(kept, "1,1.5,0.75");
+  g_free(kept);
+}
+
 TEST_P(Element, MessagesCarryTheFrameTimes) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
@@ -685,6 +749,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"threshold", G_TYPE_DOUBLE, true},      {"max-matches", G_TYPE_UINT, true},
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
+      {"scales", G_TYPE_STRING, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -707,6 +772,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_TRUE(g_value_get_boolean(defaultOf("post-messages")));
   EXPECT_EQ(g_value_get_enum(defaultOf("device")), 0);
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
+  EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 
