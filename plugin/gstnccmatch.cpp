@@ -415,10 +415,14 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
     case PROP_FRAMES_IN_FLIGHT:
       s.framesInFlight = int(g_value_get_uint(value));
       break;
-    case PROP_SCALES:
-      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &s.scales, &scalesError))
+    case PROP_SCALES: {
+      std::vector<double> scales = s.scales;
+      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &scales, &scalesError) && scales != s.scales) {
+        s.scales = std::move(scales);
         ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
       break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;

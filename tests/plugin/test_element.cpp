@@ -692,15 +692,19 @@ TEST_P(Element, NoPropertyValueOrFlatDataBreaksIt) {
   const guint maxMatches[] = {0u, 1u, guint(G_MAXINT)};
   const double ious[] = {0.0, 1.0};
   const Fill fills[] = {Fill::Random, Fill::Flat};
+  // 0.01 makes 1x1 templates (flat: a match everywhere), 16 templates larger than the frame.
+  const char* scaleLists[] = {"1", "0.01,1,16"};
+  for (const char* scales : scaleLists)
   for (int method = 0; method <= 5; ++method)
     for (double threshold : thresholds)
       for (guint mm : maxMatches)
         for (double iou : ious)
           for (Fill fill : fills) {
-            SCOPED_TRACE(::testing::Message() << "method " << method << " threshold " << threshold << " max "
-                                              << mm << " iou " << iou << " flat " << (fill == Fill::Flat));
-            g_object_set(element_, "method", method, "threshold", threshold, "max-matches", mm, "nms-iou", iou,
-                         nullptr);
+            SCOPED_TRACE(::testing::Message() << "scales " << scales << " method " << method << " threshold "
+                                              << threshold << " max " << mm << " iou " << iou << " flat "
+                                              << (fill == Fill::Flat));
+            g_object_set(element_, "scales", scales, "method", method, "threshold", threshold, "max-matches", mm,
+                         "nms-iou", iou, nullptr);
             Image luma = makeImage(24, 18, fill);
             paste(&luma, textured, 2, 3);
             GstBuffer* out = pushPull(makeFrame(layout, luma));
