@@ -210,7 +210,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
   if (GST_VIDEO_INFO_WIDTH(in_info) != stream.frameWidth || GST_VIDEO_INFO_HEIGHT(in_info) != stream.frameHeight)
-    stream.oversizeWarned.assign(stream.names.size(), false);
+    stream.oversizeWarned.assign(stream.scaled.original.size(), false);  // per engine entry
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
   GST_OBJECT_LOCK(self);

@@ -481,6 +481,27 @@ TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   unrefMessages(&errors);
 }
 
+TEST_P(Element, ScaledCopyLargerThanTheFrameIsSkippedWithOneWarningNamingTheScale) {
+  TemplateImage small = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("small.pgm", small).c_str(), "scales", "1,6", nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 48, 40, 0);  // 48x48 at scale 6 does not fit
+  start(layout);
+  for (int frame = 0; frame < 3; ++frame) {
+    GstBuffer* out = pushPull(makeFrame(layout, scene(48, 40, {{&small, {20, 25}}})));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_EQ(rois[0]->x, 20u);
+    EXPECT_EQ(doubleField(gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch"), "scale"), 1.0);
+    gst_buffer_unref(out);
+  }
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("'small') at scale 6, 48x48"), std::string::npos) << messageText(warnings[0]);
+  unrefMessages(&warnings);
+}
+
 TEST_P(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
   TemplateImage small = makeTemplate(8, 8, Fill::Random), big = makeTemplate(50, 20, Fill::Random);
   std::string ps = writeTemplate("small.pgm", small), pb = writeTemplate("big.pgm", big);
