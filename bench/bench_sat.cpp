@@ -21,6 +21,7 @@
 #include "cuda/sat_fused.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "npp_runtime.hpp"
+#include "sat_probes.hpp"
 
 namespace {
 
@@ -205,6 +206,14 @@ int main(int argc, char** argv) {
                     build == SatBuild::Fused32 ? 9 : 17);
       }
     }
+    // Where the time goes: the default wide build with a look-back left out, and the traffic floor.
+    {
+      nccmatch::bench::SatProbes probes(static_cast<const uint8_t*>(image.get()), w, h, sum.get(), sumSq.get(), stream);
+      for (const auto& probe : probes.probes()) {
+        probe.launch();
+        res.rows.push_back({probe.name, medianMs(probe.launch, samples, stream), probe.bytesPerPixel});
+      }
+    }
     if (npp.found()) {
       const int step32 = (w + 1) * 4, step64 = (w + 1) * 8;
       DevicePtr i1 = deviceAlloc(std::size_t(step32) * (h + 1)), i2 = deviceAlloc(std::size_t(step32) * (h + 1)),
@@ -274,6 +283,17 @@ int main(int argc, char** argv) {
     if (base && base32)
       std::printf("; vs old 64x64 default: fused %.2fx, fused32 %.2fx", base->ms / fused->ms, base32->ms / fused32->ms);
     std::printf("\n");
+    // Where the time goes (probes): the look-backs' share, and how close the bare traffic gets to copy.
+    const Row* noLookbacks = findRow(r, "fused probe: no look-backs");
+    const Row* floor64 = findRow(r, "streaming floor: read 1 B, write 16 B a pixel, no scan");
+    const Row* floor32 = findRow(r, "streaming floor: read 1 B, write 8 B a pixel (uint32)");
+    const Row* noLookbacks32 = findRow(r, "fused32 probe: no look-backs");
+    if (noLookbacks && floor64 && floor32 && noLookbacks32)
+      std::printf("    probes: look-backs %.0f%% of fused's time; fused without them %.0f%% of copy; streaming "
+                  "floor %.0f%% of copy (17 B/px), uint32 floor %.2fx faster than int64's; fused32 without "
+                  "look-backs %.2fx faster than fused without\n",
+                  100 * (fused->ms - noLookbacks->ms) / fused->ms, 100 * r.copyMs / noLookbacks->ms,
+                  100 * r.copyMs / floor64->ms, floor64->ms / floor32->ms, noLookbacks->ms / noLookbacks32->ms);
   }
   BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
   return 0;

@@ -1,15 +1,16 @@
 // nccmatch-demo: a self-contained run of the nccmatch element, nothing to download.
 //
 // It generates a 640x360 GRAY8 scene (a textured background with three 32x32 sprites moving on
-// their own paths; one hides for a while), cuts the three templates out of the first frame and
-// writes them as PNG, then runs
+// their own paths; one hides for a while, one comes closer and goes away again, shown from 0.75x
+// to 1.375x its first size), cuts the three templates out of the first frame and writes them as
+// PNG, then runs
 //
-//   appsrc ! nccmatch templates=target.png,checker.png,cross.png display=true
+//   appsrc ! nccmatch templates=target.png,checker.png,cross.png scales=0.75,...,1.375 display=true
 //          ! tee ! jpegenc ! avimux ! filesink       (demo-output/nccmatch-demo.avi)
 //               ! pngenc ! multifilesink            (a few annotated frames as PNG)
 //
-// and prints every frame's matches from the element's `nccmatch` bus messages next to where the
-// sprites really are.
+// and prints every frame's matches from the element's `nccmatch` bus messages next to where (and
+// how large) the sprites really are.
 //
 // Usage: nccmatch-demo [OUTPUT_DIR] [--device=auto|cpu|cuda] [--frames=N]
 #include <gst/app/gstappsrc.h>
@@ -25,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "nccmatch/scales.hpp"
+
 namespace {
 
 constexpr int kWidth = 640;
@@ -33,6 +36,11 @@ constexpr int kFps = 30;
 constexpr int kSprite = 32;
 constexpr int kSensorNoise = 10;  // +-10 gray levels of fresh noise per frame
 const int kSnapshotFrames[] = {0, 45, 89};
+// The factors the element searches at; the zooming sprite is shown at each of them in turn.
+const double kScales[] = {0.75, 0.875, 1.0, 1.125, 1.25, 1.375};
+constexpr int kScaleCount = int(sizeof kScales / sizeof kScales[0]);
+constexpr int kUnitScale = 2;        // kScales[kUnitScale] == 1
+constexpr int kFramesPerScale = 8;   // the zooming sprite changes size every this many frames
 
 struct Gray {
   int width = 0, height = 0;
@@ -66,10 +74,28 @@ struct Mover {
   // Position at frame f: a Lissajous-like path inside the frame.
   double ax, ay, fx, fy, px, py;
   int hiddenFrom = -1, hiddenTo = -1;  // frames in [from, to) do not show the sprite
+  bool zooms = false;                  // shown at each of kScales in turn (1 at frame 0)
   bool visible(int f) const { return !(f >= hiddenFrom && f < hiddenTo); }
-  int x(int f) const { return int(std::lround((kWidth - kSprite) * (0.5 + ax * std::sin(fx * f + px)))); }
-  int y(int f) const { return int(std::lround((kHeight - kSprite) * (0.5 + ay * std::sin(fy * f + py)))); }
+  // Index into kScales at frame f: 1, up to the largest, down to the smallest, up again, ...
+  int scaleIndex(int f) const {
+    if (!zooms) return kUnitScale;
+    const int period = 2 * (kScaleCount - 1), step = (f / kFramesPerScale + kUnitScale) % period;
+    return step < kScaleCount ? step : period - step;
+  }
+  int side(int f) const { return int(std::lround(kSprite * kScales[scaleIndex(f)])); }
+  int x(int f) const { return int(std::lround((kWidth - side(f)) * (0.5 + ax * std::sin(fx * f + px)))); }
+  int y(int f) const { return int(std::lround((kHeight - side(f)) * (0.5 + ay * std::sin(fy * f + py)))); }
 };
+
+// The sprite as the scene shows it at frame f: resized as the element resizes its templates
+// (nccmatch/scales.hpp), so a sprite shown at a searched scale matches its scaled template.
+Gray shownSprite(const Mover& m, int f) {
+  const int side = m.side(f);
+  if (side == kSprite) return m.sprite;
+  nccmatch::TemplateImage t{m.name, kSprite, kSprite, m.sprite.pixels};
+  nccmatch::TemplateImage r = nccmatch::resizeTemplate(t, side, side);
+  return Gray{side, side, std::move(r.pixels)};
+}
 
 Gray background(std::mt19937& rng) {
   Gray bg = blank(kWidth, kHeight);
@@ -88,9 +114,10 @@ Gray renderFrame(const Gray& bg, const std::vector<Mover>& movers, int f, int se
   Gray frame = bg;
   for (const Mover& m : movers) {
     if (!m.visible(f)) continue;
-    int ox = m.x(f), oy = m.y(f);
-    for (int y = 0; y < kSprite; ++y)
-      std::memcpy(&frame.at(ox, oy + y), &m.sprite.pixels[std::size_t(y) * kSprite], kSprite);
+    const Gray sprite = shownSprite(m, f);
+    const int ox = m.x(f), oy = m.y(f);
+    for (int y = 0; y < sprite.height; ++y)
+      std::memcpy(&frame.at(ox, oy + y), &sprite.pixels[std::size_t(y) * sprite.width], std::size_t(sprite.width));
   }
   if (sensorNoise > 0) {
     std::uniform_int_distribution<int> noise(-sensorNoise, sensorNoise);
@@ -219,7 +246,7 @@ int main(int argc, char** argv) {
   Gray bg = background(rng);
   std::vector<Mover> movers = {
       {"target", makeSprite(0, rng), 0.42, 0.40, 0.050, 0.071, 0.0, 0.5},
-      {"checker", makeSprite(1, rng), 0.40, 0.38, 0.037, 0.043, 2.0, 1.8},
+      {"checker", makeSprite(1, rng), 0.40, 0.38, 0.037, 0.043, 2.0, 1.8, -1, -1, true},
       {"cross", makeSprite(2, rng), 0.30, 0.42, 0.061, 0.029, 4.0, 3.1, frames / 2, frames / 2 + 20},
   };
 
@@ -235,6 +262,12 @@ int main(int argc, char** argv) {
     templateList += (templateList.empty() ? "" : ",") + path;
   }
 
+  std::string scaleList;
+  for (double s : kScales) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%g", s);
+    scaleList += (scaleList.empty() ? "" : ",") + std::string(text);
+  }
   std::string avi = outDir + "/nccmatch-demo.avi";
   std::string description =
       "appsrc name=src format=time is-live=false ! "
@@ -253,7 +286,7 @@ int main(int argc, char** argv) {
   GstElement* pngSink = gst_bin_get_by_name(GST_BIN(pipeline), "png");
   GstElement* snapshots = gst_bin_get_by_name(GST_BIN(pipeline), "snapshots");
   std::string pngPattern = outDir + "/frame-%02d.png";
-  g_object_set(match, "templates", templateList.c_str(), nullptr);
+  g_object_set(match, "templates", templateList.c_str(), "scales", scaleList.c_str(), nullptr);
   g_object_set(aviSink, "location", avi.c_str(), nullptr);
   g_object_set(pngSink, "location", pngPattern.c_str(), nullptr);
   GstCaps* caps = grayCaps(kWidth, kHeight);
@@ -263,9 +296,9 @@ int main(int argc, char** argv) {
   gst_pad_add_probe(snapshotPad, GST_PAD_PROBE_TYPE_BUFFER, keepSnapshots, nullptr, nullptr);
   gst_object_unref(snapshotPad);
 
-  std::printf("nccmatch demo: %d frames of %dx%d GRAY8, templates %s (device=%s)\n", frames, kWidth, kHeight,
-              templateList.c_str(), device.c_str());
-  std::printf("%-6s %-11s  %-34s %-34s %-34s\n", "frame", "time", "target", "checker", "cross");
+  std::printf("nccmatch demo: %d frames of %dx%d GRAY8, templates %s at scales %s (device=%s)\n", frames, kWidth,
+              kHeight, templateList.c_str(), scaleList.c_str(), device.c_str());
+  std::printf("%-6s %-11s  %-34s %-34s %-34s\n", "frame", "time", "target", "checker (zooming)", "cross");
 
   if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
     GstBus* bus = gst_element_get_bus(pipeline);
@@ -303,14 +336,14 @@ int main(int argc, char** argv) {
       for (guint i = 0; list && i < gst_value_list_get_size(list); ++i) {
         const GstStructure* match = gst_value_get_structure(gst_value_list_get_value(list, i));
         guint t = 0, x = 0, y = 0;
-        double score = 0;
+        double score = 0, scale = 0;
         gst_structure_get(match, "template", G_TYPE_UINT, &t, "x", G_TYPE_UINT, &x, "y", G_TYPE_UINT, &y, "score",
-                          G_TYPE_DOUBLE, &score, nullptr);
+                          G_TYPE_DOUBLE, &score, "scale", G_TYPE_DOUBLE, &scale, nullptr);
         if (t >= 3) continue;
         const Mover& mv = movers[t];
-        bool right = mv.visible(f) && int(x) == mv.x(f) && int(y) == mv.y(f);
+        bool right = mv.visible(f) && int(x) == mv.x(f) && int(y) == mv.y(f) && scale == kScales[mv.scaleIndex(f)];
         char cell[64];
-        std::snprintf(cell, sizeof cell, "(%3u,%3u) %.3f %s", x, y, score,
+        std::snprintf(cell, sizeof cell, "(%3u,%3u) x%.3f %.3f %s", x, y, scale, score,
                       right ? "ok" : (mv.visible(f) ? "WRONG" : "FALSE ALARM"));
         cells[t] = cell;
         seen[t] = true;

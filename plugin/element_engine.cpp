@@ -48,26 +48,45 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 
 }  // namespace
 
-// Hands a freshly loaded bank to the engine. An empty bank stays here: with no names the engine
-// is never asked to match, so frames pass unmatched on every backend.
-bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank) {
+// Hands a freshly loaded bank to the engine, each template at each scale factor. An empty bank
+// stays here: with no names the engine is never asked to match, so frames pass unmatched on
+// every backend.
+bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
+                 bool keepOnFailure) {
   StreamState& stream = *self->stream;
-  std::vector<std::string> names;
-  for (const nccmatch::TemplateImage& t : bank) names.push_back(t.name);
-  nccmatch::Status status = bank.empty() ? nccmatch::Status() : stream.engine->setTemplates(std::move(bank));
+  nccmatch::ScaledBank scaled;
+  nccmatch::Status status = nccmatch::scaleTemplates(bank, scales, &scaled);
+  if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("Could not scale the templates: %s; keeping the previous templates", status.message().c_str()),
+                        (nullptr));
+    return true;
+  }
+  if (status.ok() && !bank.empty()) status = stream.engine->setTemplates(scaled.templates);
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));
     return false;
   }
-  stream.names = std::move(names);
-  stream.oversizeWarned.assign(stream.names.size(), false);
-  GST_INFO_OBJECT(self, "loaded %zu template(s)", stream.names.size());
+  stream.names.clear();
+  for (const nccmatch::TemplateImage& t : bank) stream.names.push_back(t.name);
+  scaled.templates.clear();  // the engine keeps the images
+  stream.scaled = std::move(scaled);
+  stream.scales = scales;
+  stream.originals = std::move(bank);
+  stream.oversizeWarned.assign(stream.scaled.original.size(), false);
+  GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled cop%s", stream.names.size(),
+                  stream.scaled.original.size(), stream.scaled.original.size() == 1 ? "y" : "ies");
   return true;
 }
 
-// Reloads the bank when `template`/`templates` changed since the last load. A failure while
-// running keeps the previous bank (as templatematch) and posts a warning, once per change.
+nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
+                                  const Settings& settings) {
+  return nccmatch::mergeScaledResult(self->stream->scaled, engineResult, settings.matchParams());
+}
+
+// Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
+// while running keeps the previous bank (as templatematch) and posts a warning, once per change.
 bool refreshBank(GstNccMatch* self, const Settings& settings) {
   StreamState& stream = *self->stream;
   if (settings.templatesGeneration == stream.loadedGeneration) return true;
@@ -78,7 +97,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings) {
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank));
+  return installBank(self, std::move(bank), settings.scales, true);
 }
 
 // The engine skips templates larger than the frame; say so once per template and frame size.
@@ -89,11 +108,15 @@ void warnOversizedTemplates(GstNccMatch* self) {
     if (stream.oversizeWarned[i]) continue;
     if (bank[i].width <= stream.frameWidth && bank[i].height <= stream.frameHeight) continue;
     stream.oversizeWarned[i] = true;
+    const uint32_t original = stream.scaled.original[i];
+    const double scale = stream.scaled.scale[i];
+    gchar* atScale = scale != 1.0 ? g_strdup_printf(" at scale %g", scale) : g_strdup("");
     GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("Template %zu ('%s', %dx%d) is larger than the %dx%d frame; it is skipped", i,
-                         bank[i].name.c_str(), bank[i].width, bank[i].height, stream.frameWidth,
+                        ("Template %u ('%s')%s, %dx%d, is larger than the %dx%d frame; it is skipped", original,
+                         bank[i].name.c_str(), atScale, bank[i].width, bank[i].height, stream.frameWidth,
                          stream.frameHeight),
                         (nullptr));
+    g_free(atScale);
   }
 }
 

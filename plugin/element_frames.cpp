@@ -76,6 +76,7 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
                           (nullptr));
         ok = false;
       } else {
+        result = mergeScales(self, result, f.settings);
         GST_OBJECT_LOCK(self);
         self->published->stats.add(f.engineMicros);
         GST_OBJECT_UNLOCK(self);
@@ -206,12 +207,13 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     // Another context than the one negotiated (e.g. a decoder on another device): the engine
     // moves to it, keeping its bank, so the memory is read in place.
     GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
-    std::vector<nccmatch::TemplateImage> bank = stream.engine->templates();
+    std::vector<nccmatch::TemplateImage> bank = stream.originals;
+    const std::vector<double> scales = stream.scales;
     destroyEngine(self);
     bool installed = createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext);
     if (installed) {
       nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-      installed = installBank(self, std::move(bank));
+      installed = installBank(self, std::move(bank), scales, false);
     }
     if (!installed) {
       releaseFrame(f);

@@ -16,6 +16,7 @@
 #include "frame_stats.hpp"
 #include "gstnccmatch.hpp"
 #include "nccmatch/engine.hpp"
+#include "nccmatch/scales.hpp"
 #include "nccmatch_settings.hpp"
 #include "template_loader.hpp"
 
@@ -39,8 +40,13 @@ struct InFlightFrame {
 struct StreamState {
   std::unique_ptr<nccmatch::Engine> engine;
   uint64_t loadedGeneration = 0;
-  std::vector<std::string> names;   // template names of the engine's bank, by index
-  std::vector<bool> oversizeWarned; // per template: "larger than the frame" already posted
+  std::vector<std::string> names;   // template names of the loaded bank, by index
+  std::vector<nccmatch::TemplateImage> originals;  // the loaded bank, before scaling
+  // The engine's bank: per entry the loaded template and scale factor it was made from (its
+  // images live in the engine); the engine's matches are merged back through it.
+  nccmatch::ScaledBank scaled;
+  std::vector<double> scales{1.0};  // the factors `scaled` was made with
+  std::vector<bool> oversizeWarned; // per engine entry: "larger than the frame" already posted
   int frameWidth = 0;
   int frameHeight = 0;
   bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
@@ -83,12 +89,18 @@ namespace nccmatch::plugin::element {
 Settings copySettings(GstNccMatch* self);
 // GST_ELEMENT_ERROR for a bank that cannot be loaded at start.
 void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
-// Hands a freshly loaded bank to the engine (an empty bank stays here: nothing to match).
-bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank);
-// Reloads the bank when `template`/`templates` changed since the last load; a failure while
-// running keeps the previous bank and posts a warning.
+// Hands a freshly loaded bank to the engine at each of `scales` (an empty bank stays here:
+// nothing to match). A bank that cannot be scaled or prepared posts an error, or with
+// `keepOnFailure` (while running) a warning, keeping the previous bank.
+bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
+                 bool keepOnFailure);
+// Reloads the bank when `template`/`templates`/`scales` changed since the last load; a failure
+// while running keeps the previous bank and posts a warning.
 bool refreshBank(GstNccMatch* self, const Settings& settings);
-// One warning per template larger than the frame (the engine skips it).
+// The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
+nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
+                                  const Settings& settings);
+// One warning per template (and scale) larger than the frame (the engine skips it).
 void warnOversizedTemplates(GstNccMatch* self);
 // The engine for `backend` (Cpu or Cuda), in `context` when one is given.
 bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);

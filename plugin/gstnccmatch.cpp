@@ -33,6 +33,7 @@ enum {
   PROP_DEVICE,
   PROP_CUDA_DEVICE_ID,
   PROP_FRAMES_IN_FLIGHT,
+  PROP_SCALES,
   PROP_STATS,
 };
 
@@ -147,7 +148,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   bool installed;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    installed = installBank(self, std::move(bank));
+    installed = installBank(self, std::move(bank), settings.scales, false);
   }
   if (!installed) {
     destroyEngine(self);
@@ -209,7 +210,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
   if (GST_VIDEO_INFO_WIDTH(in_info) != stream.frameWidth || GST_VIDEO_INFO_HEIGHT(in_info) != stream.frameHeight)
-    stream.oversizeWarned.assign(stream.names.size(), false);
+    stream.oversizeWarned.assign(stream.scaled.original.size(), false);  // per engine entry
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
   GST_OBJECT_LOCK(self);
@@ -362,6 +363,7 @@ void gst_nccmatch_set_context(GstElement* element, GstContext* context) {
 
 void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
+  std::string scalesError;
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -413,11 +415,24 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
     case PROP_FRAMES_IN_FLIGHT:
       s.framesInFlight = int(g_value_get_uint(value));
       break;
+    case PROP_SCALES: {
+      std::vector<double> scales = s.scales;
+      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &scales, &scalesError) && scales != s.scales) {
+        s.scales = std::move(scales);
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK(self);
+  // Posted outside the object lock: posting takes it.
+  if (!scalesError.empty())
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid 'scales': %s; keeping the previous factors",
+                                                   scalesError.c_str()),
+                        (nullptr));
 }
 
 void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
@@ -458,6 +473,9 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
       break;
     case PROP_FRAMES_IN_FLIGHT:
       g_value_set_uint(value, guint(s.framesInFlight));
+      break;
+    case PROP_SCALES:
+      g_value_set_string(value, nccmatch::plugin::joinScaleList(s.scales).c_str());
       break;
     case PROP_STATS:
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
@@ -588,6 +606,18 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "upstream is live",
           0, guint(nccmatch::Engine::kMaxFramesInFlight), guint(nccmatch::plugin::kDefaultFramesInFlight),
           kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_SCALES,
+      g_param_spec_string(
+          "scales", "Scales",
+          "Comma-separated scale factors (0.01-16) at which every template is searched for, e.g. "
+          "\"0.8,0.9,1,1.1,1.25\": each template is resized once per factor (area averaging down, linear "
+          "interpolation up) and the matches of all its sizes are merged best first with the same NMS and "
+          "max-matches; a match's 'scale' field says at which factor it was found and its box has that "
+          "size. Compare scores across sizes with a normalised method (the unnormalised scores grow with "
+          "the box). May be set while PLAYING (the templates are made again before the next frame); an "
+          "invalid list posts a warning and keeps the previous factors. Empty: 1",
+          "1", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",

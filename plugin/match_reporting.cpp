@@ -41,6 +41,7 @@ GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector
                            "score", G_TYPE_DOUBLE, match.score,
                            "sub-x", G_TYPE_DOUBLE, match.subX,
                            "sub-y", G_TYPE_DOUBLE, match.subY,
+                           "scale", G_TYPE_DOUBLE, match.scale,
                            nullptr);
 }
 
@@ -77,6 +78,7 @@ void attachRoiMetas(GstBuffer* buffer, const std::vector<nccmatch::Match>& match
                                 "template", G_TYPE_UINT, guint(match.templateIndex),
                                 "sub-x", G_TYPE_DOUBLE, match.subX,
                                 "sub-y", G_TYPE_DOUBLE, match.subY,
+                                "scale", G_TYPE_DOUBLE, match.scale,
                                 nullptr));
   }
 }

@@ -25,7 +25,7 @@ struct FrameTiming {
 };
 
 // One `match` structure: template (uint), name (string), x, y, width, height (uint), score, sub-x,
-// sub-y (double). `names` holds the bank's template names by index.
+// sub-y, scale (double). `names` holds the bank's template names by index.
 GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector<std::string>& names);
 
 // "nccmatch": timestamp, stream-time, running-time, duration (guint64, GST_CLOCK_TIME_NONE when
@@ -34,8 +34,8 @@ GstStructure* makeNccMatchStructure(const std::vector<nccmatch::Match>& matches,
                                     const std::vector<std::string>& names, const FrameTiming& timing);
 
 // Adds one GstVideoRegionOfInterestMeta per match (roi_type = template name) with a parameter
-// structure "nccmatch": score (double), template (uint), sub-x, sub-y (double). `buffer` must be
-// writable.
+// structure "nccmatch": score (double), template (uint), sub-x, sub-y, scale (double). `buffer` must
+// be writable.
 void attachRoiMetas(GstBuffer* buffer, const std::vector<nccmatch::Match>& matches,
                     const std::vector<std::string>& names);
 

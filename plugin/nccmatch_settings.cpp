@@ -1,5 +1,10 @@
 #include "nccmatch_settings.hpp"
 
+#include <charconv>
+#include <cmath>
+
+#include "nccmatch/scales.hpp"
+
 namespace nccmatch::plugin {
 
 nccmatch::MatchParams Settings::matchParams() const {
@@ -42,6 +47,40 @@ std::string joinTemplateList(const std::vector<std::string>& files) {
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (i > 0) joined += ",";
     joined += files[i];
+  }
+  return joined;
+}
+
+bool parseScaleList(const char* text, std::vector<double>* scales, std::string* error) {
+  std::vector<double> parsed;
+  for (const std::string& entry : parseTemplateList(text)) {
+    double value = 0.0;
+    const char* end = entry.data() + entry.size();
+    // from_chars: the C locale's decimal point whatever the process locale is.
+    const std::from_chars_result r = std::from_chars(entry.data(), end, value);
+    if (r.ec != std::errc() || r.ptr != end) {
+      *error = "scale factor '" + entry + "' is not a number";
+      return false;
+    }
+    parsed.push_back(value);
+  }
+  if (parsed.empty()) parsed.push_back(1.0);
+  nccmatch::Status status = nccmatch::validateTemplateScales(parsed);
+  if (!status.ok()) {
+    *error = status.message();
+    return false;
+  }
+  *scales = std::move(parsed);
+  return true;
+}
+
+std::string joinScaleList(const std::vector<double>& scales) {
+  std::string joined;
+  for (std::size_t i = 0; i < scales.size(); ++i) {
+    char text[32];
+    const std::to_chars_result r = std::to_chars(text, text + sizeof text, scales[i]);
+    if (i > 0) joined += ",";
+    joined.append(text, r.ptr);
   }
   return joined;
 }

@@ -36,6 +36,8 @@ struct Settings {
   nccmatch::Backend device = kDefaultDevice;
   int cudaDeviceId = kDefaultCudaDeviceId;
   int framesInFlight = kDefaultFramesInFlight;
+  // Scale factors each template is matched at (`scales`); {1}: as loaded.
+  std::vector<double> scales{1.0};
 
   nccmatch::MatchParams matchParams() const;
 };
@@ -51,5 +53,13 @@ int framesInFlightFor(int setting, bool cudaBackend, bool upstreamLive, int engi
 std::vector<std::string> parseTemplateList(const char* text);
 // The inverse, for reading the property back: entries joined by ",".
 std::string joinTemplateList(const std::vector<std::string>& files);
+
+// The `scales` property value: comma-separated factors (blanks and empty entries ignored; a null
+// or blank text means {1}), each a decimal number in the C locale within
+// nccmatch::kMinTemplateScale..kMaxTemplateScale. False, with *error naming the bad entry,
+// otherwise (*scales is then untouched).
+bool parseScaleList(const char* text, std::vector<double>* scales, std::string* error);
+// The inverse: factors joined by "," in the shortest form that reads back the same.
+std::string joinScaleList(const std::vector<double>& scales);
 
 }  // namespace nccmatch::plugin

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a GPU host from binaries built elsewhere (no build here):
 # every gtest binary of the build folder, then every benchmark, then a short summary table.
-# Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to ./gpu-logs; with
-# $OUT set (the device tool's output folder, which brings back only a few files) they also go
-# there as one gpu-logs.tgz, beside summary.txt.
+# Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to ./gpu-logs-<folder>;
+# with $OUT set (the device tool's output folder, which brings back only a few files) they also
+# go there as one gpu-logs-<folder>.tgz, beside summary-<folder>.txt, so that one call can run
+# two packs (e.g. main and a branch) without mixing their logs.
 # GPU_TEST_SKIP_BENCH=1: tests only.
 set -u
 build=${1:-build-gpu}
-logs=gpu-logs
+tag=$(basename "$build")
+logs=gpu-logs-$tag
 mkdir -p "$logs"
 [ -f .gst/env.sh ] && source .gst/env.sh
 # The plugin module of this build (the element tests and pipeline bench load it from here).
@@ -47,7 +49,7 @@ fi
 echo "===== GPU suite summary ====="
 printf '%s\n' "${summary[@]}"
 if [ -n "${OUT:-}" ]; then
-  printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
-  tar czf "$OUT/gpu-logs.tgz" "$logs"
+  printf '%s\n' "${summary[@]}" >"$OUT/summary-$tag.txt"
+  tar czf "$OUT/gpu-logs-$tag.tgz" "$logs"
 fi
 exit $status

@@ -31,10 +31,11 @@ double boxIou(const Match& a, const Match& b);
 // True when `box` overlaps any of `kept` by more than nmsIou (greedy NMS's rejection rule).
 bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou);
 
-// The boxes greedy NMS has kept for one template (all of its size), answering suppressedByAny's
-// question from the kept boxes near the new one only: boxes overlap only when their corners are
-// less than a box apart, so once many are kept they are filed in a grid of box-sized cells and a
-// check looks at 3x3 cells. With nmsIou >= 1 nothing is ever suppressed (IoU of distinct boxes is
+// The boxes greedy NMS has kept for one template, answering suppressedByAny's question from the
+// kept boxes near the new one only: boxes overlap only when their corners are less than a box
+// apart, so once many are kept they are filed in a grid of box-sized cells and a check looks at
+// 3x3 cells. Boxes of mixed sizes (a scaled bank) work with the largest size as boxWidth x
+// boxHeight; every corner must lie inside mapWidth x mapHeight. With nmsIou >= 1 nothing is ever suppressed (IoU of distinct boxes is
 // below 1). Huge max-matches on maps with a candidate everywhere stay near-linear this way,
 // where comparing with every kept box was quadratic (hours at 1080p).
 class KeptBoxes {

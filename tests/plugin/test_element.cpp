@@ -1,9 +1,9 @@
 // The nccmatch element through GstHarness (libgstnccmatch.so as built): matches of templates pasted
 // at known places in GRAY8/I420/NV12 frames (default and padded strides), ROI meta, both bus
-// messages, drawn boxes, template changes while PLAYING, every bad-input case, property
-// introspection. Every test runs on the CPU backend and again on the CUDA backend (skipped where no
-// GPU is usable), with the same expectations: identical matches, scores within each backend's
-// tolerance (the CUDA FFT numerator is float).
+// messages, drawn boxes, template changes and scales while PLAYING, every bad-input case, property
+// introspection (frames in flight: test_element_in_flight.cpp). Every test runs on the CPU backend
+// and again on the CUDA backend (skipped where no GPU is usable), with the same expectations:
+// identical matches, scores within each backend's tolerance (the CUDA FFT numerator is float).
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
@@ -13,161 +13,13 @@
 #include <cstring>
 #include <limits>
 
+#include "element_fixture.hpp"
 #include "nccmatch/engine.hpp"
+#include "nccmatch/scales.hpp"
 #include "plugin_test_support.hpp"
 
 namespace nccmatch::test {
 namespace {
-
-// ---- small readers ----
-
-guint uintField(const GstStructure* s, const char* field) {
-  guint v = 0;
-  EXPECT_TRUE(gst_structure_get_uint(s, field, &v)) << field << " in " << gst_structure_get_name(s);
-  return v;
-}
-double doubleField(const GstStructure* s, const char* field) {
-  double v = NAN;
-  EXPECT_TRUE(gst_structure_get_double(s, field, &v)) << field << " in " << gst_structure_get_name(s);
-  return v;
-}
-
-std::vector<const GstStructure*> matchList(const GstStructure* nccmatchMessage) {
-  std::vector<const GstStructure*> out;
-  const GValue* list = gst_structure_get_value(nccmatchMessage, "matches");
-  EXPECT_TRUE(list != nullptr && GST_VALUE_HOLDS_LIST(list));
-  if (list == nullptr || !GST_VALUE_HOLDS_LIST(list)) return out;
-  for (guint i = 0; i < gst_value_list_get_size(list); ++i)
-    out.push_back(gst_value_get_structure(gst_value_list_get_value(list, i)));
-  return out;
-}
-
-std::vector<GstVideoRegionOfInterestMeta*> roiMetas(GstBuffer* buffer) {
-  std::vector<GstVideoRegionOfInterestMeta*> rois;
-  gpointer state = nullptr;
-  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE))
-    rois.push_back(reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta));
-  // Best first per template, as the engine reports them (the buffer keeps its own order).
-  std::sort(rois.begin(), rois.end(), [](auto* a, auto* b) {
-    guint ta = 0, tb = 0;
-    double sa = 0, sb = 0;
-    gst_structure_get_uint(gst_video_region_of_interest_meta_get_param(a, "nccmatch"), "template", &ta);
-    gst_structure_get_uint(gst_video_region_of_interest_meta_get_param(b, "nccmatch"), "template", &tb);
-    gst_structure_get_double(gst_video_region_of_interest_meta_get_param(a, "nccmatch"), "score", &sa);
-    gst_structure_get_double(gst_video_region_of_interest_meta_get_param(b, "nccmatch"), "score", &sb);
-    return ta != tb ? ta < tb : sa > sb;
-  });
-  return rois;
-}
-
-std::vector<uint8_t> bufferBytes(GstBuffer* buffer) {
-  GstMapInfo map;
-  gst_buffer_map(buffer, &map, GST_MAP_READ);
-  std::vector<uint8_t> bytes(map.data, map.data + map.size);
-  gst_buffer_unmap(buffer, &map);
-  return bytes;
-}
-
-struct Placed {
-  int x, y;
-};
-
-// ---- fixture ----
-
-class Element : public ::testing::TestWithParam<Backend> {
- protected:
-  static void SetUpTestSuite() { initGstreamer(); }
-
-  void SetUp() override {
-    std::string why;
-    if (GetParam() == Backend::Cuda && !cudaAvailable(&why)) GTEST_SKIP() << "CUDA backend: " << why;
-    GstElementFactory* factory = gst_element_factory_find("nccmatch");
-    ASSERT_NE(factory, nullptr) << "nccmatch not found: GST_PLUGIN_PATH must hold the built plugin";
-    gst_object_unref(factory);
-    bus_ = gst_bus_new();
-  }
-
-  void TearDown() override {
-    if (bus_ == nullptr) return;  // skipped in SetUp
-    if (harness_ != nullptr) gst_harness_teardown(harness_);
-    if (element_ != nullptr) {
-      gst_element_set_state(element_, GST_STATE_NULL);
-      gst_object_unref(element_);
-    }
-    std::vector<GstMessage*> rest = popMessages(bus_, GST_MESSAGE_ANY);
-    unrefMessages(&rest);
-    gst_object_unref(bus_);
-  }
-
-  // Score tolerance of the backend under test (absolute for scores near 1, else relative).
-  double tolerance() const { return GetParam() == Backend::Cuda ? 1e-4 : 1e-9; }
-
-  // An nccmatch on the backend under test, posting on bus_; further properties are set by the
-  // caller before start().
-  GstElement* makeElement() {
-    element_ = gst_element_factory_make("nccmatch", nullptr);
-    gst_object_ref_sink(element_);
-    g_object_set(element_, "device", int(GetParam()), nullptr);
-    gst_element_set_bus(element_, bus_);
-    return element_;
-  }
-
-  // Plays the element in a harness (this runs start(): templates load here) with caps for layout.
-  void start(const FrameLayout& layout) {
-    harness_ = gst_harness_new_with_element(element_, "sink", "src");
-    GstCaps* caps = capsFor(layout);
-    gst_harness_set_src_caps(harness_, caps);
-  }
-
-  GstBuffer* pushPull(GstBuffer* in) {
-    GstFlowReturn flow = gst_harness_push(harness_, in);
-    EXPECT_EQ(flow, GST_FLOW_OK);
-    return flow == GST_FLOW_OK ? gst_harness_pull(harness_) : nullptr;
-  }
-
-  // Pulls one buffer per expected place (in order) and checks its one match is there; returns
-  // the buffers' sizes.
-  std::vector<gsize> pullMatchesAt(const std::vector<std::pair<guint, guint>>& places) {
-    std::vector<gsize> sizes;
-    for (std::size_t k = 0; k < places.size(); ++k) {
-      GstBuffer* b = gst_harness_pull(harness_);
-      if (b == nullptr) {
-        ADD_FAILURE() << "no buffer " << k;
-        break;
-      }
-      auto rois = roiMetas(b);
-      EXPECT_EQ(rois.size(), 1u) << "buffer " << k;
-      if (!rois.empty()) {
-        EXPECT_EQ(rois[0]->x, places[k].first) << "buffer " << k;
-        EXPECT_EQ(rois[0]->y, places[k].second) << "buffer " << k;
-      }
-      sizes.push_back(gst_buffer_get_size(b));
-      gst_buffer_unref(b);
-    }
-    return sizes;
-  }
-
-  std::string writeTemplate(const std::string& fileName, const TemplateImage& t) {
-    std::string path = dir_.path(fileName);
-    if (fileName.size() > 4 && fileName.substr(fileName.size() - 4) == ".png")
-      writePng(path, t);
-    else
-      writePgm(path, t);
-    return path;
-  }
-
-  // Random background with the templates pasted at the given places.
-  static Image scene(int width, int height, const std::vector<std::pair<const TemplateImage*, Placed>>& pasted) {
-    Image img = makeImage(width, height, Fill::Random);
-    for (const auto& [t, at] : pasted) paste(&img, *t, at.x, at.y);
-    return img;
-  }
-
-  TempDir dir_;
-  GstBus* bus_ = nullptr;
-  GstElement* element_ = nullptr;
-  GstHarness* harness_ = nullptr;
-};
 
 // ---- matches in every format and layout ----
 
@@ -441,6 +293,69 @@ TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   unrefMessages(&warnings);
 }
 
+// `scales`: a template shown 1.5x larger is found only once its 1.5x copy is in the bank; the
+// match, its meta and its message carry the scale and the scaled box. A bad list warns and keeps.
+TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
+  const TemplateImage t = makeTemplate(12, 10, Fill::Random);
+  const TemplateImage shown = resizeTemplate(t, 18, 15);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("logo.png", t).c_str(), "threshold", 0.9, nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 160, 120, 0);
+  start(layout);
+  const Image frame = scene(160, 120, {{&shown, {70, 40}}});
+  GstBuffer* out = pushPull(makeFrame(layout, frame));
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(roiMetas(out).empty()) << "scale 1 alone should not reach 0.9 on the enlarged copy";
+  gst_buffer_unref(out);
+
+  g_object_set(element_, "scales", " 1, 1.5 ,,0.75", nullptr);
+  gchar* readBack = nullptr;
+  g_object_get(element_, "scales", &readBack, nullptr);
+  EXPECT_STREQ(readBack, "1,1.5,0.75");
+  g_free(readBack);
+  std::vector<GstMessage*> stale = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  unrefMessages(&stale);
+  for (const char* scales : {"1,1.5,0.75", "1,abc"}) {  // the second is refused: nothing changes
+    if (std::strcmp(scales, "1,abc") == 0) {
+      g_object_set(element_, "scales", scales, nullptr);
+      std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+      ASSERT_EQ(warnings.size(), 1u);
+      EXPECT_NE(messageText(warnings[0]).find("'abc'"), std::string::npos) << messageText(warnings[0]);
+      unrefMessages(&warnings);
+    }
+    out = pushPull(makeFrame(layout, frame));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u) << scales;
+    EXPECT_EQ(rois[0]->x, 70u);
+    EXPECT_EQ(rois[0]->y, 40u);
+    EXPECT_EQ(rois[0]->w, 18u);
+    EXPECT_EQ(rois[0]->h, 15u);
+    GstStructure* param = gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch");
+    ASSERT_NE(param, nullptr);
+    EXPECT_EQ(doubleField(param, "scale"), 1.5);
+    EXPECT_NEAR(doubleField(param, "score"), 1.0, tolerance());
+    gst_buffer_unref(out);
+    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+    std::vector<const GstStructure*> reports = structuresNamed(messages, "nccmatch");
+    ASSERT_EQ(reports.size(), 1u);
+    std::vector<const GstStructure*> matches = matchList(reports[0]);
+    ASSERT_EQ(matches.size(), 1u);
+    EXPECT_EQ(doubleField(matches[0], "scale"), 1.5);
+    EXPECT_EQ(uintField(matches[0], "template"), 0u);
+    EXPECT_STREQ(gst_structure_get_string(matches[0], "name"), "logo");
+    EXPECT_EQ(uintField(matches[0], "width"), 18u);
+    std::vector<const GstStructure*> best = structuresNamed(messages, "template_match");
+    ASSERT_EQ(best.size(), 1u);
+    EXPECT_EQ(uintField(best[0], "width"), 18u);
+    unrefMessages(&messages);
+  }
+  gchar* kept = nullptr;
+  g_object_get(element_, "scales", &kept, nullptr);
+  EXPECT_STREQ(kept, "1,1.5,0.75");
+  g_free(kept);
+}
+
 TEST_P(Element, MessagesCarryTheFrameTimes) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
@@ -566,6 +481,27 @@ TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   unrefMessages(&errors);
 }
 
+TEST_P(Element, ScaledCopyLargerThanTheFrameIsSkippedWithOneWarningNamingTheScale) {
+  TemplateImage small = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("small.pgm", small).c_str(), "scales", "1,6", nullptr);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 48, 40, 0);  // 48x48 at scale 6 does not fit
+  start(layout);
+  for (int frame = 0; frame < 3; ++frame) {
+    GstBuffer* out = pushPull(makeFrame(layout, scene(48, 40, {{&small, {20, 25}}})));
+    ASSERT_NE(out, nullptr);
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_EQ(rois[0]->x, 20u);
+    EXPECT_EQ(doubleField(gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch"), "scale"), 1.0);
+    gst_buffer_unref(out);
+  }
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("'small') at scale 6, 48x48"), std::string::npos) << messageText(warnings[0]);
+  unrefMessages(&warnings);
+}
+
 TEST_P(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
   TemplateImage small = makeTemplate(8, 8, Fill::Random), big = makeTemplate(50, 20, Fill::Random);
   std::string ps = writeTemplate("small.pgm", small), pb = writeTemplate("big.pgm", big);
@@ -628,15 +564,19 @@ TEST_P(Element, NoPropertyValueOrFlatDataBreaksIt) {
   const guint maxMatches[] = {0u, 1u, guint(G_MAXINT)};
   const double ious[] = {0.0, 1.0};
   const Fill fills[] = {Fill::Random, Fill::Flat};
+  // 0.01 makes 1x1 templates (flat: a match everywhere), 16 templates larger than the frame.
+  const char* scaleLists[] = {"1", "0.01,1,16"};
+  for (const char* scales : scaleLists)
   for (int method = 0; method <= 5; ++method)
     for (double threshold : thresholds)
       for (guint mm : maxMatches)
         for (double iou : ious)
           for (Fill fill : fills) {
-            SCOPED_TRACE(::testing::Message() << "method " << method << " threshold " << threshold << " max "
-                                              << mm << " iou " << iou << " flat " << (fill == Fill::Flat));
-            g_object_set(element_, "method", method, "threshold", threshold, "max-matches", mm, "nms-iou", iou,
-                         nullptr);
+            SCOPED_TRACE(::testing::Message() << "scales " << scales << " method " << method << " threshold "
+                                              << threshold << " max " << mm << " iou " << iou << " flat "
+                                              << (fill == Fill::Flat));
+            g_object_set(element_, "scales", scales, "method", method, "threshold", threshold, "max-matches", mm,
+                         "nms-iou", iou, nullptr);
             Image luma = makeImage(24, 18, fill);
             paste(&luma, textured, 2, 3);
             GstBuffer* out = pushPull(makeFrame(layout, luma));
@@ -685,6 +625,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"threshold", G_TYPE_DOUBLE, true},      {"max-matches", G_TYPE_UINT, true},
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
+      {"scales", G_TYPE_STRING, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -707,6 +648,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_TRUE(g_value_get_boolean(defaultOf("post-messages")));
   EXPECT_EQ(g_value_get_enum(defaultOf("device")), 0);
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
+  EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 
@@ -748,166 +690,6 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   gst_object_unref(sink);
 }
 
-// ---- frames in flight ----
-
-// What one run of frames through an element gives: per output buffer its bytes and the place of
-// its match, and the timestamps of the nccmatch messages, in order.
-struct FramesOut {
-  std::vector<std::vector<uint8_t>> bytes;
-  std::vector<std::pair<guint, guint>> boxes;
-  std::vector<guint64> stamps;
-};
-
-TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
-  TemplateImage t = makeTemplate(12, 10, Fill::Random);
-  const std::string path = writeTemplate("t.pgm", t);
-  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 96, 72, 0);
-  const int frames = 7;
-  std::vector<Image> scenes;
-  for (int i = 0; i < frames; ++i) scenes.push_back(scene(96, 72, {{&t, {3 + 11 * i, 2 + 8 * i}}}));
-
-  auto run = [&](guint depth) {
-    FramesOut out;
-    GstElement* e = gst_element_factory_make("nccmatch", nullptr);
-    gst_object_ref_sink(e);
-    g_object_set(e, "device", int(GetParam()), "template", path.c_str(), "frames-in-flight", depth, nullptr);
-    gst_element_set_bus(e, bus_);
-    GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
-    gst_harness_set_src_caps(h, capsFor(layout));
-    for (int i = 0; i < frames; ++i) {
-      GstBuffer* in = makeFrame(layout, scenes[i]);
-      GST_BUFFER_PTS(in) = guint64(i) * GST_SECOND / 30;
-      GST_BUFFER_DURATION(in) = GST_SECOND / 30;
-      EXPECT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
-      // Frame i goes out once depth - 1 later frames have been handed to the engine.
-      EXPECT_EQ(gst_harness_buffers_received(h), guint(std::max(0, i + 2 - int(depth)))) << "depth " << depth;
-    }
-    EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));  // EOS pushes the frames held
-    EXPECT_EQ(gst_harness_buffers_received(h), guint(frames));
-    while (GstBuffer* b = gst_harness_try_pull(h)) {
-      out.bytes.push_back(bufferBytes(b));
-      auto rois = roiMetas(b);
-      EXPECT_EQ(rois.size(), 1u);
-      if (!rois.empty()) out.boxes.emplace_back(rois[0]->x, rois[0]->y);
-      gst_buffer_unref(b);
-    }
-    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
-    for (const GstStructure* m : structuresNamed(messages, "nccmatch")) {
-      guint64 v = 0;
-      EXPECT_TRUE(gst_structure_get_uint64(m, "timestamp", &v));
-      out.stamps.push_back(v);
-    }
-    unrefMessages(&messages);
-    gst_harness_teardown(h);
-    gst_element_set_state(e, GST_STATE_NULL);
-    gst_object_unref(e);
-    return out;
-  };
-  const FramesOut one = run(1);
-  ASSERT_EQ(one.boxes.size(), std::size_t(frames));
-  for (int i = 0; i < frames; ++i) {
-    EXPECT_EQ(one.boxes[i].first, guint(3 + 11 * i));
-    EXPECT_EQ(one.boxes[i].second, guint(2 + 8 * i));
-    EXPECT_EQ(one.stamps.at(i), guint64(i) * GST_SECOND / 30);
-  }
-  for (guint depth : {2u, 3u}) {
-    const FramesOut held = run(depth);
-    EXPECT_EQ(held.boxes, one.boxes) << depth;
-    EXPECT_EQ(held.stamps, one.stamps) << depth;
-    EXPECT_TRUE(held.bytes == one.bytes) << "pixels (boxes drawn) differ at depth " << depth;
-  }
-}
-
-TEST_P(Element, LatencyQueryCountsTheFramesHeld) {
-  makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(),
-               "frames-in-flight", 3u, nullptr);
-  start(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0));  // 30 frames/s
-  gst_harness_set_upstream_latency(harness_, 5 * GST_MSECOND);
-  EXPECT_EQ(gst_harness_query_latency(harness_), 5 * GST_MSECOND + gst_util_uint64_scale_int(GST_SECOND, 2, 30));
-  g_object_set(element_, "frames-in-flight", 1u, nullptr);
-  EXPECT_EQ(gst_harness_query_latency(harness_), 5 * GST_MSECOND);
-  g_object_set(element_, "frames-in-flight", 0u, nullptr);  // auto behind a live source: none held
-  EXPECT_EQ(gst_harness_query_latency(harness_), 5 * GST_MSECOND);
-}
-
-// Changing frames-in-flight while playing changes the latency the element adds: it posts a
-// latency message so the pipeline asks again, and the frames it held go out in order.
-TEST_P(Element, FramesInFlightChangeWhilePlayingPostsALatencyMessage) {
-  TemplateImage t = makeTemplate(8, 8, Fill::Random);
-  makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 1u, nullptr);
-  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
-  ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {1, 2}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 1u);
-  std::vector<GstMessage*> before = popMessages(bus_, GST_MESSAGE_LATENCY);
-  EXPECT_TRUE(before.empty());
-  unrefMessages(&before);
-
-  g_object_set(element_, "frames-in-flight", 3u, nullptr);
-  for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {10 + i, 2}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 2u);  // two of the three held
-  std::vector<GstMessage*> latency = popMessages(bus_, GST_MESSAGE_LATENCY);
-  EXPECT_EQ(latency.size(), 1u);
-  unrefMessages(&latency);
-
-  g_object_set(element_, "frames-in-flight", 1u, nullptr);  // back: the held frames go out
-  ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {20, 2}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 5u);
-  latency = popMessages(bus_, GST_MESSAGE_LATENCY);
-  EXPECT_EQ(latency.size(), 1u);
-  unrefMessages(&latency);
-  pullMatchesAt({{1, 2}, {10, 2}, {11, 2}, {12, 2}, {20, 2}});
-}
-
-// New caps mid-stream (format and size) while frames are held: the held frames go out first
-// (matched at the old size), then frames of the new size match at theirs.
-TEST_P(Element, CapsChangeWithFramesInFlightKeepsEveryFrameRight) {
-  TemplateImage t = makeTemplate(12, 9, Fill::Random);
-  makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
-  const FrameLayout small = makeLayout(GST_VIDEO_FORMAT_GRAY8, 160, 120, 0);
-  const FrameLayout large = makeLayout(GST_VIDEO_FORMAT_NV12, 333, 201, 0);
-  start(small);
-  for (int i = 0; i < 2; ++i)
-    ASSERT_EQ(gst_harness_push(harness_, makeFrame(small, scene(160, 120, {{&t, {5 + i, 7}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
-  gst_harness_set_src_caps(harness_, capsFor(large));
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 2u) << "held frames go out before the new caps";
-  for (int i = 0; i < 3; ++i)
-    ASSERT_EQ(gst_harness_push(harness_, makeFrame(large, scene(333, 201, {{&t, {300 + i, 180}}}))), GST_FLOW_OK);
-  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_eos()));
-  ASSERT_EQ(gst_harness_buffers_received(harness_), 5u);
-  const std::vector<gsize> sizes = pullMatchesAt({{5, 7}, {6, 7}, {300, 180}, {301, 180}, {302, 180}});
-  EXPECT_EQ(sizes, (std::vector<gsize>{small.size, small.size, large.size, large.size, large.size}));
-}
-
-TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
-  TemplateImage t = makeTemplate(8, 8, Fill::Random);
-  makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
-  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
-  for (int i = 0; i < 2; ++i) ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {i, 5}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
-  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_flush_start()));
-  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_flush_stop(TRUE)));
-  GstSegment segment;
-  gst_segment_init(&segment, GST_FORMAT_TIME);
-  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_segment(&segment)));
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
-  for (int i = 0; i < 2; ++i) ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {20 + i, 9}}}))), GST_FLOW_OK);
-  EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
-  GstQuery* drain = gst_query_new_drain();
-  EXPECT_TRUE(gst_pad_peer_query(harness_->srcpad, drain));
-  gst_query_unref(drain);
-  ASSERT_EQ(gst_harness_buffers_received(harness_), 2u);
-  pullMatchesAt({{20, 9}, {21, 9}});
-}
-
-// The line from the "done when": gst-launch style, string properties as gst-launch sets them.
 TEST_P(Element, RunsInAParsedPipeline) {
   std::string path = writeTemplate("ball.png", makeTemplate(16, 16, Fill::Random));
   std::string description = "videotestsrc num-buffers=10 ! video/x-raw,format=GRAY8,width=320,height=240 ! "
@@ -937,8 +719,8 @@ TEST_P(Element, RunsInAParsedPipeline) {
   gst_object_unref(pipeline);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, Element, ::testing::Values(Backend::Cpu, Backend::Cuda),
-                         [](const ::testing::TestParamInfo<Backend>& info) { return backendName(info.param); });
-
 }  // namespace
+
+NCCMATCH_INSTANTIATE_ELEMENT_TESTS();
+
 }  // namespace nccmatch::test

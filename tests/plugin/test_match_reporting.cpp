@@ -21,6 +21,7 @@ Match randomMatch(uint32_t templateIndex) {
   m.score = std::uniform_real_distribution<double>(-1e6, 1e6)(g);
   m.subX = m.x + std::uniform_real_distribution<double>(-0.5, 0.5)(g);
   m.subY = m.y + std::uniform_real_distribution<double>(-0.5, 0.5)(g);
+  m.scale = std::uniform_real_distribution<double>(0.01, 16.0)(g);
   return m;
 }
 
@@ -108,6 +109,7 @@ TEST_F(MatchReporting, NccMatchMessageListsEveryMatch) {
       EXPECT_DOUBLE_EQ(getDouble(m, "score"), want.score);
       EXPECT_DOUBLE_EQ(getDouble(m, "sub-x"), want.subX);
       EXPECT_DOUBLE_EQ(getDouble(m, "sub-y"), want.subY);
+      EXPECT_DOUBLE_EQ(getDouble(m, "scale"), want.scale);
     }
     gst_structure_free(s);
   }
@@ -144,6 +146,7 @@ TEST_F(MatchReporting, OneRoiMetaPerMatchWithParams) {
     EXPECT_EQ(getUint(p, "template"), want.templateIndex);
     EXPECT_DOUBLE_EQ(getDouble(p, "sub-x"), want.subX);
     EXPECT_DOUBLE_EQ(getDouble(p, "sub-y"), want.subY);
+    EXPECT_DOUBLE_EQ(getDouble(p, "scale"), want.scale);
   }
   gst_buffer_unref(buffer);
 }

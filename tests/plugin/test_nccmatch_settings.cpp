@@ -38,6 +38,58 @@ TEST(TemplateList, JoinIsTheInverseOfParse) {
   EXPECT_EQ(joinTemplateList({"a", "b"}), "a,b");
 }
 
+struct ScaleCase {
+  const char* text;             // property value (nullptr: unset)
+  bool ok;
+  std::vector<double> scales;   // expected when ok
+  const char* errorNames;       // expected in the error otherwise
+};
+
+TEST(ScaleList, ParsesFactorsAndRefusesBadOnesNamingThem) {
+  const ScaleCase cases[] = {
+      {nullptr, true, {1.0}, ""},
+      {"", true, {1.0}, ""},
+      {" , ,", true, {1.0}, ""},
+      {"1.5", true, {1.5}, ""},
+      {" 0.8, 1 ,,1.25 ", true, {0.8, 1.0, 1.25}, ""},
+      {"0.01,16", true, {0.01, 16.0}, ""},
+      {"2e-1,1E1", true, {0.2, 10.0}, ""},
+      {"abc", false, {}, "'abc'"},
+      {"1,0.5x", false, {}, "'0.5x'"},
+      {"1,0,5", false, {}, "scale factor 0 "},
+      {"-1", false, {}, "-1"},
+      {"16.5", false, {}, "16.5"},
+      {"0.005", false, {}, "0.005"},
+      {"nan", false, {}, "nan"},
+      {"inf", false, {}, "inf"},
+      {"1,1e999", false, {}, "'1e999'"},
+      {"0,5", false, {}, "scale factor 0 "},  // a decimal comma is two entries
+  };
+  for (const ScaleCase& c : cases) {
+    SCOPED_TRACE(c.text ? c.text : "(null)");
+    std::vector<double> scales = {7.0};
+    std::string error;
+    EXPECT_EQ(parseScaleList(c.text, &scales, &error), c.ok) << error;
+    if (c.ok) {
+      EXPECT_EQ(scales, c.scales);
+    } else {
+      EXPECT_EQ(scales, std::vector<double>{7.0}) << "a refused list changes nothing";
+      EXPECT_NE(error.find(c.errorNames), std::string::npos) << error;
+    }
+  }
+}
+
+TEST(ScaleList, JoinReadsBackTheSameFactors) {
+  const std::vector<std::vector<double>> lists = {{1.0}, {0.8, 0.9, 1.0, 1.1, 1.25}, {0.1, 1.0 / 3.0, 12.5}};
+  for (const auto& scales : lists) {
+    std::string joined = joinScaleList(scales), error;
+    std::vector<double> back;
+    ASSERT_TRUE(parseScaleList(joined.c_str(), &back, &error)) << joined << ": " << error;
+    EXPECT_EQ(back, scales) << joined;
+  }
+  EXPECT_EQ(joinScaleList({1.0, 1.5, 0.75}), "1,1.5,0.75");
+}
+
 TEST(Settings, DefaultsAreTheDocumentedOnes) {
   Settings s;
   EXPECT_TRUE(s.templateFiles.empty());
@@ -48,6 +100,7 @@ TEST(Settings, DefaultsAreTheDocumentedOnes) {
   EXPECT_DOUBLE_EQ(s.nmsIou, 0.3);
   EXPECT_TRUE(s.postMessages);
   EXPECT_EQ(s.device, Backend::Auto);
+  EXPECT_EQ(s.scales, std::vector<double>{1.0});
 }
 
 TEST(Settings, MatchParamsCarryEveryMatchingSetting) {

@@ -69,6 +69,9 @@ struct Match {
   // Top-left corner refined to sub-pixel precision by a parabola through the peak's neighbours.
   double subX = 0.0;
   double subY = 0.0;
+  // The factor the template was resized by for this match: 1 unless it comes from a scaled bank
+  // (scales.hpp), where width and height are the scaled size.
+  double scale = 1.0;
 };
 
 struct FrameResult {

@@ -70,8 +70,12 @@ __device__ __forceinline__ bool allStamped(const ulonglong2* w, int n, uint32_t 
 }
 }  // namespace wide
 
+// Probes for bench_sat only (wrong tables by design, never in the library): leave a look-back out
+// to measure what it costs. The library always builds with kNoSkip.
+enum WideSkip : int { kNoSkip = 0, kSkipHorizontal = 1, kSkipVertical = 2 };
+
 template <typename Out, int kPx, int kChunks, int kWarps, int kRowsPerWarp, int kWindow, int kMinBlocks,
-          int kBackoffNs, bool kStreaming>
+          int kBackoffNs, bool kStreaming, int kSkip = kNoSkip>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(const WideFusedParams<Out> p) {
   using wide::kFullMask;
   using wide::kRowSumShift;
@@ -111,7 +115,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(co
       Out vs[kPx], vq[kPx];
 #pragma unroll
       for (int j = 0; j < kPx; ++j) vs[j] = vq[j] = 0;
-      for (int qy = ty - 1; qy >= 0;) {
+      for (int qy = (kSkip & kSkipVertical) ? -1 : ty - 1; qy >= 0;) {
         ulonglong2 pre[kWindow][kPx], agg[kWindow][kPx];
 #pragma unroll
         for (int k = 0; k < kWindow; ++k) {
@@ -227,7 +231,8 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(co
     for (int k = 0; k < kRowsPerLane; ++k) carry[k] = 0;
     const uint64_t* rowBase = p.aggH + std::size_t(tile - uint32_t(tx)) * kTileHeight;
     constexpr int kGroup = 8;
-    for (int px0 = 0; px0 < tx; px0 += kGroup) {
+    const int leftTiles = (kSkip & kSkipHorizontal) ? 0 : tx;
+    for (int px0 = 0; px0 < leftTiles; px0 += kGroup) {
       uint64_t v[kGroup][kRowsPerLane];
       // Issue the group's loads first, then spin on any word not yet stamped by this build.
 #pragma unroll

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cuda/cuda_engine.hpp"
+#include "nccmatch/scales.hpp"
 #include "gpu_test_support.hpp"
 #include "../test_support.hpp"
 
@@ -238,6 +239,49 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto),
                        ::testing::Values(BankCase{320, 240, 1, 40}, BankCase{641, 479, 2, 64},
                                          BankCase{640, 480, 16, 48}, BankCase{1920, 1080, 16, 32})));
+
+// A scaled bank (scales.hpp) is a bank of mixed sizes: the CUDA engine's merged matches equal the
+// CPU engine's, scale included, on both numerators.
+TEST(CudaEngine, ScaledBankMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Random, 5);
+  std::vector<TemplateImage> originals;
+  for (int i = 0; i < 3; ++i) {
+    originals.push_back(makeTemplate(24 + 8 * i, 20 + 6 * i, Fill::Random, "t" + std::to_string(i)));
+    paste(&img, resizeTemplate(originals.back(), int(std::lround(originals.back().width * 1.25)),
+                               int(std::lround(originals.back().height * 1.25))),
+          100 + 500 * i, 200 + 100 * i);
+    paste(&img, originals.back(), 300 + 500 * i, 700);
+    // 1/32 of the unscaled copy redrawn: it scores clearly below the enlarged one (no near-tie
+    // that float rounding could reorder).
+    for (int y = 0; y < originals.back().height; ++y)
+      for (int x = 0; x < originals.back().width; ++x)
+        if (rng()() % 32 == 0) img.at(300 + 500 * i + x, 700 + y) = uint8_t(rng()());
+  }
+  ScaledBank scaled;
+  ASSERT_TRUE(scaleTemplates(originals, {0.8, 1.0, 1.25}, &scaled).ok());
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(cpu->setTemplates(scaled.templates).ok());
+  MatchParams p;
+  p.threshold = 0.9;
+  p.maxMatches = 4;
+  FrameResult cpuRaw;
+  ASSERT_TRUE(cpu->match(img.view(), p, &cpuRaw).ok());
+  const FrameResult want = mergeScaledResult(scaled, cpuRaw, p);
+  ASSERT_EQ(want.matches.size(), 6u);  // each template at 1.25 and at 1
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto}) {
+    SCOPED_TRACE(int(numerator));
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    ASSERT_TRUE(gpu->setTemplates(scaled.templates).ok());
+    FrameResult gpuRaw;
+    Status s = gpu->match(img.view(), p, &gpuRaw);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const FrameResult got = mergeScaledResult(scaled, gpuRaw, p);
+    expectSameMatches(got, want, numerator == CudaNumerator::Spatial);
+    for (std::size_t k = 0; k < want.matches.size() && k < got.matches.size(); ++k)
+      EXPECT_EQ(got.matches[k].scale, want.matches[k].scale) << "match " << k;
+  }
+}
 
 TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   SKIP_WITHOUT_GPU();
