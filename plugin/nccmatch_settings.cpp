@@ -1,5 +1,6 @@
 #include "nccmatch_settings.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -72,6 +73,48 @@ bool parseScaleList(const char* text, std::vector<double>* scales, std::string* 
   }
   *scales = std::move(parsed);
   return true;
+}
+
+bool parseSearchRegion(const char* text, SearchRegion* region, std::string* error) {
+  const std::vector<std::string> fields = parseTemplateList(text);
+  if (fields.empty()) {
+    *region = SearchRegion{};
+    return true;
+  }
+  if (fields.size() != 4) {
+    *error = "search region '" + std::string(text) + "' is not x,y,width,height";
+    return false;
+  }
+  int v[4];
+  for (int i = 0; i < 4; ++i) {
+    const char* end = fields[i].data() + fields[i].size();
+    const std::from_chars_result r = std::from_chars(fields[i].data(), end, v[i]);
+    if (r.ec != std::errc() || r.ptr != end || v[i] < 0) {
+      *error = "search region field '" + fields[i] + "' is not a non-negative integer";
+      return false;
+    }
+  }
+  if (v[2] < 1 || v[3] < 1) {
+    *error = "search region '" + std::string(text) + "' has no area (width and height must be at least 1)";
+    return false;
+  }
+  *region = SearchRegion{v[0], v[1], v[2], v[3]};
+  return true;
+}
+
+std::string joinSearchRegion(const SearchRegion& region) {
+  if (region.whole()) return "";
+  return std::to_string(region.x) + "," + std::to_string(region.y) + "," + std::to_string(region.width) + "," +
+         std::to_string(region.height);
+}
+
+SearchRegion clipSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight) {
+  if (region.whole()) return SearchRegion{0, 0, frameWidth, frameHeight};
+  // 64-bit ends: x + width may exceed INT_MAX.
+  const long long x1 = std::min<long long>(frameWidth, (long long)region.x + region.width);
+  const long long y1 = std::min<long long>(frameHeight, (long long)region.y + region.height);
+  const int x0 = std::min(region.x, frameWidth), y0 = std::min(region.y, frameHeight);
+  return SearchRegion{x0, y0, int(std::max<long long>(0, x1 - x0)), int(std::max<long long>(0, y1 - y0))};
 }
 
 std::string joinScaleList(const std::vector<double>& scales) {
