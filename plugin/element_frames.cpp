@@ -67,24 +67,7 @@ void toFrameCoordinates(const SearchRegion& area, nccmatch::FrameResult* result)
     if (b) shift(*b);
 }
 
-// The search region (clipped to the frame) this frame is matched in; an empty one posts one
-// warning per region setting.
-SearchRegion searchArea(GstNccMatch* self, const Settings& settings, const GstVideoFrame* frame) {
-  StreamState& stream = *self->stream;
-  const SearchRegion area =
-      clipSearchRegion(settings.searchRegion, GST_VIDEO_FRAME_WIDTH(frame), GST_VIDEO_FRAME_HEIGHT(frame));
-  if ((area.width == 0 || area.height == 0) && !(stream.outsideWarned == settings.searchRegion)) {
-    stream.outsideWarned = settings.searchRegion;
-    const std::string text = joinSearchRegion(settings.searchRegion);
-    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("The search region %s lies outside the %dx%d frame: nothing is matched", text.c_str(),
-                         GST_VIDEO_FRAME_WIDTH(frame), GST_VIDEO_FRAME_HEIGHT(frame)),
-                        (nullptr));
-  } else if (area.width > 0 && area.height > 0) {
-    stream.outsideWarned = SearchRegion{};  // the same region, set again later, warns again
-  }
-  return area;
-}
+
 
 void releaseFrame(InFlightFrame& f) {
   if (f.mapped) gst_video_frame_unmap(&f.frame);
@@ -281,10 +264,10 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     } else if (!refreshBank(self, f.settings)) {
       flow = GST_FLOW_ERROR;
     } else {
-      f.area = searchArea(self, f.settings, &f.frame);
-      const bool searched = f.area.width > 0 && f.area.height > 0;
-      if (searched) warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
-      if (!stream.names.empty() && searched) {
+      f.area = placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame),
+                                 GST_VIDEO_FRAME_HEIGHT(&f.frame));
+      warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
+      if (!stream.names.empty()) {
         const gint64 begin = g_get_monotonic_time();
         nccmatch::Status status =
             stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());

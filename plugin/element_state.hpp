@@ -33,7 +33,7 @@ struct InFlightFrame {
   bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
   bool submitted = false;  // false when there was nothing to match (no templates)
   Settings settings;       // the values the frame is matched and reported with
-  SearchRegion area;       // the part of the frame matched (search-region clipped to the frame)
+  SearchRegion area;       // the part of the frame matched (search-region placed in the frame)
   gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
 };
 
@@ -49,7 +49,6 @@ struct StreamState {
   std::vector<double> scales{1.0};  // the factors `scaled` was made with
   std::vector<bool> oversizeWarned; // per engine entry: "larger than the frame" already posted
   int searchedWidth = 0, searchedHeight = 0;  // the area the flags above were posted for
-  SearchRegion outsideWarned;       // a search region already reported as outside the frame
   int frameWidth = 0;
   int frameHeight = 0;
   bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory

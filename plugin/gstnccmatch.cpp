@@ -631,12 +631,13 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
       gobject_class, PROP_SEARCH_REGION,
       g_param_spec_string(
           "search-region", "Search region",
-          "Only this part of each frame is searched: \"x,y,width,height\" in frame pixels (clipped to the "
-          "frame; empty: the whole frame). A match's box lies wholly inside it and is reported in frame "
-          "coordinates. A tracker moves it to the last match each frame (settable while PLAYING, "
-          "taking effect on the next frame), which costs far less than searching the whole frame. A "
-          "template larger than the region is skipped with a warning; a region wholly outside the frame "
-          "matches nothing and warns once; an invalid value warns and keeps the previous region",
+          "Only this part of each frame is searched: \"x,y,width,height\" in frame pixels (empty: the whole "
+          "frame). A region reaching past the frame's edge is moved inside it with its size kept (a side "
+          "longer than the frame's is cut to it), so a tracker's region keeps one size. A match's box lies "
+          "wholly inside the region searched and is reported in frame coordinates. A tracker moves it to "
+          "the last match each frame (settable while PLAYING, taking effect on the next frame), which costs "
+          "far less than searching the whole frame. A template larger than the region is skipped with a "
+          "warning; an invalid value warns and keeps the previous region",
           "", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_STATS,

@@ -108,13 +108,10 @@ std::string joinSearchRegion(const SearchRegion& region) {
          std::to_string(region.height);
 }
 
-SearchRegion clipSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight) {
+SearchRegion placeSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight) {
   if (region.whole()) return SearchRegion{0, 0, frameWidth, frameHeight};
-  // 64-bit ends: x + width may exceed INT_MAX.
-  const long long x1 = std::min<long long>(frameWidth, (long long)region.x + region.width);
-  const long long y1 = std::min<long long>(frameHeight, (long long)region.y + region.height);
-  const int x0 = std::min(region.x, frameWidth), y0 = std::min(region.y, frameHeight);
-  return SearchRegion{x0, y0, int(std::max<long long>(0, x1 - x0)), int(std::max<long long>(0, y1 - y0))};
+  const int width = std::min(region.width, frameWidth), height = std::min(region.height, frameHeight);
+  return SearchRegion{std::min(region.x, frameWidth - width), std::min(region.y, frameHeight - height), width, height};
 }
 
 std::string joinScaleList(const std::vector<double>& scales) {

@@ -79,8 +79,10 @@ std::string joinScaleList(const std::vector<double>& scales);
 bool parseSearchRegion(const char* text, SearchRegion* region, std::string* error);
 // The inverse: "x,y,width,height", or "" for the whole frame.
 std::string joinSearchRegion(const SearchRegion& region);
-// The region inside a frameWidth x frameHeight frame: the whole frame when unset, else the
-// intersection (width or height 0 when they do not meet).
-SearchRegion clipSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight);
+// The region searched in a frameWidth x frameHeight frame: the whole frame when unset; else the
+// region moved inside the frame with its size kept (a side longer than the frame's is cut to it).
+// Keeping the size matters: a tracker's region reaching past an edge would otherwise change size
+// from frame to frame, and every new size makes the matcher plan again (FFT plans, scratch).
+SearchRegion placeSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight);
 
 }  // namespace nccmatch::plugin

@@ -357,7 +357,8 @@ TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
 }
 
 // `search-region`: only the region is searched; matches, meta, messages and drawn boxes are in
-// frame coordinates; too small, outside and invalid regions warn; the region can move while PLAYING.
+// frame coordinates; a region past the edge is moved inside; too small and invalid regions warn;
+// the region can move while PLAYING.
 TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
   const TemplateImage t = makeTemplate(14, 14, Fill::Random);
   makeElement();
@@ -408,32 +409,32 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
   EXPECT_EQ(uintField(best[0], "x"), 101u);
   unrefMessages(&messages);
 
-  // Moved onto the first copy while PLAYING, partly outside the frame: clipped, still found.
+  // Moved onto the first copy while PLAYING.
   g_object_set(element_, "search-region", "0,0,40,50", nullptr);
   out = pushPull(makeFrame(layout, frame));
   EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{20, 30}}));
   gst_buffer_unref(out);
-  g_object_set(element_, "search-region", "150,100,500,500", nullptr);  // 10x20 left: smaller than 14x14
+  // Past the bottom-right corner: moved inside with its size (120,90,40,30), the second copy in it.
+  g_object_set(element_, "search-region", "150,110,40,30", nullptr);
   out = pushPull(makeFrame(layout, frame));
-  EXPECT_TRUE(matchesIn(out).empty());
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{}));  // (101,81) starts left of 120
   gst_buffer_unref(out);
-  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("larger than the 10x20 search region"), std::string::npos)
-      << messageText(warnings[0]);
-  unrefMessages(&warnings);
-
-  // Outside the frame: nothing matched, one warning for any number of frames.
-  g_object_set(element_, "search-region", "400,300,20,20", nullptr);
+  g_object_set(element_, "search-region", "150,110,60,40", nullptr);  // placed at 100,80,60,40
+  out = pushPull(makeFrame(layout, frame));
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{101, 81}}));
+  gst_buffer_unref(out);
+  // Smaller than the template: skipped with one warning naming the region.
+  g_object_set(element_, "search-region", "10,10,10,20", nullptr);
   for (int i = 0; i < 2; ++i) {
     out = pushPull(makeFrame(layout, frame));
     ASSERT_NE(out, nullptr);
     EXPECT_TRUE(matchesIn(out).empty());
     gst_buffer_unref(out);
   }
-  warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("outside the 160x120 frame"), std::string::npos) << messageText(warnings[0]);
+  EXPECT_NE(messageText(warnings[0]).find("larger than the 10x20 search region"), std::string::npos)
+      << messageText(warnings[0]);
   unrefMessages(&warnings);
 
   // Invalid: refused with a warning, the region stays; empty: the whole frame again.
@@ -443,7 +444,7 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
   EXPECT_NE(messageText(warnings[0]).find("x,y,width,height"), std::string::npos) << messageText(warnings[0]);
   unrefMessages(&warnings);
   g_object_get(element_, "search-region", &readBack, nullptr);
-  EXPECT_STREQ(readBack, "400,300,20,20");
+  EXPECT_STREQ(readBack, "10,10,10,20");
   g_free(readBack);
   g_object_set(element_, "search-region", "", nullptr);
   out = pushPull(makeFrame(layout, frame));

@@ -134,21 +134,23 @@ TEST(SearchRegionText, ParsesXYWidthHeightAndRefusesTheRest) {
   EXPECT_EQ(joinSearchRegion({3, 4, 5, 6}), "3,4,5,6");
 }
 
-TEST(SearchRegionText, ClipsToTheFrame) {
+TEST(SearchRegionText, MovedInsideTheFrameWithItsSizeKept) {
   struct Clip {
     SearchRegion region, want;
   };
   const Clip cases[] = {
       {{}, {0, 0, 640, 360}},                              // unset: the whole frame
       {{10, 20, 100, 50}, {10, 20, 100, 50}},              // inside
-      {{600, 300, 100, 100}, {600, 300, 40, 60}},          // over the right and bottom edges
-      {{0, 0, 5000, 5000}, {0, 0, 640, 360}},              // larger than the frame
-      {{640, 0, 10, 10}, {640, 0, 0, 10}},                 // just right of it: no area
-      {{700, 400, 10, 10}, {640, 360, 0, 0}},              // wholly outside
-      {{2147483000, 0, 2147483000, 5}, {640, 0, 0, 5}},    // ends past INT_MAX
+      {{540, 310, 100, 50}, {540, 310, 100, 50}},          // touching the corner
+      {{600, 300, 100, 100}, {540, 260, 100, 100}},        // over the right and bottom edges: moved
+      {{0, 0, 5000, 5000}, {0, 0, 640, 360}},              // larger than the frame: the frame
+      {{100, 20, 5000, 30}, {0, 20, 640, 30}},             // one side longer than the frame's
+      {{700, 400, 10, 10}, {630, 350, 10, 10}},            // wholly outside: moved to the corner
+      {{2147483000, 0, 2147483000, 5}, {0, 0, 640, 5}},    // ends past INT_MAX
+      {{3, 4, 1, 1}, {3, 4, 1, 1}},
   };
   for (const Clip& c : cases) {
-    const SearchRegion got = clipSearchRegion(c.region, 640, 360);
+    const SearchRegion got = placeSearchRegion(c.region, 640, 360);
     EXPECT_TRUE(got == c.want) << joinSearchRegion(c.region) << " -> " << got.x << "," << got.y << "," << got.width
                                << "," << got.height;
   }
