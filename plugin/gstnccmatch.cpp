@@ -635,8 +635,8 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "frame). A region reaching past the frame's edge is moved inside it with its size kept (a side "
           "longer than the frame's is cut to it), so a tracker's region keeps one size. A match's box lies "
           "wholly inside the region searched and is reported in frame coordinates. A tracker moves it to "
-          "the last match each frame (settable while PLAYING, taking effect on the next frame), which costs "
-          "far less than searching the whole frame. A template larger than the region is skipped with a "
+          "the last match each frame (settable while PLAYING, taking effect on the next frame): the work per "
+          "frame then follows the region's area, not the frame's. A template larger than the region is skipped with a "
           "warning; an invalid value warns and keeps the previous region",
           "", kPlayingFlags));
   g_object_class_install_property(
