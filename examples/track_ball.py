@@ -5,7 +5,13 @@ It cuts its template from the first frame itself (a PGM file in a temporary fold
     videotestsrc pattern=ball ! GRAY8 ! nccmatch template=ball.pgm ! fakesink
 and prints, per frame, where the ball was found. Exits 1 if any frame has no match.
 
-    python3 examples/track_ball.py [--frames N] [--device auto|cpu|cuda]
+With --follow it tracks as a tracker would: each match moves the element's search-region to a
+window around it (a margin of one template size), so the next frame is searched there only; a
+frame without a match widens the search to the whole frame again. The region is moved from a
+synchronous bus handler, which runs in the streaming thread as the match is posted, so it applies
+to the very next frame.
+
+    python3 examples/track_ball.py [--frames N] [--device auto|cpu|cuda] [--follow]
 (from a build folder: meson devenv -C build python3 examples/track_ball.py)
 Needs python3-gi and python3-gst-1.0 (Debian 12), and the nccmatch plugin on GST_PLUGIN_PATH.
 """
@@ -52,13 +58,34 @@ def cut_ball_template(frame, path):
     return x0, y0
 
 
-def track(template, frames, device):
+def follow_matches(bus, message, match, regions):
+    """Synchronous bus handler: moves the search region to a window around the new match, and
+    notes per frame timestamp the region the next frame will be searched in."""
+    s = message.get_structure()
+    if s is None or s.get_name() != "nccmatch":
+        return
+    matches = list(s.get_value("matches").array)
+    region = ""  # lost: the whole frame again
+    if matches:
+        m = matches[0]
+        x, y, w, h = (m.get_value(k) for k in ("x", "y", "width", "height"))
+        x0, y0 = max(x - w, 0), max(y - h, 0)
+        region = f"{x0},{y0},{x + 2 * w - x0},{y + 2 * h - y0}"
+    match.set_property("search-region", region)
+    regions[s.get_value("timestamp")] = region or "whole frame"
+
+
+def track(template, frames, device, follow):
     """Runs the pipeline; returns the list of (frame, x, y, score) of the best match per frame."""
     pipeline = Gst.parse_launch(
-        f"videotestsrc pattern=ball num-buffers={frames} ! {CAPS} ! nccmatch template={template} threshold=0.9 "
-        f"max-matches=1 display=false device={device} ! fakesink")
-    pipeline.set_state(Gst.State.PLAYING)
+        f"videotestsrc pattern=ball num-buffers={frames} ! {CAPS} ! nccmatch name=match template={template} "
+        f"threshold=0.9 max-matches=1 display=false frames-in-flight=1 device={device} ! fakesink")
     bus = pipeline.get_bus()
+    regions = {}
+    if follow:
+        bus.enable_sync_message_emission()
+        bus.connect("sync-message::element", follow_matches, pipeline.get_by_name("match"), regions)
+    pipeline.set_state(Gst.State.PLAYING)
     found = []
     frame = 0
     try:
@@ -80,8 +107,10 @@ def track(template, frames, device):
             if matches:
                 m = matches[0]
                 found.append((frame, m.get_value("x"), m.get_value("y"), m.get_value("score")))
+                region = regions.get(s.get_value("timestamp"), "?")
                 print(f"frame {frame:3d}  t={seconds:6.3f}s  ball at ({m.get_value('sub-x'):7.2f}, "
-                      f"{m.get_value('sub-y'):7.2f})  score {m.get_value('score'):.3f}")
+                      f"{m.get_value('sub-y'):7.2f})  score {m.get_value('score'):.3f}"
+                      + (f"  next search {region}" if follow else ""))
             else:
                 print(f"frame {frame:3d}  t={seconds:6.3f}s  no match")
             frame += 1
@@ -93,13 +122,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=60)
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--follow", action="store_true", help="search only around the last match")
     args = parser.parse_args()
     Gst.init(None)
     with tempfile.TemporaryDirectory() as folder:
         template = os.path.join(folder, "ball.pgm")
         x0, y0 = cut_ball_template(first_frame(), template)
         print(f"template: {SIDE}x{SIDE} cut at ({x0}, {y0}) of the first frame")
-        found = track(template, args.frames, args.device)
+        found = track(template, args.frames, args.device, args.follow)
     if not found or found[0][1:3] != (x0, y0):
         print("the first frame's match is not where the template was cut", file=sys.stderr)
         return 1

@@ -100,21 +100,26 @@ bool refreshBank(GstNccMatch* self, const Settings& settings) {
   return installBank(self, std::move(bank), settings.scales, true);
 }
 
-// The engine skips templates larger than the frame; say so once per template and frame size.
-void warnOversizedTemplates(GstNccMatch* self) {
+// The engine skips templates larger than the area searched; say so once per template and size.
+void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool region) {
   StreamState& stream = *self->stream;
+  if (width != stream.searchedWidth || height != stream.searchedHeight) {
+    stream.oversizeWarned.assign(stream.oversizeWarned.size(), false);
+    stream.searchedWidth = width;
+    stream.searchedHeight = height;
+  }
   const std::vector<nccmatch::TemplateImage>& bank = stream.engine->templates();
   for (std::size_t i = 0; i < bank.size() && i < stream.oversizeWarned.size(); ++i) {
     if (stream.oversizeWarned[i]) continue;
-    if (bank[i].width <= stream.frameWidth && bank[i].height <= stream.frameHeight) continue;
+    if (bank[i].width <= width && bank[i].height <= height) continue;
     stream.oversizeWarned[i] = true;
     const uint32_t original = stream.scaled.original[i];
     const double scale = stream.scaled.scale[i];
     gchar* atScale = scale != 1.0 ? g_strdup_printf(" at scale %g", scale) : g_strdup("");
     GST_ELEMENT_WARNING(self, STREAM, FORMAT,
-                        ("Template %u ('%s')%s, %dx%d, is larger than the %dx%d frame; it is skipped", original,
-                         bank[i].name.c_str(), atScale, bank[i].width, bank[i].height, stream.frameWidth,
-                         stream.frameHeight),
+                        ("Template %u ('%s')%s, %dx%d, is larger than the %dx%d %s; it is skipped", original,
+                         bank[i].name.c_str(), atScale, bank[i].width, bank[i].height, width, height,
+                         region ? "search region" : "frame"),
                         (nullptr));
     g_free(atScale);
   }

@@ -40,16 +40,34 @@ void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::F
 // when frame k+n-1 has been submitted, so the GPU matches one frame while the next uploads and
 // upstream produces the one after. Order and content of the output do not depend on n.
 
-// The frame's luma plane as the engine sees it.
-nccmatch::FrameView lumaView(GstVideoFrame* frame, bool cuda) {
+// The part `area` of the frame's luma plane as the engine sees it (host or device memory alike:
+// the view starts at the area's first pixel and keeps the plane's stride).
+nccmatch::FrameView lumaView(GstVideoFrame* frame, bool cuda, const SearchRegion& area) {
   nccmatch::FrameView view;
-  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0));
-  view.width = GST_VIDEO_FRAME_WIDTH(frame);
-  view.height = GST_VIDEO_FRAME_HEIGHT(frame);
   view.stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(frame, 0));
+  view.data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(frame, 0)) + std::size_t(area.y) * view.stride +
+              std::size_t(area.x);
+  view.width = area.width;
+  view.height = area.height;
   view.memory = cuda ? nccmatch::MemoryKind::Device : nccmatch::MemoryKind::Host;
   return view;
 }
+
+// Matches found in the search region, in frame coordinates.
+void toFrameCoordinates(const SearchRegion& area, nccmatch::FrameResult* result) {
+  if (area.x == 0 && area.y == 0) return;
+  auto shift = [&](nccmatch::Match& m) {
+    m.x += area.x;
+    m.y += area.y;
+    m.subX += area.x;
+    m.subY += area.y;
+  };
+  for (nccmatch::Match& m : result->matches) shift(m);
+  for (std::optional<nccmatch::Match>& b : result->best)
+    if (b) shift(*b);
+}
+
+
 
 void releaseFrame(InFlightFrame& f) {
   if (f.mapped) gst_video_frame_unmap(&f.frame);
@@ -77,6 +95,7 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
         ok = false;
       } else {
         result = mergeScales(self, result, f.settings);
+        toFrameCoordinates(f.area, &result);
         GST_OBJECT_LOCK(self);
         self->published->stats.add(f.engineMicros);
         GST_OBJECT_UNLOCK(self);
@@ -245,10 +264,13 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     } else if (!refreshBank(self, f.settings)) {
       flow = GST_FLOW_ERROR;
     } else {
-      warnOversizedTemplates(self);
+      f.area = placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame),
+                                 GST_VIDEO_FRAME_HEIGHT(&f.frame));
+      warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
       if (!stream.names.empty()) {
         const gint64 begin = g_get_monotonic_time();
-        nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda), f.settings.matchParams());
+        nccmatch::Status status =
+            stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
         f.engineMicros = g_get_monotonic_time() - begin;
         if (!status.ok()) {
           GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),

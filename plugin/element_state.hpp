@@ -33,6 +33,7 @@ struct InFlightFrame {
   bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
   bool submitted = false;  // false when there was nothing to match (no templates)
   Settings settings;       // the values the frame is matched and reported with
+  SearchRegion area;       // the part of the frame matched (search-region placed in the frame)
   gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
 };
 
@@ -47,6 +48,7 @@ struct StreamState {
   nccmatch::ScaledBank scaled;
   std::vector<double> scales{1.0};  // the factors `scaled` was made with
   std::vector<bool> oversizeWarned; // per engine entry: "larger than the frame" already posted
+  int searchedWidth = 0, searchedHeight = 0;  // the area the flags above were posted for
   int frameWidth = 0;
   int frameHeight = 0;
   bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
@@ -100,8 +102,9 @@ bool refreshBank(GstNccMatch* self, const Settings& settings);
 // The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
 nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
                                   const Settings& settings);
-// One warning per template (and scale) larger than the frame (the engine skips it).
-void warnOversizedTemplates(GstNccMatch* self);
+// One warning per template (and scale) larger than the area searched (the engine skips it): the
+// frame, or the search region when `region` is true. Posted again when that size changes.
+void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool region);
 // The engine for `backend` (Cpu or Cuda), in `context` when one is given.
 bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
 // Destroys the engine inside its context.

@@ -34,6 +34,7 @@ enum {
   PROP_CUDA_DEVICE_ID,
   PROP_FRAMES_IN_FLIGHT,
   PROP_SCALES,
+  PROP_SEARCH_REGION,
   PROP_STATS,
 };
 
@@ -209,8 +210,6 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   }
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
-  if (GST_VIDEO_INFO_WIDTH(in_info) != stream.frameWidth || GST_VIDEO_INFO_HEIGHT(in_info) != stream.frameHeight)
-    stream.oversizeWarned.assign(stream.scaled.original.size(), false);  // per engine entry
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
   GST_OBJECT_LOCK(self);
@@ -363,7 +362,7 @@ void gst_nccmatch_set_context(GstElement* element, GstContext* context) {
 
 void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  std::string scalesError;
+  std::string scalesError, regionError;
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -423,6 +422,9 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
       }
       break;
     }
+    case PROP_SEARCH_REGION:
+      nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &regionError);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -432,6 +434,10 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
   if (!scalesError.empty())
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid 'scales': %s; keeping the previous factors",
                                                    scalesError.c_str()),
+                        (nullptr));
+  if (!regionError.empty())
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid 'search-region': %s; keeping the previous region",
+                                                   regionError.c_str()),
                         (nullptr));
 }
 
@@ -476,6 +482,9 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
       break;
     case PROP_SCALES:
       g_value_set_string(value, nccmatch::plugin::joinScaleList(s.scales).c_str());
+      break;
+    case PROP_SEARCH_REGION:
+      g_value_set_string(value, nccmatch::plugin::joinSearchRegion(s.searchRegion).c_str());
       break;
     case PROP_STATS:
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
@@ -618,6 +627,18 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "the box). May be set while PLAYING (the templates are made again before the next frame); an "
           "invalid list posts a warning and keeps the previous factors. Empty: 1",
           "1", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_REGION,
+      g_param_spec_string(
+          "search-region", "Search region",
+          "Only this part of each frame is searched: \"x,y,width,height\" in frame pixels (empty: the whole "
+          "frame). A region reaching past the frame's edge is moved inside it with its size kept (a side "
+          "longer than the frame's is cut to it), so a tracker's region keeps one size. A match's box lies "
+          "wholly inside the region searched and is reported in frame coordinates. A tracker moves it to "
+          "the last match each frame (settable while PLAYING, taking effect on the next frame): the work per "
+          "frame then follows the region's area, not the frame's. A template larger than the region is skipped with a "
+          "warning; an invalid value warns and keeps the previous region",
+          "", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",

@@ -1,5 +1,6 @@
 #include "nccmatch_settings.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -72,6 +73,45 @@ bool parseScaleList(const char* text, std::vector<double>* scales, std::string* 
   }
   *scales = std::move(parsed);
   return true;
+}
+
+bool parseSearchRegion(const char* text, SearchRegion* region, std::string* error) {
+  const std::vector<std::string> fields = parseTemplateList(text);
+  if (fields.empty()) {
+    *region = SearchRegion{};
+    return true;
+  }
+  if (fields.size() != 4) {
+    *error = "search region '" + std::string(text) + "' is not x,y,width,height";
+    return false;
+  }
+  int v[4];
+  for (int i = 0; i < 4; ++i) {
+    const char* end = fields[i].data() + fields[i].size();
+    const std::from_chars_result r = std::from_chars(fields[i].data(), end, v[i]);
+    if (r.ec != std::errc() || r.ptr != end || v[i] < 0) {
+      *error = "search region field '" + fields[i] + "' is not a non-negative integer";
+      return false;
+    }
+  }
+  if (v[2] < 1 || v[3] < 1) {
+    *error = "search region '" + std::string(text) + "' has no area (width and height must be at least 1)";
+    return false;
+  }
+  *region = SearchRegion{v[0], v[1], v[2], v[3]};
+  return true;
+}
+
+std::string joinSearchRegion(const SearchRegion& region) {
+  if (region.whole()) return "";
+  return std::to_string(region.x) + "," + std::to_string(region.y) + "," + std::to_string(region.width) + "," +
+         std::to_string(region.height);
+}
+
+SearchRegion placeSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight) {
+  if (region.whole()) return SearchRegion{0, 0, frameWidth, frameHeight};
+  const int width = std::min(region.width, frameWidth), height = std::min(region.height, frameHeight);
+  return SearchRegion{std::min(region.x, frameWidth - width), std::min(region.y, frameHeight - height), width, height};
 }
 
 std::string joinScaleList(const std::vector<double>& scales) {

@@ -21,6 +21,16 @@ inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
 
+// The part of each frame searched (`search-region`): x, y, width, height in frame pixels; width
+// 0 means the whole frame.
+struct SearchRegion {
+  int x = 0, y = 0, width = 0, height = 0;
+  bool whole() const { return width == 0; }
+  bool operator==(const SearchRegion& o) const {
+    return x == o.x && y == o.y && width == o.width && height == o.height;
+  }
+};
+
 struct Settings {
   // Template image files, in bank order (template index = position here).
   std::vector<std::string> templateFiles;
@@ -38,6 +48,7 @@ struct Settings {
   int framesInFlight = kDefaultFramesInFlight;
   // Scale factors each template is matched at (`scales`); {1}: as loaded.
   std::vector<double> scales{1.0};
+  SearchRegion searchRegion;
 
   nccmatch::MatchParams matchParams() const;
 };
@@ -61,5 +72,17 @@ std::string joinTemplateList(const std::vector<std::string>& files);
 bool parseScaleList(const char* text, std::vector<double>* scales, std::string* error);
 // The inverse: factors joined by "," in the shortest form that reads back the same.
 std::string joinScaleList(const std::vector<double>& scales);
+
+// The `search-region` property value: "x,y,width,height" (non-negative integers, width and height
+// at least 1; blanks allowed), or a null/blank text for the whole frame. False, with *error
+// saying what is wrong, otherwise (*region is then untouched).
+bool parseSearchRegion(const char* text, SearchRegion* region, std::string* error);
+// The inverse: "x,y,width,height", or "" for the whole frame.
+std::string joinSearchRegion(const SearchRegion& region);
+// The region searched in a frameWidth x frameHeight frame: the whole frame when unset; else the
+// region moved inside the frame with its size kept (a side longer than the frame's is cut to it).
+// Keeping the size matters: a tracker's region reaching past an edge would otherwise change size
+// from frame to frame, and every new size makes the matcher plan again (FFT plans, scratch).
+SearchRegion placeSearchRegion(const SearchRegion& region, int frameWidth, int frameHeight);
 
 }  // namespace nccmatch::plugin

@@ -356,6 +356,102 @@ TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
   g_free(kept);
 }
 
+// `search-region`: only the region is searched; matches, meta, messages and drawn boxes are in
+// frame coordinates; a region past the edge is moved inside; too small and invalid regions warn;
+// the region can move while PLAYING.
+TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
+  const TemplateImage t = makeTemplate(14, 14, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.png", t).c_str(), "max-matches", 2u, "threshold", 0.95,
+               nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 160, 120, 4);
+  start(layout);
+  const Image frame = scene(160, 120, {{&t, {20, 30}}, {&t, {101, 81}}});
+  auto matchesIn = [&](GstBuffer* out) {
+    std::vector<std::pair<guint, guint>> at;
+    for (GstVideoRegionOfInterestMeta* roi : roiMetas(out)) at.emplace_back(roi->x, roi->y);
+    std::sort(at.begin(), at.end());
+    return at;
+  };
+  GstBuffer* out = pushPull(makeFrame(layout, frame));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{20, 30}, {101, 81}}));
+  gst_buffer_unref(out);
+
+  // A region around the second copy only (and an odd origin, so nothing is aligned).
+  g_object_set(element_, "search-region", " 91,77, 40,25", nullptr);
+  gchar* readBack = nullptr;
+  g_object_get(element_, "search-region", &readBack, nullptr);
+  EXPECT_STREQ(readBack, "91,77,40,25");
+  g_free(readBack);
+  std::vector<GstMessage*> stale = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  unrefMessages(&stale);
+  out = pushPull(makeFrame(layout, frame));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{101, 81}}));
+  {
+    const Image luma = readLuma(out, layout);
+    EXPECT_EQ(luma.at(101, 81), 255) << "the box is drawn at the frame position";
+    EXPECT_EQ(luma.at(114, 94), 255);
+  }
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+  std::vector<const GstStructure*> reports = structuresNamed(messages, "nccmatch");
+  ASSERT_EQ(reports.size(), 1u);
+  std::vector<const GstStructure*> matches = matchList(reports[0]);
+  ASSERT_EQ(matches.size(), 1u);
+  EXPECT_EQ(uintField(matches[0], "x"), 101u);
+  EXPECT_EQ(uintField(matches[0], "y"), 81u);
+  EXPECT_LE(std::abs(doubleField(matches[0], "sub-x") - 101.0), 0.5);
+  EXPECT_LE(std::abs(doubleField(matches[0], "sub-y") - 81.0), 0.5);
+  std::vector<const GstStructure*> best = structuresNamed(messages, "template_match");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(uintField(best[0], "x"), 101u);
+  unrefMessages(&messages);
+
+  // Moved onto the first copy while PLAYING.
+  g_object_set(element_, "search-region", "0,0,40,50", nullptr);
+  out = pushPull(makeFrame(layout, frame));
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{20, 30}}));
+  gst_buffer_unref(out);
+  // Past the bottom-right corner: moved inside with its size (120,90,40,30), the second copy in it.
+  g_object_set(element_, "search-region", "150,110,40,30", nullptr);
+  out = pushPull(makeFrame(layout, frame));
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{}));  // (101,81) starts left of 120
+  gst_buffer_unref(out);
+  g_object_set(element_, "search-region", "150,110,60,40", nullptr);  // placed at 100,80,60,40
+  out = pushPull(makeFrame(layout, frame));
+  EXPECT_EQ(matchesIn(out), (std::vector<std::pair<guint, guint>>{{101, 81}}));
+  gst_buffer_unref(out);
+  // Smaller than the template: skipped with one warning naming the region.
+  g_object_set(element_, "search-region", "10,10,10,20", nullptr);
+  for (int i = 0; i < 2; ++i) {
+    out = pushPull(makeFrame(layout, frame));
+    ASSERT_NE(out, nullptr);
+    EXPECT_TRUE(matchesIn(out).empty());
+    gst_buffer_unref(out);
+  }
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("larger than the 10x20 search region"), std::string::npos)
+      << messageText(warnings[0]);
+  unrefMessages(&warnings);
+
+  // Invalid: refused with a warning, the region stays; empty: the whole frame again.
+  g_object_set(element_, "search-region", "1,2,3", nullptr);
+  warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("x,y,width,height"), std::string::npos) << messageText(warnings[0]);
+  unrefMessages(&warnings);
+  g_object_get(element_, "search-region", &readBack, nullptr);
+  EXPECT_STREQ(readBack, "10,10,10,20");
+  g_free(readBack);
+  g_object_set(element_, "search-region", "", nullptr);
+  out = pushPull(makeFrame(layout, frame));
+  EXPECT_EQ(matchesIn(out).size(), 2u);
+  gst_buffer_unref(out);
+}
+
 TEST_P(Element, MessagesCarryTheFrameTimes) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
@@ -625,7 +721,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"threshold", G_TYPE_DOUBLE, true},      {"max-matches", G_TYPE_UINT, true},
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
-      {"scales", G_TYPE_STRING, true},
+      {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -649,6 +745,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_enum(defaultOf("device")), 0);
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
   EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
+  EXPECT_STREQ(g_value_get_string(defaultOf("search-region")), "");
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 

@@ -90,6 +90,72 @@ TEST(ScaleList, JoinReadsBackTheSameFactors) {
   EXPECT_EQ(joinScaleList({1.0, 1.5, 0.75}), "1,1.5,0.75");
 }
 
+struct RegionCase {
+  const char* text;
+  bool ok;
+  SearchRegion region;
+  const char* errorNames;
+};
+
+TEST(SearchRegionText, ParsesXYWidthHeightAndRefusesTheRest) {
+  const RegionCase cases[] = {
+      {nullptr, true, {}, ""},
+      {"", true, {}, ""},
+      {" ", true, {}, ""},
+      {"0,0,1,1", true, {0, 0, 1, 1}, ""},
+      {" 10, 20 ,300,200 ", true, {10, 20, 300, 200}, ""},
+      {"1,2,3", false, {}, "x,y,width,height"},
+      {"1,2,3,4,5", false, {}, "x,y,width,height"},
+      {"1,2,0,4", false, {}, "no area"},
+      {"1,2,4,0", false, {}, "no area"},
+      {"-1,2,3,4", false, {}, "'-1'"},
+      {"1,2,3,4.5", false, {}, "'4.5'"},
+      {"a,2,3,4", false, {}, "'a'"},
+      {"1,2,3,99999999999", false, {}, "'99999999999'"},
+  };
+  for (const RegionCase& c : cases) {
+    SCOPED_TRACE(c.text ? c.text : "(null)");
+    SearchRegion region{7, 7, 7, 7};
+    std::string error;
+    EXPECT_EQ(parseSearchRegion(c.text, &region, &error), c.ok) << error;
+    if (c.ok) {
+      EXPECT_TRUE(region == c.region);
+    } else {
+      EXPECT_TRUE(region == (SearchRegion{7, 7, 7, 7})) << "a refused value changes nothing";
+      EXPECT_NE(error.find(c.errorNames), std::string::npos) << error;
+    }
+  }
+  for (const SearchRegion& r : {SearchRegion{}, SearchRegion{3, 4, 5, 6}}) {
+    SearchRegion back{1, 1, 1, 1};
+    std::string error;
+    ASSERT_TRUE(parseSearchRegion(joinSearchRegion(r).c_str(), &back, &error)) << error;
+    EXPECT_TRUE(back == r);
+  }
+  EXPECT_EQ(joinSearchRegion({3, 4, 5, 6}), "3,4,5,6");
+}
+
+TEST(SearchRegionText, MovedInsideTheFrameWithItsSizeKept) {
+  struct Clip {
+    SearchRegion region, want;
+  };
+  const Clip cases[] = {
+      {{}, {0, 0, 640, 360}},                              // unset: the whole frame
+      {{10, 20, 100, 50}, {10, 20, 100, 50}},              // inside
+      {{540, 310, 100, 50}, {540, 310, 100, 50}},          // touching the corner
+      {{600, 300, 100, 100}, {540, 260, 100, 100}},        // over the right and bottom edges: moved
+      {{0, 0, 5000, 5000}, {0, 0, 640, 360}},              // larger than the frame: the frame
+      {{100, 20, 5000, 30}, {0, 20, 640, 30}},             // one side longer than the frame's
+      {{700, 400, 10, 10}, {630, 350, 10, 10}},            // wholly outside: moved to the corner
+      {{2147483000, 0, 2147483000, 5}, {0, 0, 640, 5}},    // ends past INT_MAX
+      {{3, 4, 1, 1}, {3, 4, 1, 1}},
+  };
+  for (const Clip& c : cases) {
+    const SearchRegion got = placeSearchRegion(c.region, 640, 360);
+    EXPECT_TRUE(got == c.want) << joinSearchRegion(c.region) << " -> " << got.x << "," << got.y << "," << got.width
+                               << "," << got.height;
+  }
+}
+
 TEST(Settings, DefaultsAreTheDocumentedOnes) {
   Settings s;
   EXPECT_TRUE(s.templateFiles.empty());
@@ -101,6 +167,7 @@ TEST(Settings, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(s.postMessages);
   EXPECT_EQ(s.device, Backend::Auto);
   EXPECT_EQ(s.scales, std::vector<double>{1.0});
+  EXPECT_TRUE(s.searchRegion.whole());
 }
 
 TEST(Settings, MatchParamsCarryEveryMatchingSetting) {

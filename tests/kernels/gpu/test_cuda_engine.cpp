@@ -283,6 +283,43 @@ TEST(CudaEngine, ScaledBankMatchesTheCpuEngine) {
   }
 }
 
+// A view of part of a device frame (the element's search-region on CUDA memory): its first pixel at
+// odd offsets, so no row is aligned; the same matches as the CPU on the same part of a host frame.
+TEST(CudaEngine, UnalignedDeviceSubFrameMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1280, 720, Fill::Random, 0);
+  TemplateImage small = makeTemplate(13, 11, Fill::Random, "small"), large = makeTemplate(96, 80, Fill::Random, "large");
+  paste(&img, small, 405, 301);
+  paste(&img, large, 700, 500);
+  uint8_t* dev = nullptr;
+  std::size_t pitch = 0;
+  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(cpu->setTemplates({small, large}).ok());
+  MatchParams p;
+  p.maxMatches = 2;
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto}) {
+    SCOPED_TRACE(int(numerator));
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    ASSERT_TRUE(gpu->setTemplates({small, large}).ok());
+    for (auto [x0, y0, w, h] : {std::tuple{1, 3, 901, 601}, std::tuple{397, 299, 411, 287}}) {
+      SCOPED_TRACE(::testing::Message() << x0 << "," << y0 << " " << w << "x" << h);
+      const FrameView hostPart{img.bytes.data() + std::size_t(y0) * img.stride + x0, w, h, img.stride,
+                               MemoryKind::Host};
+      const FrameView devicePart{dev + std::size_t(y0) * pitch + x0, w, h, pitch, MemoryKind::Device};
+      FrameResult want, got;
+      ASSERT_TRUE(cpu->match(hostPart, p, &want).ok());
+      Status s = gpu->match(devicePart, p, &got);
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_FALSE(want.matches.empty());
+      expectSameMatches(got, want, numerator == CudaNumerator::Spatial);
+    }
+  }
+  cudaFree(dev);
+}
+
 TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   SKIP_WITHOUT_GPU();
   Image img = makeImage(1921, 1079, Fill::Random, 13);
