@@ -722,6 +722,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
+      {"cpu-threads", G_TYPE_UINT, false},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -746,6 +747,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
   EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
   EXPECT_STREQ(g_value_get_string(defaultOf("search-region")), "");
+  EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 
