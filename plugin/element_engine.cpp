@@ -132,6 +132,7 @@ bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, Gs
   nccmatch::EngineOptions options;
   options.backend = backend;
   options.cudaDevice = deviceId;
+  options.threads = copySettings(self).cpuThreads;
   options.useCurrentCudaContext = context != nullptr;
   nccmatch::plugin::CudaContextScope scope(context);
   nccmatch::Status status = scope.ok() ? nccmatch::Engine::create(options, &stream.engine)

@@ -66,6 +66,7 @@ struct Published {
   nccmatch::plugin::FrameStats stats;
   std::string backend = "none";
   std::string memory = "system";
+  int threads = 0;  // the engine's host threads (0: not started)
   // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
   bool cudaCapsAllowed = true;
 };

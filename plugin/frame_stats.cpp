@@ -11,11 +11,12 @@ void FrameStats::add(int64_t microseconds) {
   maxUs_ = std::max(maxUs_, microseconds);
 }
 
-GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory) {
+GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,
+                                 int threads) {
   return gst_structure_new("nccmatch-stats", "frames", G_TYPE_UINT64, guint64(stats.frames()), "mean-us",
                            G_TYPE_DOUBLE, stats.meanMicroseconds(), "max-us", G_TYPE_DOUBLE,
                            double(stats.maxMicroseconds()), "backend", G_TYPE_STRING, backend.c_str(), "memory",
-                           G_TYPE_STRING, memory.c_str(), nullptr);
+                           G_TYPE_STRING, memory.c_str(), "threads", G_TYPE_INT, threads, nullptr);
 }
 
 }  // namespace nccmatch::plugin

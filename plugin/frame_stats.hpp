@@ -25,7 +25,9 @@ class FrameStats {
 
 // "nccmatch-stats": frames (guint64), mean-us and max-us (double: wall-clock time of the engine's
 // work per frame, which for CUDA includes the wait for the GPU), backend (string: "cpu", "cuda",
-// or "none" before start), memory (string: "system" or "cuda", the negotiated input).
-GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory);
+// or "none" before start), memory (string: "system" or "cuda", the negotiated input), threads
+// (int: host threads the engine matches on, 0 before start).
+GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,
+                                 int threads);
 
 }  // namespace nccmatch::plugin

@@ -35,6 +35,7 @@ enum {
   PROP_FRAMES_IN_FLIGHT,
   PROP_SCALES,
   PROP_SEARCH_REGION,
+  PROP_CPU_THREADS,
   PROP_STATS,
 };
 
@@ -133,6 +134,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   GST_OBJECT_LOCK(self);
   self->published->stats.reset();
   self->published->backend = nccmatch::backendName(stream.engine->backend());
+  self->published->threads = stream.engine->workerThreads();
   self->published->cudaCapsAllowed = stream.engineContext != nullptr;
   GST_OBJECT_UNLOCK(self);
 
@@ -296,7 +298,7 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
     GST_OBJECT_LOCK(self);
     GstStructure* s = nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
-                                                           self->published->memory);
+                                                           self->published->memory, self->published->threads);
     GST_OBJECT_UNLOCK(self);
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
   }
@@ -425,6 +427,9 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
     case PROP_SEARCH_REGION:
       nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &regionError);
       break;
+    case PROP_CPU_THREADS:
+      s.cpuThreads = int(g_value_get_uint(value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -486,9 +491,13 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
     case PROP_SEARCH_REGION:
       g_value_set_string(value, nccmatch::plugin::joinSearchRegion(s.searchRegion).c_str());
       break;
+    case PROP_CPU_THREADS:
+      g_value_set_uint(value, guint(s.cpuThreads));
+      break;
     case PROP_STATS:
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
-                                                                     self->published->memory));
+                                                                     self->published->memory,
+                                                                     self->published->threads));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -640,11 +649,20 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "warning; an invalid value warns and keeps the previous region",
           "", kPlayingFlags));
   g_object_class_install_property(
+      gobject_class, PROP_CPU_THREADS,
+      g_param_spec_uint("cpu-threads", "CPU threads",
+                        "Threads the CPU backend matches on (0: one per core). Several pipelines on one "
+                        "machine can share its cores this way; the CUDA backend matches on the GPU and "
+                        "ignores it. Read at start; the stats' 'threads' field gives the number in use",
+                        0, guint(nccmatch::plugin::kMaxCpuThreads), guint(nccmatch::plugin::kDefaultCpuThreads),
+                        kReadyFlags));
+  g_object_class_install_property(
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Frames matched since start, mean and max wall-clock time of the engine's match per "
-                         "frame in microseconds (CUDA: including the wait for the GPU), the backend in use and the "
-                         "input memory (nccmatch-stats structure; also posted as an element message at EOS)",
+                         "frame in microseconds (CUDA: including the wait for the GPU), the backend in use, the "
+                         "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
+                         "element message at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
   gst_element_class_set_static_metadata(

@@ -20,6 +20,8 @@ inline constexpr bool kDefaultPostMessages = true;
 inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
+inline constexpr int kDefaultCpuThreads = 0;      // one per core
+inline constexpr int kMaxCpuThreads = 1024;
 
 // The part of each frame searched (`search-region`): x, y, width, height in frame pixels; width
 // 0 means the whole frame.
@@ -46,6 +48,7 @@ struct Settings {
   nccmatch::Backend device = kDefaultDevice;
   int cudaDeviceId = kDefaultCudaDeviceId;
   int framesInFlight = kDefaultFramesInFlight;
+  int cpuThreads = kDefaultCpuThreads;
   // Scale factors each template is matched at (`scales`); {1}: as loaded.
   std::vector<double> scales{1.0};
   SearchRegion searchRegion;

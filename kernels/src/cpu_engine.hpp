@@ -24,6 +24,7 @@ class CpuEngine final : public Engine {
   ~CpuEngine() override;
 
   Backend backend() const override { return Backend::Cpu; }
+  int workerThreads() const override { return pool_.size(); }
   Status setTemplates(std::vector<TemplateImage> bank) override;
   const std::vector<TemplateImage>& templates() const override { return bank_; }
   Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override;

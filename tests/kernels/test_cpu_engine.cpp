@@ -2,7 +2,9 @@
 // templates, bank handling and argument errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "nccmatch/engine.hpp"
 #include "test_support.hpp"
@@ -234,6 +236,27 @@ TEST(Methods, NamesRoundTrip) {
   Method parsed;
   EXPECT_FALSE(parseMethod("ccoeff_normed", &parsed));
   EXPECT_FALSE(parseMethod("6", &parsed));
+}
+
+TEST(CpuEngine, WorkerThreadsFollowTheOptions) {
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (int threads : {0, 1, 2, 5}) {
+    EngineOptions o;
+    o.backend = Backend::Cpu;
+    o.threads = threads;
+    std::unique_ptr<Engine> e;
+    ASSERT_TRUE(Engine::create(o, &e).ok());
+    EXPECT_EQ(e->workerThreads(), threads == 0 ? cores : threads);
+    // Same matches whatever the thread count.
+    Image img = makeImage(97, 61, Fill::Random);
+    TemplateImage t = cutTemplate(img, 40, 20, 9, 7);
+    ASSERT_TRUE(e->setTemplates({t}).ok());
+    FrameResult r;
+    ASSERT_TRUE(e->match(img.view(), {}, &r).ok());
+    ASSERT_EQ(r.matches.size(), 1u);
+    EXPECT_EQ(r.matches[0].x, 40);
+    EXPECT_EQ(r.matches[0].y, 20);
+  }
 }
 
 TEST(Engine, CudaRequestWithoutDeviceFailsClearly) {

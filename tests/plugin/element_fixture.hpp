@@ -118,6 +118,15 @@ class Element : public ::testing::TestWithParam<Backend> {
     gst_harness_set_src_caps(harness_, caps);
   }
 
+  // A string property of the element as read back ("" for NULL).
+  std::string stringProperty(const char* name) {
+    gchar* value = nullptr;
+    g_object_get(element_, name, &value, nullptr);
+    std::string text = value != nullptr ? value : "";
+    g_free(value);
+    return text;
+  }
+
   GstBuffer* pushPull(GstBuffer* in) {
     GstFlowReturn flow = gst_harness_push(harness_, in);
     EXPECT_EQ(flow, GST_FLOW_OK);

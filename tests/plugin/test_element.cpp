@@ -276,10 +276,7 @@ TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   gst_buffer_unref(out);
 
   g_object_set(element_, "template", p2.c_str(), nullptr);
-  gchar* readBack = nullptr;
-  g_object_get(element_, "template", &readBack, nullptr);
-  EXPECT_STREQ(readBack, p2.c_str());
-  g_free(readBack);
+  EXPECT_EQ(stringProperty("template"), p2);
   out = pushPull(makeFrame(layout, scene(160, 120, {{&first, {20, 30}}, {&second, {100, 80}}})));
   rois = roiMetas(out);
   ASSERT_EQ(rois.size(), 1u);
@@ -309,10 +306,7 @@ TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
   gst_buffer_unref(out);
 
   g_object_set(element_, "scales", " 1, 1.5 ,,0.75", nullptr);
-  gchar* readBack = nullptr;
-  g_object_get(element_, "scales", &readBack, nullptr);
-  EXPECT_STREQ(readBack, "1,1.5,0.75");
-  g_free(readBack);
+  EXPECT_EQ(stringProperty("scales"), "1,1.5,0.75");
   std::vector<GstMessage*> stale = popMessages(bus_, GST_MESSAGE_ELEMENT);
   unrefMessages(&stale);
   for (const char* scales : {"1,1.5,0.75", "1,abc"}) {  // the second is refused: nothing changes
@@ -350,10 +344,7 @@ TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
     EXPECT_EQ(uintField(best[0], "width"), 18u);
     unrefMessages(&messages);
   }
-  gchar* kept = nullptr;
-  g_object_get(element_, "scales", &kept, nullptr);
-  EXPECT_STREQ(kept, "1,1.5,0.75");
-  g_free(kept);
+  EXPECT_EQ(stringProperty("scales"), "1,1.5,0.75");
 }
 
 // `search-region`: only the region is searched; matches, meta, messages and drawn boxes are in
@@ -380,10 +371,7 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
 
   // A region around the second copy only (and an odd origin, so nothing is aligned).
   g_object_set(element_, "search-region", " 91,77, 40,25", nullptr);
-  gchar* readBack = nullptr;
-  g_object_get(element_, "search-region", &readBack, nullptr);
-  EXPECT_STREQ(readBack, "91,77,40,25");
-  g_free(readBack);
+  EXPECT_EQ(stringProperty("search-region"), "91,77,40,25");
   std::vector<GstMessage*> stale = popMessages(bus_, GST_MESSAGE_ELEMENT);
   unrefMessages(&stale);
   out = pushPull(makeFrame(layout, frame));
@@ -443,9 +431,7 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(messageText(warnings[0]).find("x,y,width,height"), std::string::npos) << messageText(warnings[0]);
   unrefMessages(&warnings);
-  g_object_get(element_, "search-region", &readBack, nullptr);
-  EXPECT_STREQ(readBack, "10,10,10,20");
-  g_free(readBack);
+  EXPECT_EQ(stringProperty("search-region"), "10,10,10,20");
   g_object_set(element_, "search-region", "", nullptr);
   out = pushPull(makeFrame(layout, frame));
   EXPECT_EQ(matchesIn(out).size(), 2u);
@@ -722,6 +708,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
+      {"cpu-threads", G_TYPE_UINT, false},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -746,6 +733,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
   EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
   EXPECT_STREQ(g_value_get_string(defaultOf("search-region")), "");
+  EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 

@@ -5,6 +5,8 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <string>
 #include <vector>
 
@@ -43,19 +45,30 @@ class Negotiation : public ::testing::TestWithParam<Backend> {
     std::string why;
     if (GetParam() == Backend::Cuda && !cudaAvailable(&why)) GTEST_SKIP() << "CUDA backend: " << why;
     bus_ = gst_bus_new();
+    makeElement();
+  }
+
+  // A fresh nccmatch on the backend under test (dropping the harness and element of before).
+  void makeElement() {
+    dropElement();
     element_ = gst_element_factory_make("nccmatch", nullptr);
     ASSERT_NE(element_, nullptr);
     gst_object_ref_sink(element_);
     g_object_set(element_, "device", int(GetParam()), "display", FALSE, nullptr);
     gst_element_set_bus(element_, bus_);
   }
-
-  void TearDown() override {
+  void dropElement() {
     if (harness_ != nullptr) gst_harness_teardown(harness_);
+    harness_ = nullptr;
     if (element_ != nullptr) {
       gst_element_set_state(element_, GST_STATE_NULL);
       gst_object_unref(element_);
     }
+    element_ = nullptr;
+  }
+
+  void TearDown() override {
+    dropElement();
     if (bus_ != nullptr) {
       std::vector<GstMessage*> rest = popMessages(bus_, GST_MESSAGE_ANY);
       unrefMessages(&rest);
@@ -284,6 +297,9 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   EXPECT_TRUE(gst_structure_get_uint64(idle, "frames", &frames));
   EXPECT_EQ(frames, 0u);
   EXPECT_STREQ(gst_structure_get_string(idle, "backend"), "none");
+  int threads = -1;
+  EXPECT_TRUE(gst_structure_get_int(idle, "threads", &threads));
+  EXPECT_EQ(threads, 0);
   gst_structure_free(idle);
 
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 80, 60, 0);
@@ -298,6 +314,9 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   EXPECT_EQ(frames, 5u);
   EXPECT_STREQ(gst_structure_get_string(s, "backend"), backendName(GetParam()));
   EXPECT_STREQ(gst_structure_get_string(s, "memory"), "system");
+  EXPECT_TRUE(gst_structure_get_int(s, "threads", &threads));
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  EXPECT_EQ(threads, GetParam() == Backend::Cpu ? cores : 1) << "cpu-threads 0: one per core on the CPU";
   double mean = -1, max = -1;
   EXPECT_TRUE(gst_structure_get_double(s, "mean-us", &mean));
   EXPECT_TRUE(gst_structure_get_double(s, "max-us", &max));
@@ -322,6 +341,26 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   EXPECT_TRUE(gst_structure_get_uint64(s, "frames", &frames));
   EXPECT_EQ(frames, 0u);
   gst_structure_free(s);
+}
+
+// cpu-threads sets the CPU backend's workers (stats 'threads'); the CUDA backend ignores it.
+TEST_P(Negotiation, CpuThreadsSetTheCpuBackendsWorkers) {
+  for (guint wanted : {1u, 3u}) {
+    SCOPED_TRACE(wanted);
+    makeElement();
+    g_object_set(element_, "cpu-threads", wanted, nullptr);
+    FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+    startWithTemplate(layout);
+    GstBuffer* out = gst_harness_push_and_pull(harness_, frame(layout, 0));
+    ASSERT_NE(out, nullptr);
+    EXPECT_NE(gst_buffer_get_video_region_of_interest_meta(out), nullptr) << "still matches";
+    gst_buffer_unref(out);
+    GstStructure* s = stats();
+    int threads = 0;
+    EXPECT_TRUE(gst_structure_get_int(s, "threads", &threads));
+    EXPECT_EQ(threads, GetParam() == Backend::Cpu ? int(wanted) : 1);
+    gst_structure_free(s);
+  }
 }
 
 TEST_P(Negotiation, CudaDeviceIdDefaultsToMinusOneAndAnAbsentDeviceFailsToStart) {

@@ -51,7 +51,7 @@ TEST(FrameStats, StructureCarriesEveryField) {
   FrameStats stats;
   stats.add(30);
   stats.add(50);
-  GstStructure* s = makeStatsStructure(stats, "cuda", "system");
+  GstStructure* s = makeStatsStructure(stats, "cuda", "system", 3);
   EXPECT_TRUE(gst_structure_has_name(s, "nccmatch-stats"));
   guint64 frames = 0;
   double mean = 0, max = 0;
@@ -63,6 +63,9 @@ TEST(FrameStats, StructureCarriesEveryField) {
   EXPECT_DOUBLE_EQ(max, 50.0);
   EXPECT_STREQ(gst_structure_get_string(s, "backend"), "cuda");
   EXPECT_STREQ(gst_structure_get_string(s, "memory"), "system");
+  int threads = 0;
+  EXPECT_TRUE(gst_structure_get_int(s, "threads", &threads));
+  EXPECT_EQ(threads, 3);
   gst_structure_free(s);
 }
 

@@ -168,6 +168,7 @@ TEST(Settings, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(s.device, Backend::Auto);
   EXPECT_EQ(s.scales, std::vector<double>{1.0});
   EXPECT_TRUE(s.searchRegion.whole());
+  EXPECT_EQ(s.cpuThreads, 0);
 }
 
 TEST(Settings, MatchParamsCarryEveryMatchingSetting) {

@@ -63,6 +63,9 @@ class Engine {
   virtual ~Engine() = default;
 
   virtual Backend backend() const = 0;
+  // Host threads the engine matches on: the CPU backend's workers (EngineOptions::threads, or
+  // one per core), 1 for the CUDA backend (its host side is the caller's thread).
+  virtual int workerThreads() const { return 1; }
 
   // Replaces the template bank. Every template needs width, height >= 1 and width*height pixels.
   // Per-bank preparation (statistics, layouts) happens here or on the next frame of a new size.
