@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Tracks videotestsrc's moving ball with nccmatch from Python, reading the element's bus messages.
 
-It cuts its template from the first frame itself (a PGM file in a temporary folder), then runs
-    videotestsrc pattern=ball ! GRAY8 ! nccmatch template=ball.pgm ! fakesink
+It finds the ball in the first frame, asks the element to cut its template from that frame (the
+`grab-template` action signal: no image file), then runs
+    videotestsrc pattern=ball ! GRAY8 ! nccmatch ! fakesink
 and prints, per frame, where the ball was found. Exits 1 if any frame has no match.
 
 With --follow it tracks as a tracker would: each match moves the element's search-region to a
@@ -16,9 +17,7 @@ to the very next frame.
 Needs python3-gi and python3-gst-1.0 (Debian 12), and the nccmatch plugin on GST_PLUGIN_PATH.
 """
 import argparse
-import os
 import sys
-import tempfile
 
 import gi
 
@@ -40,8 +39,8 @@ def first_frame():
     return data
 
 
-def cut_ball_template(frame, path):
-    """Writes a SIDE x SIDE PGM centred on the bright pixels' centroid; returns its top-left."""
+def ball_box(frame):
+    """The top-left of a SIDE x SIDE box centred on the bright pixels' centroid."""
     xs = ys = count = 0
     for i, v in enumerate(frame[: WIDTH * HEIGHT]):
         if v > 128:
@@ -52,9 +51,6 @@ def cut_ball_template(frame, path):
         raise SystemExit("no ball in the first frame")
     x0 = min(max(xs // count - SIDE // 2, 0), WIDTH - SIDE)
     y0 = min(max(ys // count - SIDE // 2, 0), HEIGHT - SIDE)
-    rows = b"".join(frame[(y0 + r) * WIDTH + x0:(y0 + r) * WIDTH + x0 + SIDE] for r in range(SIDE))
-    with open(path, "wb") as f:
-        f.write(b"P5\n%d %d\n255\n" % (SIDE, SIDE) + rows)
     return x0, y0
 
 
@@ -75,11 +71,14 @@ def follow_matches(bus, message, match, regions):
     regions[s.get_value("timestamp")] = region or "whole frame"
 
 
-def track(template, frames, device, follow):
-    """Runs the pipeline; returns the list of (frame, x, y, score) of the best match per frame."""
+def track(box, frames, device, follow):
+    """Runs the pipeline, the template cut from its first frame at `box`; returns the list of
+    (frame, x, y, score) of the best match per frame."""
     pipeline = Gst.parse_launch(
-        f"videotestsrc pattern=ball num-buffers={frames} ! {CAPS} ! nccmatch name=match template={template} "
+        f"videotestsrc pattern=ball num-buffers={frames} ! {CAPS} ! nccmatch name=match "
         f"threshold=0.9 max-matches=1 display=false frames-in-flight=1 device={device} ! fakesink")
+    if not pipeline.get_by_name("match").emit("grab-template", "ball", box[0], box[1], SIDE, SIDE):
+        raise SystemExit("grab-template refused the box")
     bus = pipeline.get_bus()
     regions = {}
     if follow:
@@ -125,11 +124,9 @@ def main():
     parser.add_argument("--follow", action="store_true", help="search only around the last match")
     args = parser.parse_args()
     Gst.init(None)
-    with tempfile.TemporaryDirectory() as folder:
-        template = os.path.join(folder, "ball.pgm")
-        x0, y0 = cut_ball_template(first_frame(), template)
-        print(f"template: {SIDE}x{SIDE} cut at ({x0}, {y0}) of the first frame")
-        found = track(template, args.frames, args.device, args.follow)
+    x0, y0 = ball_box(first_frame())
+    print(f"template: {SIDE}x{SIDE} grabbed at ({x0}, {y0}) of the first frame")
+    found = track((x0, y0), args.frames, args.device, args.follow)
     if not found or found[0][1:3] != (x0, y0):
         print("the first frame's match is not where the template was cut", file=sys.stderr)
         return 1

@@ -2,6 +2,8 @@
 // and handed to the engine, the engine created and destroyed in its CUDA context.
 #include "element_state.hpp"
 
+#include <cstring>
+
 #define GST_CAT_DEFAULT gst_nccmatch_debug
 
 namespace nccmatch::plugin::element {
@@ -87,10 +89,14 @@ nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult
 
 // Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
 // while running keeps the previous bank (as templatematch) and posts a warning, once per change.
-bool refreshBank(GstNccMatch* self, const Settings& settings) {
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed) {
   StreamState& stream = *self->stream;
   if (settings.templatesGeneration == stream.loadedGeneration) return true;
   stream.loadedGeneration = settings.templatesGeneration;
+  if (settings.grab) {
+    if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
+    return installBank(self, {*grabbed}, settings.scales, true);
+  }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
   if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
@@ -98,6 +104,37 @@ bool refreshBank(GstNccMatch* self, const Settings& settings) {
     return true;
   }
   return installBank(self, std::move(bank), settings.scales, true);
+}
+
+bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
+                        nccmatch::TemplateImage* out) {
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, GST_MAP_READ)) {
+    GST_ELEMENT_WARNING(self, STREAM, FAILED, ("grab-template: could not read the frame; keeping the previous templates"),
+                        (nullptr));
+    return false;
+  }
+  const int width = GST_VIDEO_FRAME_WIDTH(&frame), height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  const bool inside = (long long)request.x + request.width <= width && (long long)request.y + request.height <= height;
+  if (inside) {
+    out->name = request.name;
+    out->width = request.width;
+    out->height = request.height;
+    out->pixels.resize(std::size_t(request.width) * request.height);
+    const auto* plane = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+    const std::size_t stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
+    for (int y = 0; y < request.height; ++y)
+      std::memcpy(out->pixels.data() + std::size_t(y) * request.width,
+                  plane + std::size_t(request.y + y) * stride + std::size_t(request.x), std::size_t(request.width));
+  }
+  gst_video_frame_unmap(&frame);
+  if (!inside)
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT,
+                        ("grab-template: the box %d,%d,%d,%d is not inside the %dx%d frame; keeping the previous "
+                         "templates",
+                         request.x, request.y, request.width, request.height, width, height),
+                        (nullptr));
+  return inside;
 }
 
 // The engine skips templates larger than the area searched; say so once per template and size.

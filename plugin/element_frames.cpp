@@ -221,6 +221,9 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     releaseFrame(f);
     return flow;
   }
+  // A grab-template request takes its patch from this frame, before the frame is mapped for matching.
+  nccmatch::TemplateImage grabbed;
+  const bool haveGrab = bankChanges && f.settings.grab && cutGrabbedTemplate(self, buffer, *f.settings.grab, &grabbed);
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (contextChanges) {
     // Another context than the one negotiated (e.g. a decoder on another device): the engine
@@ -261,7 +264,7 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     if (!scope.ok()) {
       GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
       flow = GST_FLOW_ERROR;
-    } else if (!refreshBank(self, f.settings)) {
+    } else if (!refreshBank(self, f.settings, haveGrab ? &grabbed : nullptr)) {
       flow = GST_FLOW_ERROR;
     } else {
       f.area = placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame),

@@ -97,9 +97,10 @@ void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
 // `keepOnFailure` (while running) a warning, keeping the previous bank.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
                  bool keepOnFailure);
-// Reloads the bank when `template`/`templates`/`scales` changed since the last load; a failure
-// while running keeps the previous bank and posts a warning.
-bool refreshBank(GstNccMatch* self, const Settings& settings);
+// Reloads the bank when `template`/`templates`/`scales`/`grab-template` changed since the last
+// load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
+// cut for a pending grab-template (null when it could not be cut: the previous bank stays).
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed);
 // The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
 nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
                                   const Settings& settings);
@@ -114,6 +115,12 @@ void destroyEngine(GstNccMatch* self);
 // The shared gstcuda context (from a neighbour, the application, or made here and announced).
 GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId);
 #endif
+
+// Cuts the patch of a grab-template request from `buffer`'s luma plane (mapped for reading by
+// itself, so CUDA memory comes to the host through GStreamer). False, with a warning, when the
+// box is not inside the frame or the buffer cannot be read.
+bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
+                        nccmatch::TemplateImage* out);
 
 // ---- element_frames.cpp: frames in flight ----
 

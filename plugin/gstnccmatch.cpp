@@ -145,9 +145,10 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
     destroyEngine(self);
     return FALSE;
   }
-  if (settings.templateFiles.empty())
+  if (settings.templateFiles.empty() && !settings.grab)
     GST_WARNING_OBJECT(self, "no template set: frames pass through without matches");
-  stream.loadedGeneration = settings.templatesGeneration;
+  // A grab-template request waits for the first frame: its generation stays unloaded until then.
+  stream.loadedGeneration = settings.grab ? settings.templatesGeneration - 1 : settings.templatesGeneration;
   bool installed;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
@@ -362,6 +363,29 @@ void gst_nccmatch_set_context(GstElement* element, GstContext* context) {
 
 // ---- GObject ----
 
+// The `grab-template` action signal: the next frame's box becomes the whole bank (as `template`
+// replaces it), cut in the streaming thread before that frame is matched.
+gboolean gst_nccmatch_grab_template(GstNccMatch* self, const gchar* name, gint x, gint y, gint width, gint height) {
+  if (x < 0 || y < 0 || width < 1 || height < 1) {
+    GST_WARNING_OBJECT(self, "grab-template: box %d,%d,%d,%d refused (x, y >= 0; width, height >= 1)", x, y, width,
+                       height);
+    return FALSE;
+  }
+  nccmatch::plugin::GrabRequest request;
+  request.name = name != nullptr && name[0] != '\0' ? name : "grabbed";
+  request.x = x;
+  request.y = y;
+  request.width = width;
+  request.height = height;
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  s.templateFiles.clear();
+  s.grab = request;
+  ++s.templatesGeneration;
+  GST_OBJECT_UNLOCK(self);
+  return TRUE;
+}
+
 void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
   std::string scalesError, regionError;
@@ -372,11 +396,13 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
       const char* file = g_value_get_string(value);
       s.templateFiles.clear();
       if (file != nullptr && file[0] != '\0') s.templateFiles.emplace_back(file);
+      s.grab.reset();
       ++s.templatesGeneration;
       break;
     }
     case PROP_TEMPLATES:
       s.templateFiles = nccmatch::plugin::parseTemplateList(g_value_get_string(value));
+      s.grab.reset();
       ++s.templatesGeneration;
       break;
     case PROP_METHOD:
@@ -664,6 +690,12 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
                          "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
                          "element message at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+  // gboolean grab-template(gchar* name, gint x, gint y, gint width, gint height)
+  g_signal_new_class_handler("grab-template", G_TYPE_FROM_CLASS(klass),
+                             static_cast<GSignalFlags>(G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION),
+                             G_CALLBACK(gst_nccmatch_grab_template), nullptr, nullptr, nullptr, G_TYPE_BOOLEAN, 5,
+                             G_TYPE_STRING, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
   gst_element_class_set_static_metadata(
       element_class, "Template matching (normalized cross-correlation)", "Filter/Analyzer/Video",

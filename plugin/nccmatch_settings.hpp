@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,18 @@ struct SearchRegion {
   }
 };
 
+// A template to cut from the next frame's luma plane (the `grab-template` action signal).
+struct GrabRequest {
+  std::string name;
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
 struct Settings {
   // Template image files, in bank order (template index = position here).
   std::vector<std::string> templateFiles;
+  // Set by `grab-template` (and cleared by `template`/`templates`): the bank is this one patch of
+  // the first frame after the request, instead of files.
+  std::optional<GrabRequest> grab;
   // Bumped by every set of `template`/`templates`; the streaming thread reloads the bank when the
   // generation it loaded differs, so setting the same file again also reloads it (as templatematch).
   uint64_t templatesGeneration = 0;

@@ -438,6 +438,85 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
   gst_buffer_unref(out);
 }
 
+// `grab-template`: the box of the next frame becomes the bank (cut before that frame is matched, so
+// it matches there at once); bad boxes are refused or warned about; `template` replaces it again.
+TEST_P(Element, GrabTemplateCutsTheBankFromTheNextFrame) {
+  const TemplateImage file = makeTemplate(10, 10, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("file.pgm", file).c_str(), "threshold", 0.95, nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_I420, 160, 120, 2);
+  start(layout);
+  auto grab = [&](const char* name, int x, int y, int w, int h) {
+    gboolean accepted = FALSE;
+    g_signal_emit_by_name(element_, "grab-template", name, x, y, w, h, &accepted);
+    return accepted == TRUE;
+  };
+  auto only = [&](GstBuffer* out, const char* name, guint x, guint y, guint w, guint h) {
+    auto rois = roiMetas(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), name);
+    EXPECT_EQ(rois[0]->x, x);
+    EXPECT_EQ(rois[0]->y, y);
+    EXPECT_EQ(rois[0]->w, w);
+    EXPECT_EQ(rois[0]->h, h);
+  };
+
+  EXPECT_FALSE(grab("bad", 0, 0, 0, 5));
+  EXPECT_FALSE(grab("bad", -1, 0, 5, 5));
+  ASSERT_TRUE(grab("patch", 53, 41, 17, 13));
+  EXPECT_EQ(stringProperty("template"), "") << "grabbing replaces the file list";
+  const Image first = scene(160, 120, {});
+  GstBuffer* out = pushPull(makeFrame(layout, first));
+  ASSERT_NE(out, nullptr);
+  only(out, "patch", 53, 41, 17, 13);
+  EXPECT_NEAR(doubleField(gst_video_region_of_interest_meta_get_param(roiMetas(out)[0], "nccmatch"), "score"), 1.0,
+              tolerance());
+  gst_buffer_unref(out);
+  // The patch elsewhere in a later frame is found there.
+  const TemplateImage patch = cutTemplate(first, 53, 41, 17, 13);
+  out = pushPull(makeFrame(layout, scene(160, 120, {{&patch, {7, 90}}})));
+  only(out, "patch", 7, 90, 17, 13);
+  gst_buffer_unref(out);
+
+  // A box not inside the frame: one warning, the patch stays.
+  ASSERT_TRUE(grab("too-far", 150, 100, 20, 20));
+  out = pushPull(makeFrame(layout, scene(160, 120, {{&patch, {120, 5}}})));
+  only(out, "patch", 120, 5, 17, 13);
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(messageText(warnings[0]).find("150,100,20,20 is not inside the 160x120 frame"), std::string::npos)
+      << messageText(warnings[0]);
+  unrefMessages(&warnings);
+
+  // `template` replaces the grabbed bank.
+  g_object_set(element_, "template", dir_.path("file.pgm").c_str(), nullptr);
+  out = pushPull(makeFrame(layout, scene(160, 120, {{&file, {30, 60}}, {&patch, {100, 20}}})));
+  only(out, "file", 30, 60, 10, 10);
+  gst_buffer_unref(out);
+}
+
+// Requested before the element starts, the grab takes the first frame.
+TEST_P(Element, GrabTemplateBeforeStartTakesTheFirstFrame) {
+  makeElement();
+  gboolean accepted = FALSE;
+  g_signal_emit_by_name(element_, "grab-template", nullptr, 20, 30, 24, 16, &accepted);
+  ASSERT_TRUE(accepted);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 96, 72, 0);
+  start(layout);
+  GstBuffer* out = pushPull(makeFrame(layout, scene(96, 72, {})));
+  ASSERT_NE(out, nullptr);
+  auto rois = roiMetas(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_STREQ(g_quark_to_string(rois[0]->roi_type), "grabbed");
+  EXPECT_EQ(rois[0]->x, 20u);
+  EXPECT_EQ(rois[0]->y, 30u);
+  gst_buffer_unref(out);
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  EXPECT_TRUE(warnings.empty());
+  unrefMessages(&warnings);
+}
+
 TEST_P(Element, MessagesCarryTheFrameTimes) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
