@@ -26,4 +26,4 @@ if [ "${GST_BUNDLE:-1}" = 1 ]; then  # remade each time: the plugin list below m
 fi
 # CUDA fat binaries compress ~30x: the archive keeps what travels to the GPU host small.
 tar -cJf "$pack.tar.xz" "$pack"
-du -sh "$pack" "$pack.tar.xz" .gst 2>/dev/null
+du -sh "$pack" "$pack.tar.xz" .gst 2>/dev/null || true  # no .gst/ with GST_BUNDLE=0

@@ -7,11 +7,14 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "nccmatch/engine.hpp"
+#include "nccmatch/scales.hpp"
 #include "plugin_test_support.hpp"
 
 namespace nccmatch::test {
@@ -59,8 +62,9 @@ Image lumaOf(GstSample* sample) {
 }
 
 // Runs the pipeline to EOS. It names its nccmatch "m"; an appsrc "src" gets `input` pushed; an
-// appsink "out" has its frames' luma kept.
-PipelineRun runPipeline(const std::string& description, const std::vector<GstBuffer*>& input = {}) {
+// appsink "out" has its frames' luma kept; `prepare` is called with "m" before it plays.
+PipelineRun runPipeline(const std::string& description, const std::vector<GstBuffer*>& input = {},
+                        const std::function<void(GstElement*)>& prepare = nullptr) {
   PipelineRun run;
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
@@ -73,6 +77,7 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
   GstElement* m = gst_bin_get_by_name(GST_BIN(pipeline), "m");
+  if (prepare && m != nullptr) prepare(m);
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   if (src != nullptr) {
     for (GstBuffer* b : input) gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(b));
@@ -220,6 +225,61 @@ TEST_F(CudaPipelines, CudaUploadMatchesAndDrawsLikeSystemMemory) {
     for (std::size_t f = 0; f < gpu.lumas.size(); ++f)
       EXPECT_TRUE(gpu.lumas[f].bytes == system.lumas[f].bytes) << "drawn luma differs in frame " << f;
   }
+}
+
+// scales, search-region and grab-template on CUDA memory: the same matches as in system memory
+// (the region's view and the grabbed patch come from device frames).
+TEST_F(CudaPipelines, ScalesSearchRegionAndGrabTemplateOnCudaMemoryMatchSystemMemory) {
+  const int width = 328, height = 250;
+  TemplateImage a = makeTemplate(24, 20, Fill::Random, "a");
+  const TemplateImage larger = resizeTemplate(a, 30, 25);  // scale 1.25
+  writePgm(dir_.path("a.pgm"), a);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, width, height, 0);
+  std::vector<GstBuffer*> frames;
+  for (int i = 0; i < 6; ++i) {
+    Image luma = makeImage(width, height, Fill::Random);
+    paste(&luma, a, 41 + 5 * i, 33);
+    paste(&luma, larger, 150, 101 + 4 * i);
+    paste(&luma, a, 300, 220);  // outside the search region below
+    GstBuffer* buffer = makeFrame(layout, luma);
+    GST_BUFFER_PTS(buffer) = i * GST_SECOND / 30;
+    GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
+    frames.push_back(buffer);
+  }
+  gchar* caps = gst_caps_to_string(capsFor(layout));
+  const std::string source = "appsrc name=src format=time caps=\"" + std::string(caps) + "\"";
+  g_free(caps);
+  const std::string toCuda = " ! cudaupload ! video/x-raw(memory:CUDAMemory) ! ";
+  const std::string sink = " ! fakesink";
+  {
+    SCOPED_TRACE("scales and search-region");
+    const std::string element = "nccmatch name=m device=cuda max-matches=3 threshold=0.8 scales=1,1.25 "
+                                "search-region=3,5,281,230 template=\"" + dir_.path("a.pgm") + "\"";
+    PipelineRun system = runPipeline(source + " ! " + element + sink, frames);
+    PipelineRun gpu = runPipeline(source + toCuda + element + sink, frames);
+    EXPECT_EQ(gpu.memory, "cuda");
+    ASSERT_EQ(system.matches.size(), 6u);
+    EXPECT_EQ(system.matches[0].size(), 2u) << "a at 1 and at 1.25, not the one outside the region";
+    expectSameMatches(gpu, system, 1e-4);
+  }
+  {
+    SCOPED_TRACE("grab-template");
+    const std::string element = "nccmatch name=m device=cuda max-matches=2 threshold=0.8";
+    auto grab = [](GstElement* m) {
+      gboolean accepted = FALSE;
+      g_signal_emit_by_name(m, "grab-template", "grabbed", 150, 101, 30, 25, &accepted);  // the larger a
+      EXPECT_TRUE(accepted);
+    };
+    PipelineRun system = runPipeline(source + " ! " + element + sink, frames, grab);
+    PipelineRun gpu = runPipeline(source + toCuda + element + sink, frames, grab);
+    EXPECT_EQ(gpu.memory, "cuda");
+    ASSERT_EQ(system.matches.size(), 6u);
+    ASSERT_FALSE(system.matches[0].empty());
+    EXPECT_EQ(system.matches[0][0].x, 150u);
+    EXPECT_EQ(system.matches[0][0].y, 101u);
+    expectSameMatches(gpu, system, 1e-4);
+  }
+  for (GstBuffer* f : frames) gst_buffer_unref(f);
 }
 
 // The pipeline of the issue: videotestsrc ! cudaupload ! nccmatch ! cudadownload ! fakesink.
