@@ -823,6 +823,16 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(iou->minimum, 0.0);
   EXPECT_EQ(iou->maximum, 1.0);
 
+  // The grab-template action signal: gboolean (gchararray name, gint x, gint y, gint width, gint height).
+  GSignalQuery query;
+  g_signal_query(g_signal_lookup("grab-template", G_OBJECT_TYPE(element_)), &query);
+  ASSERT_NE(query.signal_id, 0u);
+  EXPECT_TRUE(query.signal_flags & G_SIGNAL_ACTION);
+  EXPECT_EQ(query.return_type, G_TYPE_BOOLEAN);
+  ASSERT_EQ(query.n_params, 5u);
+  EXPECT_EQ(query.param_types[0], G_TYPE_STRING);
+  for (guint i = 1; i < 5; ++i) EXPECT_EQ(query.param_types[i], G_TYPE_INT) << i;
+
   // templatematch's method values and our nicks.
   GEnumClass* methods = G_ENUM_CLASS(g_type_class_ref(g_object_class_find_property(klass, "method")->value_type));
   const char* nicks[] = {"sqdiff", "sqdiff-normed", "ccorr", "ccorr-normed", "ccoeff", "ccoeff-normed"};
