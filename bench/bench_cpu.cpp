@@ -4,18 +4,16 @@
 //   bench_cpu [--reps N] [--threads N] [--quick] [--frame WxH] [--size N] [--bank N]
 // --frame/--size/--bank run only the matching rows (for profiling one case).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cpu_cost_model.hpp"
-#include "median.hpp"
+#include "wall_clock.hpp"
 #include "nccmatch/engine.hpp"
 
 #ifdef NCCMATCH_HAVE_OPENCV
@@ -27,18 +25,7 @@ using namespace nccmatch;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double medianMs(int reps, const std::function<void()>& run) {
-  run();  // warm-up: plans, spectra, caches
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    auto t0 = Clock::now();
-    run();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return nccmatch::bench::median(ms);
-}
+using nccmatch::bench::medianWallMs;
 
 // A camera-like frame: smooth shading plus texture and noise (flat, textured and noisy areas).
 std::vector<uint8_t> makeFrame(int w, int h, std::mt19937& gen) {
@@ -123,7 +110,7 @@ int main(int argc, char** argv) {
           if (!Engine::create(o, &engine).ok() || !engine->setTemplates(bank).ok()) return 1;
           FrameResult result;
           const int r = path == CpuPath::Reference ? std::max(1, reps / 2) : reps;
-          const double ms = medianMs(r, [&] {
+          const double ms = medianWallMs(r, [&] {
             Status s = engine->match(view, params, &result);
             if (!s.ok()) std::fprintf(stderr, "match: %s\n", s.message().c_str());
           });
@@ -142,7 +129,7 @@ int main(int argc, char** argv) {
         for (const TemplateImage& t : bank)
           tpls.emplace_back(t.height, t.width, CV_8UC1, const_cast<uint8_t*>(t.pixels.data()));
         cv::Mat scores;
-        const double cvMs = medianMs(bankSize > 1 ? std::max(1, reps / 2) : reps, [&] {
+        const double cvMs = medianWallMs(bankSize > 1 ? std::max(1, reps / 2) : reps, [&] {
           for (const cv::Mat& t : tpls) {
             cv::matchTemplate(img, t, scores, cv::TM_CCOEFF_NORMED);
             double lo, hi;

@@ -4,18 +4,16 @@
 // repeated frames after a warm-up; prints a markdown table.
 //   bench_cpu_features [--reps N] [--threads N]
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "median.hpp"
+#include "wall_clock.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 
@@ -23,18 +21,7 @@ using namespace nccmatch;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double medianMs(int reps, const std::function<void()>& run) {
-  run();  // warm-up: plans, spectra, caches
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
-    run();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return nccmatch::bench::median(ms);
-}
+using nccmatch::bench::medianWallMs;
 
 // A textured 8-bit frame: smooth shading plus noise, so templates cut from it are distinctive.
 std::vector<uint8_t> makeFrame(int w, int h, std::mt19937& gen) {
@@ -74,7 +61,7 @@ int main(int argc, char** argv) {
     if (!Engine::create(options, &engine).ok() || !engine->setTemplates({t}).ok()) return 1;
     FrameResult result;
     auto run = [&](const FrameView& view) {
-      return medianMs(reps, [&] {
+      return medianWallMs(reps, [&] {
         Status s = engine->match(view, params, &result);
         if (!s.ok()) std::fprintf(stderr, "match: %s\n", s.message().c_str());
       });
@@ -96,7 +83,7 @@ int main(int argc, char** argv) {
       ScaledBank scaled;
       if (!scaleTemplates({t}, scales, &scaled).ok() || !engine->setTemplates(scaled.templates).ok()) return 1;
       FrameResult merged;
-      const double ms = medianMs(reps, [&] {
+      const double ms = medianWallMs(reps, [&] {
         Status s = engine->match(FrameView{frame.data(), w, h, std::size_t(w), MemoryKind::Host}, params, &result);
         if (!s.ok()) std::fprintf(stderr, "match: %s\n", s.message().c_str());
         merged = mergeScaledResult(scaled, result, params);

@@ -127,6 +127,15 @@ class Element : public ::testing::TestWithParam<Backend> {
     return text;
   }
 
+  // The warnings posted since the last look (other message types are dropped): exactly one, whose
+  // text contains `text`.
+  void expectOneWarningContaining(const std::string& text) {
+    std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+    EXPECT_EQ(warnings.size(), 1u) << "one warning per change, not per frame";
+    for (GstMessage* w : warnings) EXPECT_NE(messageText(w).find(text), std::string::npos) << messageText(w);
+    unrefMessages(&warnings);
+  }
+
   GstBuffer* pushPull(GstBuffer* in) {
     GstFlowReturn flow = gst_harness_push(harness_, in);
     EXPECT_EQ(flow, GST_FLOW_OK);

@@ -312,10 +312,7 @@ TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
   for (const char* scales : {"1,1.5,0.75", "1,abc"}) {  // the second is refused: nothing changes
     if (std::strcmp(scales, "1,abc") == 0) {
       g_object_set(element_, "scales", scales, nullptr);
-      std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-      ASSERT_EQ(warnings.size(), 1u);
-      EXPECT_NE(messageText(warnings[0]).find("'abc'"), std::string::npos) << messageText(warnings[0]);
-      unrefMessages(&warnings);
+      expectOneWarningContaining("'abc'");
     }
     out = pushPull(makeFrame(layout, frame));
     ASSERT_NE(out, nullptr);
@@ -419,18 +416,11 @@ TEST_P(Element, SearchRegionLimitsTheSearchAndReportsFrameCoordinates) {
     EXPECT_TRUE(matchesIn(out).empty());
     gst_buffer_unref(out);
   }
-  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("larger than the 10x20 search region"), std::string::npos)
-      << messageText(warnings[0]);
-  unrefMessages(&warnings);
+  expectOneWarningContaining("larger than the 10x20 search region");
 
   // Invalid: refused with a warning, the region stays; empty: the whole frame again.
   g_object_set(element_, "search-region", "1,2,3", nullptr);
-  warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("x,y,width,height"), std::string::npos) << messageText(warnings[0]);
-  unrefMessages(&warnings);
+  expectOneWarningContaining("x,y,width,height");
   EXPECT_EQ(stringProperty("search-region"), "10,10,10,20");
   g_object_set(element_, "search-region", "", nullptr);
   out = pushPull(makeFrame(layout, frame));
@@ -483,11 +473,7 @@ TEST_P(Element, GrabTemplateCutsTheBankFromTheNextFrame) {
   out = pushPull(makeFrame(layout, scene(160, 120, {{&patch, {120, 5}}})));
   only(out, "patch", 120, 5, 17, 13);
   gst_buffer_unref(out);
-  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("150,100,20,20 is not inside the 160x120 frame"), std::string::npos)
-      << messageText(warnings[0]);
-  unrefMessages(&warnings);
+  expectOneWarningContaining("150,100,20,20 is not inside the 160x120 frame");
 
   // `template` replaces the grabbed bank.
   g_object_set(element_, "template", dir_.path("file.pgm").c_str(), nullptr);
@@ -633,10 +619,7 @@ TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
     EXPECT_EQ(rois[0]->x, 33u);
     gst_buffer_unref(out);
   }
-  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u) << "one warning per change, not per frame";
-  EXPECT_NE(messageText(warnings[0]).find(missing), std::string::npos) << messageText(warnings[0]);
-  unrefMessages(&warnings);
+  expectOneWarningContaining(missing);
   std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
   EXPECT_TRUE(errors.empty());
   unrefMessages(&errors);
@@ -657,10 +640,7 @@ TEST_P(Element, ScaledCopyLargerThanTheFrameIsSkippedWithOneWarningNamingTheScal
     EXPECT_EQ(doubleField(gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch"), "scale"), 1.0);
     gst_buffer_unref(out);
   }
-  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(messageText(warnings[0]).find("'small') at scale 6, 48x48"), std::string::npos) << messageText(warnings[0]);
-  unrefMessages(&warnings);
+  expectOneWarningContaining("'small') at scale 6, 48x48");
 }
 
 TEST_P(Element, TemplateLargerThanTheFrameIsSkippedWithOneWarning) {
