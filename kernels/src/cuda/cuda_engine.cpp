@@ -81,6 +81,7 @@ CudaEngine::~CudaEngine() {
     for (FrameSlot& slot : slots_) {
       for (cudaEvent_t e : slot.bandEvents) cudaEventDestroy(e);
       if (slot.done != nullptr) cudaEventDestroy(slot.done);
+      if (slot.graph != nullptr) cudaGraphExecDestroy(slot.graph);
     }
     for (cudaEvent_t e : {uploaded_, transformed_})
       if (e != nullptr) cudaEventDestroy(e);
@@ -278,6 +279,7 @@ Status CudaEngine::prepareSize(int width, int height) {
   maxPositions_ = maxMap;
   NCC_RETURN_IF_ERROR(prepareFusedBank());
   bankChanged_ = false;
+  ++scratchGeneration_;
   return Status();
 }
 
@@ -554,6 +556,28 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   const ResultsLayout layout(T, M);
   NCC_RETURN_IF_ERROR(slot.results.reserve(std::max<std::size_t>(layout.bytes, 16)));
   NCC_RETURN_IF_ERROR(slot.hostResults.reserve(std::max<std::size_t>(layout.bytes, 16)));
+  slot.maxMatches = M;
+  // A graph needs fixed pointers and no event from outside it: a host frame in the slot's own
+  // buffer, uploaded in one band (waited for here), and no SAT (whose build is stamped per call).
+  // Nor may its calls allocate: the sorted NMS (max-matches above kSelectRoundsLimit) sizes its
+  // scratch on first use, so those frames launch one by one.
+  const bool graph = !needSat_ && image_ == slot.frame.as<uint8_t>() && bands_ == 1 &&
+                     bounded.maxMatches <= kSelectRoundsLimit && slot.graphFailedAt != int64_t(scratchGeneration_);
+  if (graph) {
+    NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
+    NCC_RETURN_IF_ERROR(launchMatchingGraph(params, bounded, slot));
+  } else {
+    NCC_RETURN_IF_ERROR(enqueueMatching(params, bounded, slot));
+  }
+  NCC_CUDA_CHECK(cudaEventRecord(slot.done, stream_));
+  slot.frameWidth = frameWidth_;
+  slot.frameHeight = frameHeight_;
+  return Status();
+}
+
+Status CudaEngine::enqueueMatching(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot) {
+  const std::size_t T = bank_.size(), M = slot.maxMatches;
+  const ResultsLayout layout(T, M);
   uint8_t* dev = slot.results.as<uint8_t>();
   int* counts = reinterpret_cast<int*>(dev);
   DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
@@ -582,10 +606,43 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // the slot's copies end before `done`
   NCC_CUDA_CHECK(cudaMemcpyAsync(slot.hostResults.as<uint8_t>(), dev, layout.bytes,
                                  cudaMemcpyDeviceToHost, stream_));
-  NCC_CUDA_CHECK(cudaEventRecord(slot.done, stream_));
-  slot.frameWidth = frameWidth_;
-  slot.frameHeight = frameHeight_;
-  slot.maxMatches = M;
+  return Status();
+}
+
+Status CudaEngine::launchMatchingGraph(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot) {
+  auto bits = [](double v) {
+    uint64_t u = 0;
+    std::memcpy(&u, &v, sizeof u);
+    return u;
+  };
+  // Everything the captured launches baked in: scratch layout, pointers, sizes, the rule.
+  const std::vector<uint64_t> key = {
+      scratchGeneration_, uint64_t(reinterpret_cast<std::uintptr_t>(image_)), uint64_t(imagePitch_),
+      uint64_t(reinterpret_cast<std::uintptr_t>(slot.results.as<void>())),
+      uint64_t(reinterpret_cast<std::uintptr_t>(slot.hostResults.as<void>())), uint64_t(frameWidth_),
+      uint64_t(frameHeight_), uint64_t(params.method), bits(params.threshold), uint64_t(bounded.maxMatches),
+      bits(params.nmsIou)};
+  if (slot.graph == nullptr || slot.graphKey != key) {
+    if (slot.graph != nullptr) NCC_CUDA_CHECK(cudaGraphExecDestroy(slot.graph));
+    slot.graph = nullptr;
+    NCC_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    const Status enqueued = enqueueMatching(params, bounded, slot);
+    cudaGraph_t captured = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &captured);
+    cudaError_t made = cudaErrorUnknown;
+    if (enqueued.ok() && ended == cudaSuccess && captured != nullptr)
+      made = cudaGraphInstantiate(&slot.graph, captured, 0);
+    if (captured != nullptr) cudaGraphDestroy(captured);
+    if (made != cudaSuccess) {
+      // Not capturable here: this slot enqueues its calls one by one from now on.
+      cudaGetLastError();
+      slot.graph = nullptr;
+      slot.graphFailedAt = int64_t(scratchGeneration_);  // tried again after the next relayout
+      return enqueueMatching(params, bounded, slot);
+    }
+    slot.graphKey = key;
+  }
+  NCC_CUDA_CHECK(cudaGraphLaunch(slot.graph, stream_));
   return Status();
 }
 

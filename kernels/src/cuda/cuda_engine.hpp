@@ -69,12 +69,24 @@ class CudaEngine final : public Engine {
     cudaEvent_t done = nullptr;           // on stream_: hostResults is complete
     int frameWidth = 0, frameHeight = 0;
     std::size_t maxMatches = 0;
+    // The slot's matching as a CUDA graph (every template fused, host frame), replayed while
+    // what it was captured for stays the same (GraphKey); one launch instead of a dozen calls.
+    cudaGraphExec_t graph = nullptr;
+    std::vector<uint64_t> graphKey;
+    // The scratch generation at which capture or instantiation failed (-1: never): plain launches
+    // until prepareSize lays the scratch out again.
+    int64_t graphFailedAt = -1;
   };
 
   Status prepareSize(int width, int height);   // per bank and frame size: SAT, FFT spectra, scratch
   Status uploadFrame(const FrameView& frame, FrameSlot& slot);  // sets image_, imagePitch_, bands
   Status buildFrame(const FrameView& frame, FrameSlot& slot);   // upload, SAT, forward FFT
   Status submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot);
+  // Everything a frame's matching enqueues on stream_ after the upload and SAT/FFT: scores,
+  // peaks, the results' copy to slot.hostResults.
+  Status enqueueMatching(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot);
+  // enqueueMatching through the slot's graph (captured again when its key changes).
+  Status launchMatchingGraph(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot);
   FrameSlot& nextSlot() { return slots_[(head_ + inFlight_) % kMaxFramesInFlight]; }
   // Into map_; fused templates also fill the peak handoff.
   Status computeMap(uint32_t templateIndex, Method method, const PeakHandoff& handoff);
@@ -109,6 +121,7 @@ class CudaEngine final : public Engine {
   std::vector<std::unique_ptr<DeviceBuffer>> pixels_;  // tightly packed, device (fft spectra)
   std::vector<std::unique_ptr<DeviceBuffer>> fusedPacked_;  // fused kernel's layout (<= 64x64)
   bool bankChanged_ = true;
+  uint64_t scratchGeneration_ = 0;  // bumped whenever prepareSize (re)lays out the scratch
 
   int frameWidth_ = 0, frameHeight_ = 0;  // size the resources below are prepared for
   std::size_t maxPositions_ = 1;           // the largest map of a fitting template (at least 1)

@@ -1,5 +1,7 @@
 #include "cuda/peaks_kernels.hpp"
 
+#include <cub/device/device_radix_sort.cuh>
+
 #include <climits>
 
 #include "cuda/peaks_device.cuh"
@@ -177,7 +179,129 @@ __global__ void __launch_bounds__(kSelectThreads)
                 kept + t * std::size_t(maxMatches), keptCount + t);
 }
 
+// ---- sorted NMS, for many matches a template ----
+
+// The candidates' order as an unsigned key: larger goodness, larger key; -0.0 ranks as +0.0 (as
+// == does); 0 is below every double, for positions that are not candidates.
+__device__ inline unsigned long long orderedKey(double g) {
+  const unsigned long long u = (unsigned long long)__double_as_longlong(g + 0.0);
+  return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+
+// Every position: key 0, value its own index (raster order, which the stable sort keeps for ties).
+__global__ void __launch_bounds__(kScanThreads)
+    clearKeysKernel(int positions, unsigned long long* __restrict__ keys, int* __restrict__ values) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < positions; i += gridDim.x * blockDim.x) {
+    keys[i] = 0;
+    values[i] = i;
+  }
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    candidateKeysKernel(const double* __restrict__ map, double sign, const int* __restrict__ candidates,
+                        const int* __restrict__ count, unsigned long long* __restrict__ keys) {
+  const int n = *count;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    const int i = candidates[k];
+    if (i >= 0) keys[i] = orderedKey(sign * map[i]);
+  }
+}
+
+// One warp walks the candidates best first (sorted[0..count)) and keeps each one that no kept
+// box overlaps by more than nmsIou (peaks.cpp's greedy NMS); a kept box marks, in a bitmap of the
+// map, every position its box overlaps by more than nmsIou. Linear in the candidates, where the
+// round-per-match select is quadratic when thousands are kept.
+__global__ void __launch_bounds__(32)
+    greedyWalkKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                     int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                     const int* __restrict__ sorted, const int* __restrict__ count,
+                     unsigned* __restrict__ suppressed, DeviceMatch* kept, int* keptCount) {
+  const int lane = threadIdx.x;
+  const int n = *count;
+  // Offsets that can pass IoU > nmsIou: |dx| < w (1 - t) / (1 + t) (dy = 0), one more for rounding.
+  const double t = nmsIou < 0.0 ? 0.0 : nmsIou;
+  const int rx = min(templateWidth - 1, int(templateWidth * (1.0 - t) / (1.0 + t)) + 1);
+  const int ry = min(templateHeight - 1, int(templateHeight * (1.0 - t) / (1.0 + t)) + 1);
+  const int zoneWidth = 2 * rx + 1, zone = zoneWidth * (2 * ry + 1);
+  int k = 0;
+  for (int base = 0; base < n && k < maxMatches;) {
+    const int at = base + lane;
+    const int index = at < n ? sorted[at] : -1;
+    const bool live = index >= 0 && !((__ldcg(suppressed + (index >> 5)) >> (index & 31)) & 1u);
+    const unsigned mask = __ballot_sync(0xffffffffu, live);
+    if (mask == 0) {
+      base += 32;
+      continue;
+    }
+    if (nmsIou >= 1.0) {
+      // Nothing is suppressed: every live lane is kept, in order.
+      const int rank = __popc(mask & ((1u << lane) - 1u));
+      if (live && k + rank < maxMatches) kept[k + rank] = makeMatch(map, mapWidth, mapHeight, sign, index);
+      k = min(maxMatches, k + __popc(mask));
+      base += 32;
+      continue;
+    }
+    const int first = __ffs(mask) - 1;
+    const int keep = __shfl_sync(0xffffffffu, index, first);
+    if (lane == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, keep);
+    ++k;
+    {
+      const int kx = keep % mapWidth, ky = keep / mapWidth;
+      for (int o = lane; o < zone; o += 32) {
+        const int x = kx + o % zoneWidth - rx, y = ky + o / zoneWidth - ry;
+        if (x < 0 || y < 0 || x >= mapWidth || y >= mapHeight) continue;
+        if (boxIouExact(x, y, kx, ky, templateWidth, templateHeight) > nmsIou) {
+          const int p = y * mapWidth + x;
+          atomicOr(suppressed + (p >> 5), 1u << (p & 31));
+        }
+      }
+      __threadfence_block();
+      __syncwarp();
+    }
+    base += first + 1;
+  }
+  if (lane == 0) *keptCount = k;
+}
+
 }  // namespace
+
+Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                      int templateHeight, const MatchParams& params, const int* candidates,
+                      const int* count, DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  const int positions = mapWidth * mapHeight;
+  if (positions > positions_) {
+    NCC_RETURN_IF_ERROR(keys_.reserve(2 * std::size_t(positions) * sizeof(unsigned long long)));
+    NCC_RETURN_IF_ERROR(values_.reserve(2 * std::size_t(positions) * sizeof(int)));
+    NCC_RETURN_IF_ERROR(bitmap_.reserve((std::size_t(positions) + 31) / 32 * sizeof(unsigned)));
+    std::size_t bytes = 0;
+    NCC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+        nullptr, bytes, keys_.as<unsigned long long>(), keys_.as<unsigned long long>() + positions,
+        values_.as<int>(), values_.as<int>() + positions, positions));
+    NCC_RETURN_IF_ERROR(temp_.reserve(std::max<std::size_t>(bytes, 16)));
+    tempBytes_ = std::max<std::size_t>(bytes, 16);
+    positions_ = positions;
+  }
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  unsigned long long* keysIn = keys_.as<unsigned long long>();
+  unsigned long long* keysOut = keysIn + positions_;
+  int* valuesIn = values_.as<int>();
+  int* valuesOut = valuesIn + positions_;
+  const int blocks = std::max(1, std::min((positions + kScanThreads - 1) / kScanThreads, 1024));
+  clearKeysKernel<<<blocks, kScanThreads, 0, stream>>>(positions, keysIn, valuesIn);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  candidateKeysKernel<<<blocks, kScanThreads, 0, stream>>>(map, sign, candidates, count, keysIn);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  std::size_t bytes = tempBytes_;
+  NCC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp_.as<void>(), bytes, keysIn, keysOut,
+                                                           valuesIn, valuesOut, positions, 0, 64, stream));
+  NCC_CUDA_CHECK(cudaMemsetAsync(bitmap_.as<unsigned>(), 0, (std::size_t(positions) + 31) / 32 * sizeof(unsigned),
+                                 stream));
+  greedyWalkKernel<<<1, 32, 0, stream>>>(map, mapWidth, mapHeight, sign, templateWidth, templateHeight,
+                                          params.maxMatches, params.nmsIou, valuesOut, count,
+                                          bitmap_.as<unsigned>(), kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
 
 Status PeakFinder::reserve(std::size_t positions) {
   if (maxBlocks_ == 0) {
@@ -211,11 +335,15 @@ Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int temp
                                                   candidates_.as<int>(), counter_.as<int>(),
                                                   blockBest_.as<Ranked>());
   NCC_CUDA_CHECK(cudaGetLastError());
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
   selectKernel<<<1, kSelectThreads, 0, stream>>>(
-      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, sorted ? 0 : params.maxMatches,
       params.nmsIou, blockBest_.as<Ranked>(), blocks, candidates_.as<int>(), counter_.as<int>(),
       best, kept, keptCount);
   NCC_CUDA_CHECK(cudaGetLastError());
+  if (sorted)
+    NCC_RETURN_IF_ERROR(sortedNms_.run(map, mapWidth, mapHeight, templateWidth, templateHeight, params,
+                                       candidates_.as<int>(), counter_.as<int>(), kept, keptCount, stream));
   return Status();
 }
 
@@ -236,11 +364,15 @@ Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeigh
         counter_.as<int>());
     NCC_CUDA_CHECK(cudaGetLastError());
   }
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
   selectKernel<<<1, kSelectThreads, 0, stream>>>(
-      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, params.maxMatches,
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, sorted ? 0 : params.maxMatches,
       params.nmsIou, handoff.blockBest, partials, candidates_.as<int>(), counter_.as<int>(),
       best, kept, keptCount);
   NCC_CUDA_CHECK(cudaGetLastError());
+  if (sorted)
+    NCC_RETURN_IF_ERROR(sortedNms_.run(map, mapWidth, mapHeight, templateWidth, templateHeight, params,
+                                       candidates_.as<int>(), counter_.as<int>(), kept, keptCount, stream));
   return Status();
 }
 
@@ -283,9 +415,18 @@ Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, Device
         descriptors_.as<BankPeakJob>(), sign);
     NCC_CUDA_CHECK(cudaGetLastError());
   }
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
+  // With many matches the select only finds each template's best; the sorted NMS keeps.
   bankSelectKernel<<<unsigned(count_), kSelectThreads, 0, stream>>>(
-      descriptors_.as<BankPeakJob>(), sign, params.maxMatches, params.nmsIou, best, kept, keptCount);
+      descriptors_.as<BankPeakJob>(), sign, sorted ? 0 : params.maxMatches, params.nmsIou, best, kept, keptCount);
   NCC_CUDA_CHECK(cudaGetLastError());
+  for (int k = 0; sorted && k < count_; ++k) {
+    const BankPeakJob& j = jobs_[k];
+    const std::size_t t = std::size_t(j.templateIndex);
+    NCC_RETURN_IF_ERROR(sortedNms_.run(j.map, j.mapWidth, j.mapHeight, j.templateWidth, j.templateHeight, params,
+                                       j.candidates, j.candidateCount, kept + t * std::size_t(params.maxMatches),
+                                       keptCount + t, stream));
+  }
   return Status();
 }
 

@@ -37,6 +37,25 @@ struct PeakHandoff {
   bool collect = false;       // max-matches > 0: above[] is wanted
 };
 
+// Above this many matches a template, NMS sorts the candidates once (CUB radix sort over the
+// map's positions) and one warp walks them best first with a bitmap of suppressed positions:
+// linear in the candidates. The select below costs one pass over the candidates per kept match,
+// quadratic when thousands are kept (a flat map with huge max-matches: hours at 1080p).
+constexpr int kSelectRoundsLimit = 64;
+
+// Scratch and launches of the sorted NMS (the same kept matches as the select).
+class SortedNms {
+ public:
+  Status run(const double* map, int mapWidth, int mapHeight, int templateWidth, int templateHeight,
+             const MatchParams& params, const int* candidates, const int* count, DeviceMatch* kept,
+             int* keptCount, cudaStream_t stream);
+
+ private:
+  DeviceBuffer keys_, values_, bitmap_, temp_;
+  std::size_t tempBytes_ = 0;
+  int positions_ = 0;
+};
+
 // One template of a bank whose score kernel handed over its peaks (PeakHandoff): where its map
 // and handoff lie. Device pointers; candidates and candidateCount are BankPeakFinder's own.
 struct BankPeakJob {
@@ -67,6 +86,7 @@ class BankPeakFinder {
  private:
   std::vector<BankPeakJob> jobs_;
   DeviceBuffer descriptors_, candidates_, counters_;
+  mutable SortedNms sortedNms_;
   int count_ = 0;
   int sms_ = 1;
 };
@@ -93,6 +113,7 @@ class PeakFinder {
   DeviceBuffer candidates_;  // indices of local extrema passing the threshold
   DeviceBuffer counter_;     // their count
   DeviceBuffer blockBest_;   // per-block best (goodness, index)
+  SortedNms sortedNms_;      // max-matches above kSelectRoundsLimit
   std::size_t positions_ = 0;
   int maxBlocks_ = 0;
 };

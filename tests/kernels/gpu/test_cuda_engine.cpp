@@ -568,6 +568,97 @@ TEST(CudaEngine, SubmittedFramesGiveTheirOwnResultsInOrder) {
   }
 }
 
+// A flat 1080p frame and a flat template: every position scores 1 and is a candidate. Huge
+// max-matches must finish (the round-per-match select was quadratic: hours) with the CPU's
+// matches: every position with nms-iou 1, boxes tiling the frame with nms-iou 0.
+TEST(CudaEngine, HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Flat);
+  TemplateImage t = makeTemplate(8, 8, Fill::Flat);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (double iou : {1.0, 0.0, 0.5}) {
+    MatchParams p;
+    p.maxMatches = 2147483647;
+    p.nmsIou = iou;
+    p.threshold = 0.5;
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    if (iou == 1.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913) * 1073);
+    }
+    if (iou == 0.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913 / 8 + 1) * (1073 / 8 + 1));
+    }
+    expectSameMatches(got, want, true);
+  }
+}
+
+// Frames in flight of an all-fused bank replay a captured graph per slot; whatever changes
+// between frames (the rule, max-matches, the frame size, the bank) must give the CPU's matches.
+TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  std::vector<TemplateImage> bank = {makeTemplate(16, 16, Fill::Random), makeTemplate(24, 9, Fill::Random)};
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  struct Step {
+    int w, h;
+    Method method;
+    double threshold;
+    int maxMatches;
+    double nmsIou;
+  };
+  const Step steps[] = {{640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3},
+                        {640, 360, Method::CCoeffNormed, 0.5, 4, 0.3}, {640, 360, Method::SqDiff, 1e9, 3, 0.0},
+                        {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},  {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},
+                        {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}};
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {  // a new bank: every graph must be captured again
+      bank = {makeTemplate(32, 20, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)};
+      ASSERT_TRUE(gpu->setTemplates(bank).ok());
+      ASSERT_TRUE(cpu->setTemplates(bank).ok());
+    }
+    std::vector<Image> frames;
+    std::vector<MatchParams> params;
+    for (const Step& st : steps) {
+      frames.push_back(makeImage(st.w, st.h, Fill::Random));
+      for (std::size_t i = 0; i < bank.size(); ++i)
+        paste(&frames.back(), bank[i], int(40 + 150 * i + frames.size()), int(20 + 30 * i));
+      MatchParams p;
+      p.method = st.method;
+      p.threshold = st.threshold;
+      p.maxMatches = st.maxMatches;
+      p.nmsIou = st.nmsIou;
+      params.push_back(p);
+    }
+    std::vector<FrameResult> collected;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      if (gpu->framesInFlight() == 2) {
+        collected.emplace_back();
+        ASSERT_TRUE(gpu->collect(&collected.back()).ok());
+      }
+      Status s = gpu->submit(frames[f].view(), params[f]);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    while (gpu->framesInFlight() > 0) {
+      collected.emplace_back();
+      ASSERT_TRUE(gpu->collect(&collected.back()).ok());
+    }
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      FrameResult want;
+      ASSERT_TRUE(cpu->match(frames[f].view(), params[f], &want).ok());
+      SCOPED_TRACE("round " + std::to_string(round) + " frame " + std::to_string(f));
+      expectSameMatches(collected[f], want, true);
+    }
+  }
+}
+
 TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
   // The element accepts max-matches up to INT_MAX; the results buffer must not be sized by it.
   SKIP_WITHOUT_GPU();

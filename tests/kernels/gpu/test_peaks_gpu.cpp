@@ -214,7 +214,8 @@ TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
     double nmsIou;
   };
   const Rule rules[] = {{Method::CCoeffNormed, 0.5, 10, 0.3}, {Method::SqDiff, 0.25, 5, 0.0},
-                        {Method::CCorr, 0.5, 3, 1.0},         {Method::CCoeffNormed, 0.9, 0, 0.3}};
+                        {Method::CCorr, 0.5, 3, 1.0},         {Method::CCoeffNormed, 0.9, 0, 0.3},
+                        {Method::CCoeffNormed, 0.0, 3000, 0.3}, {Method::CCorr, 0.5, 100000, 1.0}};
   for (const Rule& rule : rules) {
     SCOPED_TRACE(methodName(rule.method));
     MatchParams p;
@@ -296,6 +297,13 @@ INSTANTIATE_TEST_SUITE_P(Maps, GpuPeaks, ::testing::Values(
     PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.5,    3,   0.3,  8, 8},  // every position a peak
     PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.6,    3,   0.3,  8, 8},  // none passes
     PeakCase{500, 300,   MapKind::Random,    Method::CCoeffNormed,   0.9,    0,   0.3,  16, 16},  // best only
+    // More than kSelectRoundsLimit matches: the sorted NMS (radix sort + one-warp walk).
+    PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.5,    5000, 1.0, 8, 8},  // all kept, raster order
+    PeakCase{64, 64,     MapKind::Flat,      Method::CCorr,          0.5,    5000, 0.0, 8, 8},  // boxes tile the map
+    PeakCase{37, 23,     MapKind::Quantised, Method::CCoeffNormed,   0.5,    100, 0.3,  5, 5},
+    PeakCase{200, 150,   MapKind::Quantised, Method::SqDiff,         0.5,    1000, 0.95, 7, 4},
+    PeakCase{500, 300,   MapKind::Random,    Method::CCoeffNormed,   0.0,    100000, 0.5, 16, 16},
+    PeakCase{300, 200,   MapKind::Blobs,     Method::SqDiffNormed,   0.9,    65,  0.1,  3, 30},
     PeakCase{500, 300,   MapKind::Random,    Method::CCoeffNormed,   0.9,    50,  0.3,  16, 16},
     PeakCase{500, 300,   MapKind::Blobs,     Method::CCoeffNormed,   0.5,    20,  0.2,  30, 20},
     PeakCase{500, 300,   MapKind::Blobs,     Method::SqDiffNormed,   -0.5,   20,  0.5,  9, 9},
