@@ -39,10 +39,30 @@ __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int widt
   real[std::size_t(y) * fftWidth + x] = Real((double(pixels[std::size_t(y) * width + x]) - mean) * scale);
 }
 
+// The frame passes below walk the frame in runs of kWarpRun pixels, one run per warp: lane l
+// takes pixels l, l+32, ... so every load and store instruction is coalesced, and each thread has
+// kPerLane independent loads in flight. (A row per block with one byte load per step was
+// latency-bound: 93 us beside an 86 us R2C at 3840x2160 on the H200.)
+constexpr int kPerLane = 8;
+constexpr int kWarpRun = 32 * kPerLane;
+
+// Sums a block's per-thread values and adds them to *target with one atomic (thousands of
+// atomics on one address cost more than the pass itself).
+template <typename T>
+__device__ void addBlockTotal(T value, T* target) {
+  for (int d = 16; d > 0; d >>= 1) value += __shfl_down_sync(0xffffffffu, value, d);
+  __shared__ T perWarp[8];
+  if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = value;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T total = 0;
+    for (int w = 0; w < int(blockDim.x) / 32; ++w) total += perWarp[w];
+    if (total != 0) atomicAdd(target, total);
+  }
+}
+
 // Frame minus an offset; the padding is zero. The offset is read on the device so no
 // synchronisation is needed to learn the frame's mean. Adds sum((I - offset)^2) to *normSq.
-// Whole rows per block, a few hundred blocks: one atomic per block (thousands of atomics on one
-// address cost more than the pass itself).
 template <typename Real>
 __global__ void __launch_bounds__(256)
     placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
@@ -56,46 +76,56 @@ __global__ void __launch_bounds__(256)
   }
   // The offset as the transform sees it (rounded to Real), so the norm is that of its input.
   const Real o = Real(offset);
+  const int lane = threadIdx.x & 31;
+  const std::size_t runsPerRow = (std::size_t(fftWidth) + kWarpRun - 1) / kWarpRun;
+  const std::size_t runs = runsPerRow * fftHeight;
+  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   double sq = 0;
-  for (int y = blockIdx.x; y < fftHeight; y += gridDim.x) {
-    Real* out = real + std::size_t(y) * fftWidth;
+  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
+    const int y = int(r / runsPerRow);
+    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
     const uint8_t* in = image + std::size_t(y) * pitch;
-    for (int x = threadIdx.x; x < fftWidth; x += blockDim.x) {
-      Real v = 0;
-      if (x < width && y < height) v = Real(in[x]) - o;
-      out[x] = v;
-      sq += double(v) * double(v);
+    Real* out = real + std::size_t(y) * fftWidth;
+    Real v[kPerLane];
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int x = x0 + 32 * k;
+      v[k] = (y < height && x < width) ? Real(in[x]) - o : Real(0);
+    }
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int x = x0 + 32 * k;
+      if (x < fftWidth) {
+        out[x] = v[k];
+        sq += double(v[k]) * double(v[k]);
+      }
     }
   }
-  for (int d = 16; d > 0; d >>= 1) sq += __shfl_down_sync(0xffffffffu, sq, d);
-  __shared__ double perWarp[8];
-  if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = sq;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0;
-    for (int w = 0; w < int(blockDim.x) / 32; ++w) total += perWarp[w];
-    if (total != 0) atomicAdd(normSq, total);
-  }
+  addBlockTotal(sq, normSq);
 }
 
-// Sum of the frame's pixels into *total (zeroed before); whole rows per block, one atomic each.
+// Sum of the frame's pixels into *total (zeroed before), in the same runs as the placement.
 __global__ void __launch_bounds__(256)
     frameTotalKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                      unsigned long long* total) {
+  const int lane = threadIdx.x & 31;
+  const std::size_t runsPerRow = (std::size_t(width) + kWarpRun - 1) / kWarpRun;
+  const std::size_t runs = runsPerRow * height;
+  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   unsigned long long sum = 0;
-  for (int y = blockIdx.x; y < height; y += gridDim.x)
-    for (int x = threadIdx.x; x < width; x += blockDim.x) sum += image[std::size_t(y) * pitch + x];
-  for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
-  __shared__ unsigned long long perWarp[8];
-  if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long blockSum = 0;
-    for (int w = 0; w < int(blockDim.x) / 32; ++w) blockSum += perWarp[w];
-    if (blockSum != 0) atomicAdd(total, blockSum);
+  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
+    const uint8_t* in = image + (r / runsPerRow) * pitch;
+    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
+    unsigned runSum = 0;  // at most kPerLane * 255
+#pragma unroll
+    for (int k = 0; k < kPerLane; ++k) {
+      const int x = x0 + 32 * k;
+      runSum += x < width ? in[x] : 0u;
+    }
+    sum += runSum;
   }
+  addBlockTotal(sum, total);
 }
-
 
 // Correlation: frame spectrum times the conjugate template spectrum.
 template <typename Complex>
@@ -225,7 +255,7 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
   double* normSq = frameSums_.as<double>() + 1;
   if (offsetSource != frameSums_.as<void>())  // else transformFrame(image, pitch) zeroed it
     NCC_CUDA_CHECK(cudaMemsetAsync(normSq, 0, sizeof(double), stream_));
-  const int block = 256, grid = rowBlocks(fftHeight_);
+  const int block = 256, grid = frameBlocks();
   if (precision_ == FftPrecision::Float) {
     placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
                                                          total32, totalValid, real_.as<float>(),
@@ -247,7 +277,7 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
   NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<void>(), 0, 2 * sizeof(double), stream_));
-  frameTotalKernel<<<rowBlocks(height_), 256, 0, stream_>>>(
+  frameTotalKernel<<<frameBlocks(), 256, 0, stream_>>>(
       image, pitch, width_, height_, frameSums_.as<unsigned long long>());
   NCC_CUDA_CHECK(cudaGetLastError());
   return transformFrame(image, pitch, frameSums_.as<void>(), false, true);

@@ -77,8 +77,9 @@ class FftCorrelator {
   void destroyPlans();
   Status correlateInto(int slot);
 
-  // Blocks for the frame's row passes (mean, placement): about two per SM, at most one a row.
-  int rowBlocks(int rows) const { return rows < 2 * smCount_ ? (rows > 0 ? rows : 1) : 2 * smCount_; }
+  // Blocks for the frame passes (mean, placement): four per SM, each thread with several loads
+  // in flight, and few enough blocks that their one atomic each stays cheap.
+  int frameBlocks() const { return 4 * smCount_; }
 
   int width_ = 0, height_ = 0;
   int smCount_ = 1;  // of the device current at configure()
