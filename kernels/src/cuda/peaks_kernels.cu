@@ -319,13 +319,18 @@ Status PeakFinder::reserve(std::size_t positions) {
   return Status();
 }
 
+Status PeakFinder::prepareMap(int mapWidth, int mapHeight, std::size_t* positions) {
+  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
+  *positions = std::size_t(mapWidth) * mapHeight;
+  if (*positions > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
+  return reserve(*positions);
+}
+
 Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int templateWidth,
                         int templateHeight, const MatchParams& params, DeviceMatch* best,
                         DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
-  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
-  const std::size_t n = std::size_t(mapWidth) * mapHeight;
-  if (n > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
-  NCC_RETURN_IF_ERROR(reserve(n));
+  std::size_t n = 0;
+  NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
   const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
   const bool collect = params.maxMatches > 0;
   NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
@@ -351,10 +356,8 @@ Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeigh
                                    int templateWidth, int templateHeight, const MatchParams& params,
                                    const PeakHandoff& handoff, int partials, DeviceMatch* best,
                                    DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
-  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
-  const std::size_t n = std::size_t(mapWidth) * mapHeight;
-  if (n > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
-  NCC_RETURN_IF_ERROR(reserve(n));
+  std::size_t n = 0;
+  NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
   const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
   NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
   if (params.maxMatches > 0) {

@@ -110,6 +110,8 @@ class PeakFinder {
                          cudaStream_t stream);
 
  private:
+  // Checks the map's size (not empty, positions fit an int), reserves for it, sets *positions.
+  Status prepareMap(int mapWidth, int mapHeight, std::size_t* positions);
   DeviceBuffer candidates_;  // indices of local extrema passing the threshold
   DeviceBuffer counter_;     // their count
   DeviceBuffer blockBest_;   // per-block best (goodness, index)

@@ -22,6 +22,7 @@
 #include "cuda/sat_fused.hpp"
 #include "cuda/sat_fused_wide.cuh"
 #include "cuda/sat_lookback.cuh"
+#include "cuda/sat_tile_scans.cuh"
 #include "cuda/sat_tile_stores.cuh"
 #include "cuda_check.hpp"
 
@@ -29,7 +30,8 @@ namespace nccmatch::cuda {
 namespace {
 
 constexpr int kTileWidth = 64;
-constexpr unsigned kFullMask = 0xffffffffu;
+using tile_scans::kFullMask;
+using tile_scans::kRowSumShift;
 
 template <typename Out>
 struct FusedParams {
@@ -52,9 +54,6 @@ struct FusedParams {
   bool alignedLoads;           // image and pitch even: two pixels per 16-bit load
   bool vectorStores;           // tables aligned to a pair of entries
 };
-
-constexpr uint64_t kRowSumShift = 30;
-constexpr uint64_t kRowSqMask = (uint64_t(1) << kRowSumShift) - 1;
 
 // Registers capped at 64 per thread for tiles of up to 8 rows per warp (1024 threads per SM),
 // 128 beyond: the tile's latency is hidden by the other tiles resident on the multiprocessor.
@@ -111,15 +110,7 @@ __global__ void __launch_bounds__(kWarps * 32, (fusedMinBlocks<kWarps, kRowsPerW
     const uint32_t a = pa[i], b = pb[i], bb = b * b;
     const uint32_t s = a + b, q = a * a + bb;
     uint32_t is = s, iq = q;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const uint32_t ts = __shfl_up_sync(kFullMask, is, d);
-      const uint32_t tq = __shfl_up_sync(kFullMask, iq, d);
-      if (lane >= d) {
-        is += ts;
-        iq += tq;
-      }
-    }
+    tile_scans::warpInclusiveScan2(is, iq, lane);
     runS0 += is - b;
     runS1 += is;
     runQ0 += iq - bb;
@@ -213,30 +204,9 @@ __global__ void __launch_bounds__(kWarps * 32, (fusedMinBlocks<kWarps, kRowsPerW
     }
 
     // HC(y): running sum of the row carries down the tile.
-    Out cs[kRowsPerLane], cq[kRowsPerLane];
-    Out accS = 0, accQ = 0;
-#pragma unroll
-    for (int k = 0; k < kRowsPerLane; ++k) {
-      accS += Out(carry[k] >> kRowSumShift);
-      accQ += Out(carry[k] & kRowSqMask);
-      cs[k] = accS;
-      cq[k] = accQ;
-    }
-    Out incS = accS, incQ = accQ;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const Out ts = __shfl_up_sync(kFullMask, incS, d);
-      const Out tq = __shfl_up_sync(kFullMask, incQ, d);
-      if (lane >= d) {
-        incS += ts;
-        incQ += tq;
-      }
-    }
-    const Out exS = incS - accS, exQ = incQ - accQ;
-#pragma unroll
-    for (int k = 0; k < kRowsPerLane; ++k)
-      sRowCarry[kRowsPerLane * lane + k] = MomentPair<Out>{exS + cs[k], exQ + cq[k]};
-    const Out totS = __shfl_sync(kFullMask, incS, 31), totQ = __shfl_sync(kFullMask, incQ, 31);
+    const MomentPair<Out> rowTotal =
+        tile_scans::rowCarryRunningSums<Out, kRowsPerLane, kTileHeight>(carry, lane, sRowCarry);
+    const Out totS = rowTotal.s, totQ = rowTotal.q;
 
     // Column aggregates: HC(last) + L(x, last), L(x, last) being the tile's column totals.
     uint32_t tS0 = 0, tS1 = 0, tQ0 = 0, tQ1 = 0;
@@ -442,8 +412,8 @@ class FusedSatBuilder final : public SatBuilder {
     const bool vectorStores =
         ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) & (2 * sizeof(Out) - 1)) == 0;
     const unsigned grid = unsigned(tilesAcross(width)) * unsigned(tilesDown(height));
-    if (wide_) {
-      WideFusedParams<Out> p{};
+    // What both kernels' parameters share.
+    auto setCommon = [&](auto& p) {
       p.image = image;
       p.pitch = pitch;
       p.width = width;
@@ -453,25 +423,21 @@ class FusedSatBuilder final : public SatBuilder {
       p.S = static_cast<Out*>(sum);
       p.Q = static_cast<Out*>(sumSq);
       p.ticket = flags_.ticket();
-      p.aggH = rows;
-      p.aggV = cols;
-      p.preV = cols + tiles * config_.tileWidth * 2;
       p.stamp = stamp_;
       p.alignedLoads = alignedLoads;
       p.vectorStores = vectorStores;
+    };
+    if (wide_) {
+      WideFusedParams<Out> p{};
+      setCommon(p);
+      p.aggH = rows;
+      p.aggV = cols;
+      p.preV = cols + tiles * config_.tileWidth * 2;
       p.quadStores = ((reinterpret_cast<std::uintptr_t>(sum) | reinterpret_cast<std::uintptr_t>(sumSq)) & 15) == 0;
       wide_(p, grid, stream);
     } else {
       FusedParams<Out> p{};
-      p.image = image;
-      p.pitch = pitch;
-      p.width = width;
-      p.height = height;
-      p.tilesX = tilesAcross(width);
-      p.tilesY = tilesDown(height);
-      p.S = static_cast<Out*>(sum);
-      p.Q = static_cast<Out*>(sumSq);
-      p.ticket = flags_.ticket();
+      setCommon(p);
       p.flagH = flags_.flags(0);
       p.flagV = flags_.flags(1);
       p.aggH = rows;
@@ -481,9 +447,6 @@ class FusedSatBuilder final : public SatBuilder {
       p.aggV = reinterpret_cast<MomentPair<Out>*>(p.aggVw);
       p.preV = reinterpret_cast<MomentPair<Out>*>(p.preVw);
       NCC_RETURN_IF_ERROR(flags_.nextEpoch(stream, &p.epoch));
-      p.stamp = stamp_;
-      p.alignedLoads = alignedLoads;
-      p.vectorStores = vectorStores;
       launch_(p, grid, stream);
     }
     NCC_CUDA_CHECK(cudaGetLastError());

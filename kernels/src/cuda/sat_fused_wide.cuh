@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "cuda/sat_lookback.cuh"
+#include "cuda/sat_tile_scans.cuh"
 #include "cuda/sat_tile_stores.cuh"
 
 namespace nccmatch::cuda {
@@ -44,9 +45,6 @@ struct WideFusedParams {
 };
 
 namespace wide {
-constexpr unsigned kFullMask = 0xffffffffu;
-constexpr uint64_t kRowSumShift = 30;
-constexpr uint64_t kRowSqMask = (uint64_t(1) << kRowSumShift) - 1;
 
 // kPx adjacent pixels of a row (low byte first), zero outside the image.
 template <int kPx>
@@ -77,9 +75,8 @@ enum WideSkip : int { kNoSkip = 0, kSkipHorizontal = 1, kSkipVertical = 2 };
 template <typename Out, int kPx, int kChunks, int kWarps, int kRowsPerWarp, int kWindow, int kMinBlocks,
           int kBackoffNs, bool kStreaming, int kSkip = kNoSkip>
 __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(const WideFusedParams<Out> p) {
-  using wide::kFullMask;
-  using wide::kRowSumShift;
-  using wide::kRowSqMask;
+  using tile_scans::kFullMask;
+  using tile_scans::kRowSumShift;
   constexpr int kChunkWidth = 32 * kPx;
   constexpr int kTileWidth = kChunkWidth * kChunks;
   constexpr int kTileHeight = kWarps * kRowsPerWarp;
@@ -192,15 +189,7 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(co
         pq[j] = accQ;
       }
       uint32_t is = accS, iq = accQ;
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const uint32_t ts = __shfl_up_sync(kFullMask, is, d);
-        const uint32_t tq = __shfl_up_sync(kFullMask, iq, d);
-        if (lane >= d) {
-          is += ts;
-          iq += tq;
-        }
-      }
+      tile_scans::warpInclusiveScan2(is, iq, lane);
       const uint32_t totS = __shfl_sync(kFullMask, is, 31), totQ = __shfl_sync(kFullMask, iq, 31);
       const uint32_t baseS = offS + is - accS, baseQ = offQ + iq - accQ;
 #pragma unroll
@@ -258,31 +247,9 @@ __global__ void __launch_bounds__(kWarps * 32, kMinBlocks) wideFusedSatKernel(co
     }
 
     // HC(y): running sum of the row carries down the tile.
-    Out cs[kRowsPerLane], cq[kRowsPerLane];
-    Out accS = 0, accQ = 0;
-#pragma unroll
-    for (int k = 0; k < kRowsPerLane; ++k) {
-      accS += Out(carry[k] >> kRowSumShift);
-      accQ += Out(carry[k] & kRowSqMask);
-      cs[k] = accS;
-      cq[k] = accQ;
-    }
-    Out incS = accS, incQ = accQ;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const Out ts = __shfl_up_sync(kFullMask, incS, d);
-      const Out tq = __shfl_up_sync(kFullMask, incQ, d);
-      if (lane >= d) {
-        incS += ts;
-        incQ += tq;
-      }
-    }
-    const Out exS = incS - accS, exQ = incQ - accQ;
-#pragma unroll
-    for (int k = 0; k < kRowsPerLane; ++k)
-      if (kRowsPerLane * lane + k < kTileHeight)
-        sRowCarry[kRowsPerLane * lane + k] = MomentPair<Out>{exS + cs[k], exQ + cq[k]};
-    const Out totS = __shfl_sync(kFullMask, incS, 31), totQ = __shfl_sync(kFullMask, incQ, 31);
+    const MomentPair<Out> rowTotal =
+        tile_scans::rowCarryRunningSums<Out, kRowsPerLane, kTileHeight>(carry, lane, sRowCarry);
+    const Out totS = rowTotal.s, totQ = rowTotal.q;
 
     // Column aggregates HC(last) + L(x, last); the top tile row publishes them as prefixes.
 #pragma unroll
