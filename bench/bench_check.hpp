@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda_check.hpp"
+#include "cuda/cuda_check.hpp"
 
 namespace nccmatch::bench {
 

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu_cost_model.hpp"
+#include "cpu/cpu_cost_model.hpp"
 #include "wall_clock.hpp"
 #include "nccmatch/engine.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "bench_check.hpp"
 #include "median.hpp"
-#include "cuda/sat_fused.hpp"
+#include "cuda/sat/sat_fused.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "npp_runtime.hpp"
 #include "sat_probes.hpp"

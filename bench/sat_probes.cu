@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "bench_check.hpp"
-#include "cuda/sat_fused_wide.cuh"
+#include "cuda/sat/sat_fused_wide.cuh"
 
 namespace nccmatch::bench {
 namespace {

@@ -1,0 +1,132 @@
+#include "common/peaks.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nccmatch {
+
+double boxIou(const Match& a, const Match& b) {
+  double ix = std::max(0, std::min(a.x + a.width, b.x + b.width) - std::max(a.x, b.x));
+  double iy = std::max(0, std::min(a.y + a.height, b.y + b.height) - std::max(a.y, b.y));
+  double inter = ix * iy;
+  double uni = double(a.width) * a.height + double(b.width) * b.height - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou) {
+  for (const Match& k : kept)
+    if (boxIou(box, k) > nmsIou) return true;
+  return false;
+}
+
+KeptBoxes::KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou)
+    : boxWidth_(std::max(1, boxWidth)),
+      boxHeight_(std::max(1, boxHeight)),
+      nmsIou_(nmsIou),
+      cellsX_(std::max(1, mapWidth) / std::max(1, boxWidth) + 1),
+      cellsY_(std::max(1, mapHeight) / std::max(1, boxHeight) + 1) {}
+
+void KeptBoxes::file(int k) {
+  const int cell = (kept_[k].y / boxHeight_) * cellsX_ + kept_[k].x / boxWidth_;
+  next_[k] = head_[cell];
+  head_[cell] = k;
+}
+
+void KeptBoxes::add(const Match& box) {
+  kept_.push_back(box);
+  if (nmsIou_ >= 1.0) return;  // never consulted
+  if (kept_.size() == kLinearLimit) {
+    head_.assign(std::size_t(cellsX_) * cellsY_, -1);
+    next_.assign(kept_.size(), -1);
+    for (int k = 0; k < int(kept_.size()); ++k) file(k);
+  } else if (kept_.size() > kLinearLimit) {
+    next_.push_back(-1);
+    file(int(kept_.size()) - 1);
+  }
+}
+
+bool KeptBoxes::suppresses(const Match& box) const {
+  if (nmsIou_ >= 1.0) return false;
+  if (kept_.size() < kLinearLimit) return suppressedByAny(box, kept_, nmsIou_);
+  const int cx = box.x / boxWidth_, cy = box.y / boxHeight_;
+  for (int y = std::max(0, cy - 1); y <= std::min(cellsY_ - 1, cy + 1); ++y)
+    for (int x = std::max(0, cx - 1); x <= std::min(cellsX_ - 1, cx + 1); ++x)
+      for (int k = head_[std::size_t(y) * cellsX_ + x]; k >= 0; k = next_[k])
+        if (boxIou(box, kept_[k]) > nmsIou_) return true;
+  return false;
+}
+
+double parabolaOffset(double left, double centre, double right) {
+  double curvature = left - 2.0 * centre + right;
+  if (curvature == 0.0 || !std::isfinite(curvature)) return 0.0;
+  double offset = 0.5 * (left - right) / curvature;
+  if (!std::isfinite(offset)) return 0.0;
+  return std::clamp(offset, -0.5, 0.5);
+}
+
+bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign, int x, int y, double g) {
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int ny = y + dy;
+    if (ny < 0 || ny >= mapHeight) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int nx = x + dx;
+      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+      if (sign * map[std::size_t(ny) * mapWidth + nx] > g) return false;
+    }
+  }
+  return true;
+}
+
+Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,
+                int templateHeight, uint32_t templateIndex, int x, int y) {
+  auto good = [&](int px, int py) { return sign * map[std::size_t(py) * mapWidth + px]; };
+  Match m;
+  m.templateIndex = templateIndex;
+  m.x = x;
+  m.y = y;
+  m.width = templateWidth;
+  m.height = templateHeight;
+  m.score = map[std::size_t(y) * mapWidth + x];
+  const double g = good(x, y);
+  m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
+  m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
+  return m;
+}
+
+void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth,
+               int templateHeight, uint32_t templateIndex, const MatchParams& params,
+               std::vector<Match>* matches, std::optional<Match>* best) {
+  best->reset();
+  if (mapWidth <= 0 || mapHeight <= 0) return;
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double goodEnough = sign * params.threshold;
+  auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
+
+  auto makeMatch = [&](int x, int y) {
+    return peakMatch(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, templateIndex, x, y);
+  };
+
+  PeakCandidate top{good(0, 0), 0, 0};
+  std::vector<PeakCandidate> candidates;
+  for (int y = 0; y < mapHeight; ++y) {
+    for (int x = 0; x < mapWidth; ++x) {
+      const double g = good(x, y);
+      PeakCandidate c{g, x, y};
+      if (betterCandidate(c, top)) top = c;
+      if (params.maxMatches <= 0 || !(g >= goodEnough)) continue;
+      if (isLocalPeak(map, mapWidth, mapHeight, sign, x, y, g)) candidates.push_back(c);
+    }
+  }
+  *best = makeMatch(top.x, top.y);
+
+  std::sort(candidates.begin(), candidates.end(), betterCandidate);
+  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou);
+  for (const PeakCandidate& c : candidates) {
+    if (int(kept.boxes().size()) >= params.maxMatches) break;
+    Match m = makeMatch(c.x, c.y);
+    if (!kept.suppresses(m)) kept.add(m);
+  }
+  matches->insert(matches->end(), kept.boxes().begin(), kept.boxes().end());
+}
+
+}  // namespace nccmatch

@@ -1,0 +1,67 @@
+#include "common/validate.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace nccmatch {
+
+namespace {
+std::string sizeText(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
+}  // namespace
+
+Status validateTemplates(const std::vector<TemplateImage>& bank) {
+  for (std::size_t i = 0; i < bank.size(); ++i) {
+    const TemplateImage& t = bank[i];
+    std::string label = "template " + std::to_string(i) + (t.name.empty() ? "" : " ('" + t.name + "')");
+    if (t.width < 1 || t.height < 1)
+      return Status::error(label + " has size " + sizeText(t.width, t.height) + "; it must be at least 1x1");
+    if (t.width > 16384 || t.height > 16384)
+      return Status::error(label + " has size " + sizeText(t.width, t.height) + "; the limit is 16384x16384");
+    if (t.pixels.size() != std::size_t(t.width) * std::size_t(t.height))
+      return Status::error(label + " has " + std::to_string(t.pixels.size()) + " pixels; " +
+                           sizeText(t.width, t.height) + " needs " +
+                           std::to_string(std::size_t(t.width) * t.height));
+  }
+  return Status();
+}
+
+Status validateFrame(const FrameView& frame) {
+  if (frame.data == nullptr) return Status::error("frame has no pixel data (null pointer)");
+  if (frame.width < 1 || frame.height < 1)
+    return Status::error("frame size " + sizeText(frame.width, frame.height) + " must be at least 1x1");
+  if (frame.width > 16384 || frame.height > 16384)
+    return Status::error("frame size " + sizeText(frame.width, frame.height) + " exceeds 16384x16384");
+  if (frame.stride < std::size_t(frame.width))
+    return Status::error("frame stride " + std::to_string(frame.stride) + " is less than its width " +
+                         std::to_string(frame.width));
+  return Status();
+}
+
+Status validateParams(const MatchParams& params) {
+  int m = static_cast<int>(params.method);
+  if (m < 0 || m > 5) return Status::error("method " + std::to_string(m) + " is not one of 0..5");
+  if (std::isnan(params.threshold)) return Status::error("threshold is NaN");
+  if (params.maxMatches < 0)
+    return Status::error("max-matches " + std::to_string(params.maxMatches) + " is negative");
+  if (!(params.nmsIou >= 0.0 && params.nmsIou <= 1.0))
+    return Status::error("nms-iou " + std::to_string(params.nmsIou) + " is outside [0, 1]");
+  return Status();
+}
+
+Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const FrameView& frame,
+                               Method method, uint32_t templateIndex, const std::vector<double>* map) {
+  if (map == nullptr) return Status::error("scoreMap: map pointer is null");
+  if (templateIndex >= bank.size())
+    return Status::error("scoreMap: template index " + std::to_string(templateIndex) +
+                         " is outside the bank of " + std::to_string(bank.size()));
+  MatchParams params;
+  params.method = method;
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  const TemplateImage& t = bank[templateIndex];
+  if (t.width > frame.width || t.height > frame.height)
+    return Status::error("scoreMap: template '" + t.name + "' is larger than the frame");
+  return Status();
+}
+
+}  // namespace nccmatch

@@ -1,0 +1,254 @@
+#include "cpu/cpu_engine.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "cpu/cpu_cost_model.hpp"
+#include "cpu/cpu_numerator_direct.hpp"
+#include "cpu/cpu_peaks.hpp"
+#include "cpu/cpu_score_centred.hpp"
+#include "cpu/cpu_score_rows.hpp"
+#include "cpu/cpu_window_sums.hpp"
+#include "nccmatch/sat.hpp"
+#include "common/peaks.hpp"
+#include "common/validate.hpp"
+#ifdef NCCMATCH_HAVE_FFTW
+#include "cpu/cpu_numerator_fft.hpp"
+#endif
+
+namespace nccmatch {
+
+CpuEngine::CpuEngine(int threads, CpuPath path) : pool_(threads), path_(path) {}
+CpuEngine::~CpuEngine() = default;
+
+Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
+  NCC_RETURN_IF_ERROR(validateTemplates(bank));
+  std::vector<TemplateStats> stats;
+  stats.reserve(bank.size());
+  for (const TemplateImage& t : bank) stats.push_back(templateStats(t));
+  packed_.clear();
+  for (const TemplateImage& t : bank) packed_.push_back(packDirectTemplate(t));
+  bank_ = std::move(bank);
+  stats_ = std::move(stats);
+  ++bankGeneration_;
+  return Status();
+}
+
+Status CpuEngine::prepareFrame(const FrameView& frame) {
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  if (frame.memory != MemoryKind::Host)
+    return Status::error("the CPU backend needs frames in host memory");
+  if (path_ == CpuPath::Fft && !cpuFftAvailable())
+    return Status::error("CPU path 'fft' needs FFTW3, and this build of nccmatch has none "
+                         "(configure with -Dfftw=enabled)");
+  resolved_.assign(bank_.size(), CpuPath::Reference);
+  std::vector<bool> useFft(bank_.size(), false);
+  bool anyFft = false, anyReference = false;
+  for (std::size_t i = 0; i < bank_.size(); ++i) {
+    const TemplateImage& t = bank_[i];
+    if (t.width > frame.width || t.height > frame.height) continue;
+    resolved_[i] = resolveCpuPath(path_, frame.width, frame.height, t.width, t.height, pool_.size());
+    useFft[i] = resolved_[i] == CpuPath::Fft;
+    anyFft = anyFft || useFft[i];
+    anyReference = anyReference || resolved_[i] == CpuPath::Reference;
+  }
+  // Only the Reference path reads the int64 SATs; the fast paths sum windows from the pixels.
+  if (anyReference) {
+    const std::size_t n = std::size_t(frame.width) * frame.height;
+    sat_.resize(n);
+    satSq_.resize(n);
+    NCC_RETURN_IF_ERROR(
+        buildSatCpu(frame.data, frame.stride, frame.width, frame.height, sat_.data(), satSq_.data()));
+  }
+#ifdef NCCMATCH_HAVE_FFTW
+  if (anyFft) {
+    if (!fft_) fft_ = std::make_unique<FftNumerator>();
+    fft_->prepare(&bank_, bankGeneration_, useFft, frame.width, frame.height, pool_.size());
+    fft_->transformFrame(frame, pool_);
+  }
+#else
+  (void)anyFft;
+#endif
+  return Status();
+}
+
+void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t templateIndex,
+                              double* out) {
+  switch (resolved_[templateIndex]) {
+    case CpuPath::Direct: return computeScoresDirect(frame, method, templateIndex, out);
+    case CpuPath::Fft: return computeScoresFft(frame, method, templateIndex, out);
+    default: return computeScoresReference(frame, method, templateIndex, out);
+  }
+}
+
+void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex,
+                                    double* out) {
+  const TemplateImage& t = bank_[templateIndex];
+  const TemplateStats& stats = stats_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
+  const int mapH = frame.height - t.height + 1;
+  const DirectTemplate& packed = packed_[templateIndex];
+  const bool vnni = directVnniUsable(packed);
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    thread_local std::vector<int64_t> cross, s1, s2;
+    thread_local std::vector<int32_t> scratch;
+    thread_local WindowSumRows windows;
+    if (int(cross.size()) < mapW) cross.resize(mapW), s1.resize(mapW), s2.resize(mapW), scratch.resize(mapW);
+    windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
+    for (int y = yBegin; y < yEnd; ++y) {
+      if (y > yBegin) windows.advance();
+      windows.sums(s1.data(), s2.data());
+      if (vnni)
+        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, t, packed, s1.data(),
+                           scratch.data(), cross.data());
+      else
+        directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
+      scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
+    }
+  });
+}
+
+void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t templateIndex,
+                                 double* out) {
+#ifdef NCCMATCH_HAVE_FFTW
+  const TemplateImage& t = bank_[templateIndex];
+  const TemplateStats& stats = stats_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
+  // A normalised score moves by (numerator error) / denominator; where that could exceed this,
+  // the window's numerator is recomputed exactly (near-flat windows, seldom many). 1e-5 keeps
+  // ten times clear of the 1e-4 agreement the tests ask for.
+  constexpr double kMaxScoreError = 1e-5;
+  // Each tile is scored as soon as its inverse transform is done, while it is still in cache.
+  fft_->centredCrossTiles(templateIndex, pool_, [&](int x0, int y0, int x1, int y1, const float* values,
+                                                    int stride, float err) {
+    thread_local std::vector<int64_t> s1, s2;
+    thread_local WindowSumRows windows;
+    const int count = x1 - x0;
+    if (int(s1.size()) < count) s1.resize(count), s2.resize(count);
+    const double minDenominator = double(err) / kMaxScoreError;
+    windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
+    for (int y = y0; y < y1; ++y) {
+      double* row = out + std::size_t(y) * mapW + x0;
+      const float* num = values + std::size_t(y - y0) * stride;
+      if (y > y0) windows.advance();
+      windows.sums(s1.data(), s2.data());
+      if (!scoreRowCentred(method, stats, s1.data(), s2.data(), num, count, minDenominator, row)) continue;
+      for (int i = 0; i < count; ++i) {
+        const CentredScore r = scoreFromCentred(method, stats, s1[i], s2[i], num[i]);
+        if (r.denominator > 0 && r.denominator < minDenominator) {
+          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, t);
+          row[i] = scoreFromSums(method, stats, s1[i], s2[i], c);
+        }
+      }
+    }
+  });
+#else
+  (void)frame, (void)method, (void)templateIndex, (void)out;
+#endif
+}
+
+double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex,
+                               int x, int y) const {
+  const TemplateImage& t = bank_[templateIndex];
+  int64_t s1, s2;
+  windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
+  int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
+  return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
+}
+
+// The FFT path's reported scores are made exact, and ties ordered as on the exact paths.
+void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+                              std::size_t firstMatch, FrameResult* result) const {
+  const TemplateImage& t = bank_[templateIndex];
+  const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
+  const double sign = lowerIsBetter(method) ? -1.0 : 1.0;
+  auto refine = [&](Match* m) {
+    m->score = exactScoreAt(frame, method, templateIndex, m->x, m->y);
+    const double g = sign * m->score;
+    auto good = [&](int x, int y) { return sign * exactScoreAt(frame, method, templateIndex, x, y); };
+    m->subX = m->x + (m->x > 0 && m->x + 1 < mapW ? parabolaOffset(good(m->x - 1, m->y), g, good(m->x + 1, m->y)) : 0.0);
+    m->subY = m->y + (m->y > 0 && m->y + 1 < mapH ? parabolaOffset(good(m->x, m->y - 1), g, good(m->x, m->y + 1)) : 0.0);
+  };
+  for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
+  if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
+  auto better = [&](const Match& a, const Match& b) {
+    if (a.score != b.score) return sign * a.score > sign * b.score;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  };
+  std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(), better);
+  // Exact ties (copies of the template) go to the first in raster order, as on the exact paths.
+  std::optional<Match>& best = result->best[templateIndex];
+  if (best && result->matches.size() > firstMatch && better(result->matches[firstMatch], *best))
+    best = result->matches[firstMatch];
+}
+
+void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,
+                              double* out) {
+  const TemplateImage& t = bank_[templateIndex];
+  const TemplateStats& stats = stats_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
+  const int mapH = frame.height - t.height + 1;
+  // A template row's dot product fits int32 while width * 255^2 < 2^31.
+  const bool rowFitsInt32 = t.width < 33025;
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    std::vector<int64_t> cross(mapW);
+    for (int y = yBegin; y < yEnd; ++y) {
+      std::fill(cross.begin(), cross.end(), 0);
+      for (int ty = 0; ty < t.height; ++ty) {
+        const uint8_t* img = frame.data + std::size_t(y + ty) * frame.stride;
+        const uint8_t* tpl = t.pixels.data() + std::size_t(ty) * t.width;
+        for (int x = 0; x < mapW; ++x) {
+          if (rowFitsInt32) {
+            int32_t dot = 0;
+            for (int tx = 0; tx < t.width; ++tx) dot += int32_t(img[x + tx]) * int32_t(tpl[tx]);
+            cross[x] += dot;
+          } else {
+            int64_t dot = 0;
+            for (int tx = 0; tx < t.width; ++tx) dot += int64_t(img[x + tx]) * int64_t(tpl[tx]);
+            cross[x] += dot;
+          }
+        }
+      }
+      double* row = out + std::size_t(y) * mapW;
+      for (int x = 0; x < mapW; ++x) {
+        int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+        int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+        row[x] = scoreFromSums(method, stats, s1, s2, cross[x]);
+      }
+    }
+  });
+}
+
+Status CpuEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
+  if (result == nullptr) return Status::error("match: result pointer is null");
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  NCC_RETURN_IF_ERROR(prepareFrame(frame));
+  result->matches.clear();
+  result->best.assign(bank_.size(), std::nullopt);
+  for (uint32_t i = 0; i < bank_.size(); ++i) {
+    const TemplateImage& t = bank_[i];
+    if (t.width > frame.width || t.height > frame.height) continue;
+    const int mapW = frame.width - t.width + 1;
+    const int mapH = frame.height - t.height + 1;
+    map_.resize(std::size_t(mapW) * mapH);
+    computeScores(frame, params.method, i, map_.data());
+    const std::size_t firstMatch = result->matches.size();
+    findPeaksParallel(map_.data(), mapW, mapH, t.width, t.height, i, params, pool_, &result->matches,
+                      &result->best[i]);
+    if (resolved_[i] == CpuPath::Fft) refineMatches(frame, params.method, i, firstMatch, result);
+  }
+  return Status();
+}
+
+Status CpuEngine::scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
+                          std::vector<double>* map) {
+  NCC_RETURN_IF_ERROR(validateScoreMapRequest(bank_, frame, method, templateIndex, map));
+  NCC_RETURN_IF_ERROR(prepareFrame(frame));
+  const TemplateImage& t = bank_[templateIndex];
+  map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
+  computeScores(frame, method, templateIndex, map->data());
+  return Status();
+}
+
+}  // namespace nccmatch

@@ -1,0 +1,63 @@
+// The CPU backend: exact integer window sums and double scores, with three ways to compute the
+// numerator sum(I*T): Reference (plain loops and int64 SATs, the oracle for every test), Direct
+// (exact, AVX-512 VNNI or auto-vectorised rows) and Fft (tiled FFTW correlation with the
+// zero-mean template). Direct and Fft sum windows from the pixels in cache (cpu_window_sums.hpp)
+// and find peaks on all threads (cpu_peaks.hpp). Auto picks Direct or Fft per template with a
+// measured cost model.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cpu/cpu_numerator_direct.hpp"
+#include "nccmatch/engine.hpp"
+#include "rules/score_rules.hpp"
+#include "cpu/thread_pool.hpp"
+
+namespace nccmatch {
+
+class FftNumerator;
+
+class CpuEngine final : public Engine {
+ public:
+  CpuEngine(int threads, CpuPath path);
+  ~CpuEngine() override;
+
+  Backend backend() const override { return Backend::Cpu; }
+  int workerThreads() const override { return pool_.size(); }
+  Status setTemplates(std::vector<TemplateImage> bank) override;
+  const std::vector<TemplateImage>& templates() const override { return bank_; }
+  Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override;
+  Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
+                  std::vector<double>* map) override;
+
+  // The numerator path used for each template on the last frame (Auto resolved).
+  const std::vector<CpuPath>& resolvedPaths() const { return resolved_; }
+
+ private:
+  Status prepareFrame(const FrameView& frame);
+  void computeScores(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  void computeScoresFft(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
+  double exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex, int x, int y) const;
+  void refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+                     std::size_t firstMatch, FrameResult* result) const;
+
+  ThreadPool pool_;
+  CpuPath path_;
+  std::vector<TemplateImage> bank_;
+  std::vector<TemplateStats> stats_;
+  std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
+  uint64_t bankGeneration_ = 0;
+  std::vector<CpuPath> resolved_;
+  // The Reference path's tables of the current frame; sized once per frame size.
+  std::vector<int64_t> sat_;
+  std::vector<int64_t> satSq_;
+  std::vector<double> map_;
+#ifdef NCCMATCH_HAVE_FFTW  // defined for the library and everything using it (kernels/meson.build)
+  std::unique_ptr<FftNumerator> fft_;
+#endif
+};
+
+}  // namespace nccmatch

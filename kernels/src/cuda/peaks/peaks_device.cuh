@@ -1,0 +1,67 @@
+// Device helpers of peak finding shared by the peak kernels and the score kernels that hand
+// over per-block bests and threshold candidates (peaks.cpp's ordering rules).
+#pragma once
+
+#include "cuda/peaks/peaks_kernels.hpp"
+
+namespace nccmatch::cuda {
+
+// peaks.cpp's betterCandidate: better goodness, then raster order (smaller index).
+__device__ inline bool better(const Ranked& a, const Ranked& b) {
+  if (b.index < 0) return a.index >= 0;
+  if (a.index < 0) return false;
+  if (a.goodness != b.goodness) return a.goodness > b.goodness;
+  return a.index < b.index;
+}
+
+__device__ inline Ranked warpBest(Ranked r) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    Ranked o;
+    o.goodness = __shfl_down_sync(0xffffffffu, r.goodness, offset);
+    o.index = __shfl_down_sync(0xffffffffu, r.index, offset);
+    if (better(o, r)) r = o;
+  }
+  return r;
+}
+
+// Position in a block of any shape (1-D, 2-D or 3-D), in the order warps are formed.
+__device__ inline int linearThread() {
+  return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+}
+
+// The block's best, returned to every thread. All threads of the block must call it; the block
+// holds whole warps.
+__device__ inline Ranked blockBest(Ranked r) {
+  __shared__ Ranked perWarp[32];
+  __shared__ Ranked result;
+  const int tid = linearThread();
+  const int lane = tid & 31, warp = tid >> 5;
+  r = warpBest(r);
+  if (lane == 0) perWarp[warp] = r;
+  __syncthreads();
+  if (warp == 0) {
+    const int warps = int(blockDim.x * blockDim.y * blockDim.z + 31) >> 5;
+    Ranked v = lane < warps ? perWarp[lane] : Ranked{0.0, -1};
+    v = warpBest(v);
+    if (lane == 0) result = v;
+  }
+  __syncthreads();
+  Ranked out = result;
+  __syncthreads();  // result may be rewritten by the next call
+  return out;
+}
+
+// Appends `index` to list[] for every lane where `take` holds, one atomic per warp. All lanes
+// of the warp must call it.
+__device__ inline void appendWarp(bool take, int index, int* list, int* count) {
+  const unsigned mask = __ballot_sync(0xffffffffu, take);
+  if (mask == 0) return;
+  const int lane = linearThread() & 31;
+  const int leader = __ffs(mask) - 1;
+  int base = 0;
+  if (lane == leader) base = atomicAdd(count, __popc(mask));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (take) list[base + __popc(mask & ((1u << lane) - 1u))] = index;
+}
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,436 @@
+#include "cuda/peaks/peaks_kernels.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <climits>
+
+#include "cuda/peaks/peaks_device.cuh"
+#include "cuda/cuda_check.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+constexpr int kScanThreads = 256;
+constexpr int kScanBlocksPerSm = 8;
+constexpr int kSelectThreads = 1024;
+
+// Explicit roundings: no fused multiply-add may change a bit against the CPU's peaks.cpp.
+__device__ double parabolaOffsetExact(double left, double centre, double right) {
+  const double curvature = __dadd_rn(__dsub_rn(left, __dmul_rn(2.0, centre)), right);
+  if (curvature == 0.0 || !isfinite(curvature)) return 0.0;
+  const double offset = __ddiv_rn(__dmul_rn(0.5, __dsub_rn(left, right)), curvature);
+  if (!isfinite(offset)) return 0.0;
+  return offset < -0.5 ? -0.5 : (offset > 0.5 ? 0.5 : offset);
+}
+
+__device__ double boxIouExact(int ax, int ay, int bx, int by, int w, int h) {
+  const int ix = max(0, min(ax + w, bx + w) - max(ax, bx));
+  const int iy = max(0, min(ay + h, by + h) - max(ay, by));
+  const double inter = __dmul_rn(double(ix), double(iy));
+  const double area = __dmul_rn(double(w), double(h));
+  const double uni = __dsub_rn(__dadd_rn(area, area), inter);
+  return uni > 0 ? __ddiv_rn(inter, uni) : 0.0;
+}
+
+__device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight, double sign,
+                                 int index) {
+  DeviceMatch m;
+  m.x = index % mapWidth;
+  m.y = index / mapWidth;
+  const std::size_t i = std::size_t(index);
+  m.score = map[i];
+  const double g = sign * map[i];
+  m.subX = m.x + (m.x > 0 && m.x + 1 < mapWidth
+                      ? parabolaOffsetExact(sign * map[i - 1], g, sign * map[i + 1])
+                      : 0.0);
+  m.subY = m.y + (m.y > 0 && m.y + 1 < mapHeight
+                      ? parabolaOffsetExact(sign * map[i - mapWidth], g, sign * map[i + mapWidth])
+                      : 0.0);
+  return m;
+}
+
+// No 8-neighbour is strictly better (peaks.cpp's local-extremum rule).
+__device__ inline bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign,
+                                   int i, double g) {
+  const int x = i % mapWidth, y = i / mapWidth;
+  for (int dy = -1; dy <= 1; ++dy) {
+    const int ny = y + dy;
+    if (ny < 0 || ny >= mapHeight) continue;
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int nx = x + dx;
+      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
+      if (sign * map[ny * mapWidth + nx] > g) return false;
+    }
+  }
+  return true;
+}
+
+// Every position: the block's best, and the local extrema that pass the threshold.
+__global__ void __launch_bounds__(kScanThreads)
+    scanKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+               double goodEnough, bool collect, int* __restrict__ candidates,
+               int* __restrict__ count, Ranked* __restrict__ partial) {
+  Ranked best{0.0, -1};
+  const int n = mapWidth * mapHeight;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const double g = sign * map[i];
+    const Ranked here{g, i};
+    if (better(here, best)) best = here;
+    if (!collect || !(g >= goodEnough)) continue;
+    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, g)) candidates[atomicAdd(count, 1)] = i;
+  }
+  best = blockBest(best);
+  if (threadIdx.x == 0) partial[blockIdx.x] = best;
+}
+
+// The handed-over positions above the threshold that are local extrema, compacted; the grid's
+// x dimension walks the list.
+__device__ inline void compactLocalPeaks(const double* __restrict__ map, int mapWidth, int mapHeight,
+                                         double sign, const int* __restrict__ above,
+                                         const int* __restrict__ aboveCount,
+                                         int* __restrict__ candidates, int* __restrict__ count) {
+  const int n = *aboveCount;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    const int i = above[k];
+    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, sign * map[i]))
+      candidates[atomicAdd(count, 1)] = i;
+  }
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    localPeaksKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                     const int* __restrict__ above, const int* __restrict__ aboveCount,
+                     int* __restrict__ candidates, int* __restrict__ count) {
+  compactLocalPeaks(map, mapWidth, mapHeight, sign, above, aboveCount, candidates, count);
+}
+
+// A bank: blockIdx.y is the job.
+__global__ void __launch_bounds__(kScanThreads)
+    bankLocalPeaksKernel(const BankPeakJob* __restrict__ jobs, double sign) {
+  const BankPeakJob& j = jobs[blockIdx.y];
+  compactLocalPeaks(j.map, j.mapWidth, j.mapHeight, sign, j.above, j.aboveCount, j.candidates,
+                    j.candidateCount);
+}
+
+// One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
+// live candidate; a candidate dies (its slot set to -1) when it is kept or when the box kept in
+// the round before overlaps it by more than nmsIou. So the best live candidate is exactly what
+// peaks.cpp's sorted scan keeps k-th, and each round costs one pass over the candidates instead
+// of a comparison with every kept box (O(n*k) in all, not O(n*k^2)).
+__device__ inline void selectMatches(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                                     int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                                     const Ranked* __restrict__ partial, int partials,
+                                     int* __restrict__ candidates, const int* __restrict__ count,
+                                     DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  Ranked r{0.0, -1};
+  for (int i = threadIdx.x; i < partials; i += blockDim.x)
+    if (better(partial[i], r)) r = partial[i];
+  r = blockBest(r);
+  if (threadIdx.x == 0 && r.index >= 0) *best = makeMatch(map, mapWidth, mapHeight, sign, r.index);
+
+  const int n = *count;
+  int lastIndex = -1;  // the box kept in the previous round
+  int k = 0;
+  for (; k < maxMatches; ++k) {
+    const int lastX = lastIndex >= 0 ? lastIndex % mapWidth : 0;
+    const int lastY = lastIndex >= 0 ? lastIndex / mapWidth : 0;
+    Ranked pick{0.0, -1};
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const int index = candidates[i];
+      if (index < 0) continue;
+      if (lastIndex >= 0 &&
+          (index == lastIndex ||
+           boxIouExact(index % mapWidth, index / mapWidth, lastX, lastY, templateWidth,
+                       templateHeight) > nmsIou)) {
+        candidates[i] = -1;
+        continue;
+      }
+      const Ranked c{sign * map[index], index};
+      if (better(c, pick)) pick = c;
+    }
+    pick = blockBest(pick);  // also a barrier: every slot of this round is settled
+    if (pick.index < 0) break;
+    if (threadIdx.x == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, pick.index);
+    lastIndex = pick.index;
+  }
+  if (threadIdx.x == 0) *keptCount = k;
+}
+
+__global__ void __launch_bounds__(kSelectThreads)
+    selectKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                 int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                 const Ranked* __restrict__ partial, int partials,
+                 int* __restrict__ candidates, const int* __restrict__ count,
+                 DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  selectMatches(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, maxMatches, nmsIou,
+                partial, partials, candidates, count, best, kept, keptCount);
+}
+
+// A bank: one block per job; job j's results go to slot j.templateIndex of best, keptCount and
+// kept (maxMatches entries each).
+__global__ void __launch_bounds__(kSelectThreads)
+    bankSelectKernel(const BankPeakJob* __restrict__ jobs, double sign, int maxMatches,
+                     double nmsIou, DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+  const BankPeakJob& j = jobs[blockIdx.x];
+  const std::size_t t = std::size_t(j.templateIndex);
+  selectMatches(j.map, j.mapWidth, j.mapHeight, sign, j.templateWidth, j.templateHeight, maxMatches,
+                nmsIou, j.blockBest, j.partials, j.candidates, j.candidateCount, best + t,
+                kept + t * std::size_t(maxMatches), keptCount + t);
+}
+
+// ---- sorted NMS, for many matches a template ----
+
+// The candidates' order as an unsigned key: larger goodness, larger key; -0.0 ranks as +0.0 (as
+// == does); 0 is below every double, for positions that are not candidates.
+__device__ inline unsigned long long orderedKey(double g) {
+  const unsigned long long u = (unsigned long long)__double_as_longlong(g + 0.0);
+  return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+
+// Every position: key 0, value its own index (raster order, which the stable sort keeps for ties).
+__global__ void __launch_bounds__(kScanThreads)
+    clearKeysKernel(int positions, unsigned long long* __restrict__ keys, int* __restrict__ values) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < positions; i += gridDim.x * blockDim.x) {
+    keys[i] = 0;
+    values[i] = i;
+  }
+}
+
+__global__ void __launch_bounds__(kScanThreads)
+    candidateKeysKernel(const double* __restrict__ map, double sign, const int* __restrict__ candidates,
+                        const int* __restrict__ count, unsigned long long* __restrict__ keys) {
+  const int n = *count;
+  for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    const int i = candidates[k];
+    if (i >= 0) keys[i] = orderedKey(sign * map[i]);
+  }
+}
+
+// One warp walks the candidates best first (sorted[0..count)) and keeps each one that no kept
+// box overlaps by more than nmsIou (peaks.cpp's greedy NMS); a kept box marks, in a bitmap of the
+// map, every position its box overlaps by more than nmsIou. Linear in the candidates, where the
+// round-per-match select is quadratic when thousands are kept.
+__global__ void __launch_bounds__(32)
+    greedyWalkKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
+                     int templateWidth, int templateHeight, int maxMatches, double nmsIou,
+                     const int* __restrict__ sorted, const int* __restrict__ count,
+                     unsigned* __restrict__ suppressed, DeviceMatch* kept, int* keptCount) {
+  const int lane = threadIdx.x;
+  const int n = *count;
+  // Offsets that can pass IoU > nmsIou: |dx| < w (1 - t) / (1 + t) (dy = 0), one more for rounding.
+  const double t = nmsIou < 0.0 ? 0.0 : nmsIou;
+  const int rx = min(templateWidth - 1, int(templateWidth * (1.0 - t) / (1.0 + t)) + 1);
+  const int ry = min(templateHeight - 1, int(templateHeight * (1.0 - t) / (1.0 + t)) + 1);
+  const int zoneWidth = 2 * rx + 1, zone = zoneWidth * (2 * ry + 1);
+  int k = 0;
+  for (int base = 0; base < n && k < maxMatches;) {
+    const int at = base + lane;
+    const int index = at < n ? sorted[at] : -1;
+    const bool live = index >= 0 && !((__ldcg(suppressed + (index >> 5)) >> (index & 31)) & 1u);
+    const unsigned mask = __ballot_sync(0xffffffffu, live);
+    if (mask == 0) {
+      base += 32;
+      continue;
+    }
+    if (nmsIou >= 1.0) {
+      // Nothing is suppressed: every live lane is kept, in order.
+      const int rank = __popc(mask & ((1u << lane) - 1u));
+      if (live && k + rank < maxMatches) kept[k + rank] = makeMatch(map, mapWidth, mapHeight, sign, index);
+      k = min(maxMatches, k + __popc(mask));
+      base += 32;
+      continue;
+    }
+    const int first = __ffs(mask) - 1;
+    const int keep = __shfl_sync(0xffffffffu, index, first);
+    if (lane == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, keep);
+    ++k;
+    {
+      const int kx = keep % mapWidth, ky = keep / mapWidth;
+      for (int o = lane; o < zone; o += 32) {
+        const int x = kx + o % zoneWidth - rx, y = ky + o / zoneWidth - ry;
+        if (x < 0 || y < 0 || x >= mapWidth || y >= mapHeight) continue;
+        if (boxIouExact(x, y, kx, ky, templateWidth, templateHeight) > nmsIou) {
+          const int p = y * mapWidth + x;
+          atomicOr(suppressed + (p >> 5), 1u << (p & 31));
+        }
+      }
+      __threadfence_block();
+      __syncwarp();
+    }
+    base += first + 1;
+  }
+  if (lane == 0) *keptCount = k;
+}
+
+}  // namespace
+
+Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                      int templateHeight, const MatchParams& params, const int* candidates,
+                      const int* count, DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  const int positions = mapWidth * mapHeight;
+  if (positions > positions_) {
+    NCC_RETURN_IF_ERROR(keys_.reserve(2 * std::size_t(positions) * sizeof(unsigned long long)));
+    NCC_RETURN_IF_ERROR(values_.reserve(2 * std::size_t(positions) * sizeof(int)));
+    NCC_RETURN_IF_ERROR(bitmap_.reserve((std::size_t(positions) + 31) / 32 * sizeof(unsigned)));
+    std::size_t bytes = 0;
+    NCC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(
+        nullptr, bytes, keys_.as<unsigned long long>(), keys_.as<unsigned long long>() + positions,
+        values_.as<int>(), values_.as<int>() + positions, positions));
+    NCC_RETURN_IF_ERROR(temp_.reserve(std::max<std::size_t>(bytes, 16)));
+    tempBytes_ = std::max<std::size_t>(bytes, 16);
+    positions_ = positions;
+  }
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  unsigned long long* keysIn = keys_.as<unsigned long long>();
+  unsigned long long* keysOut = keysIn + positions_;
+  int* valuesIn = values_.as<int>();
+  int* valuesOut = valuesIn + positions_;
+  const int blocks = std::max(1, std::min((positions + kScanThreads - 1) / kScanThreads, 1024));
+  clearKeysKernel<<<blocks, kScanThreads, 0, stream>>>(positions, keysIn, valuesIn);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  candidateKeysKernel<<<blocks, kScanThreads, 0, stream>>>(map, sign, candidates, count, keysIn);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  std::size_t bytes = tempBytes_;
+  NCC_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp_.as<void>(), bytes, keysIn, keysOut,
+                                                           valuesIn, valuesOut, positions, 0, 64, stream));
+  NCC_CUDA_CHECK(cudaMemsetAsync(bitmap_.as<unsigned>(), 0, (std::size_t(positions) + 31) / 32 * sizeof(unsigned),
+                                 stream));
+  greedyWalkKernel<<<1, 32, 0, stream>>>(map, mapWidth, mapHeight, sign, templateWidth, templateHeight,
+                                          params.maxMatches, params.nmsIou, valuesOut, count,
+                                          bitmap_.as<unsigned>(), kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+Status PeakFinder::reserve(std::size_t positions) {
+  if (maxBlocks_ == 0) {
+    int device = 0, sms = 0;
+    NCC_CUDA_CHECK(cudaGetDevice(&device));
+    NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    maxBlocks_ = sms * kScanBlocksPerSm;
+    NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(int)));
+    NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * maxBlocks_));
+  }
+  if (positions > positions_) {
+    NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));
+    positions_ = positions;
+  }
+  return Status();
+}
+
+Status PeakFinder::prepareMap(int mapWidth, int mapHeight, std::size_t* positions) {
+  if (mapWidth <= 0 || mapHeight <= 0) return Status::error("peaks: empty map");
+  *positions = std::size_t(mapWidth) * mapHeight;
+  if (*positions > std::size_t(INT_MAX)) return Status::error("peaks: map too large");
+  return reserve(*positions);
+}
+
+Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                        int templateHeight, const MatchParams& params, DeviceMatch* best,
+                        DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  std::size_t n = 0;
+  NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const bool collect = params.maxMatches > 0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
+  const int blocks = int(std::min<std::size_t>((n + kScanThreads - 1) / kScanThreads, maxBlocks_));
+  scanKernel<<<blocks, kScanThreads, 0, stream>>>(map, mapWidth, mapHeight, sign,
+                                                  sign * params.threshold, collect,
+                                                  candidates_.as<int>(), counter_.as<int>(),
+                                                  blockBest_.as<Ranked>());
+  NCC_CUDA_CHECK(cudaGetLastError());
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
+  selectKernel<<<1, kSelectThreads, 0, stream>>>(
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, sorted ? 0 : params.maxMatches,
+      params.nmsIou, blockBest_.as<Ranked>(), blocks, candidates_.as<int>(), counter_.as<int>(),
+      best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  if (sorted)
+    NCC_RETURN_IF_ERROR(sortedNms_.run(map, mapWidth, mapHeight, templateWidth, templateHeight, params,
+                                       candidates_.as<int>(), counter_.as<int>(), kept, keptCount, stream));
+  return Status();
+}
+
+Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeight,
+                                   int templateWidth, int templateHeight, const MatchParams& params,
+                                   const PeakHandoff& handoff, int partials, DeviceMatch* best,
+                                   DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+  std::size_t n = 0;
+  NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
+  if (params.maxMatches > 0) {
+    // Few positions pass a useful threshold; a grid of one wave covers a low one too.
+    localPeaksKernel<<<maxBlocks_ / kScanBlocksPerSm * 2, kScanThreads, 0, stream>>>(
+        map, mapWidth, mapHeight, sign, handoff.above, handoff.aboveCount, candidates_.as<int>(),
+        counter_.as<int>());
+    NCC_CUDA_CHECK(cudaGetLastError());
+  }
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
+  selectKernel<<<1, kSelectThreads, 0, stream>>>(
+      map, mapWidth, mapHeight, sign, templateWidth, templateHeight, sorted ? 0 : params.maxMatches,
+      params.nmsIou, handoff.blockBest, partials, candidates_.as<int>(), counter_.as<int>(),
+      best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  if (sorted)
+    NCC_RETURN_IF_ERROR(sortedNms_.run(map, mapWidth, mapHeight, templateWidth, templateHeight, params,
+                                       candidates_.as<int>(), counter_.as<int>(), kept, keptCount, stream));
+  return Status();
+}
+
+Status BankPeakFinder::set(const std::vector<BankPeakJob>& jobs) {
+  jobs_.clear();
+  count_ = 0;
+  if (jobs.empty()) return Status();
+  std::size_t positions = 0;
+  for (const BankPeakJob& j : jobs) positions += std::size_t(j.mapWidth) * j.mapHeight;
+  NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));
+  NCC_RETURN_IF_ERROR(counters_.reserve(jobs.size() * sizeof(int)));
+  std::vector<BankPeakJob> placed = jobs;
+  std::size_t offset = 0;
+  for (std::size_t k = 0; k < placed.size(); ++k) {
+    placed[k].candidates = candidates_.as<int>() + offset;
+    placed[k].candidateCount = counters_.as<int>() + k;
+    offset += std::size_t(placed[k].mapWidth) * placed[k].mapHeight;
+  }
+  NCC_RETURN_IF_ERROR(descriptors_.reserve(placed.size() * sizeof(BankPeakJob)));
+  NCC_CUDA_CHECK(cudaMemcpy(descriptors_.as<void>(), placed.data(), placed.size() * sizeof(BankPeakJob),
+                            cudaMemcpyHostToDevice));
+  jobs_ = std::move(placed);
+  count_ = int(jobs_.size());
+  int device = 0;
+  NCC_CUDA_CHECK(cudaGetDevice(&device));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+  return Status();
+}
+
+Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
+                            int* keptCount, cudaStream_t stream) const {
+  if (count_ == 0) return Status();
+  if (params.maxMatches < 0) return Status::error("bank peaks: negative max-matches");
+  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<int>(), 0, std::size_t(count_) * sizeof(int), stream));
+  if (params.maxMatches > 0) {
+    // One wave in all, spread over the templates.
+    const int perJob = std::max(1, 2 * std::max(sms_, 1) / count_);
+    bankLocalPeaksKernel<<<dim3(unsigned(perJob), unsigned(count_)), kScanThreads, 0, stream>>>(
+        descriptors_.as<BankPeakJob>(), sign);
+    NCC_CUDA_CHECK(cudaGetLastError());
+  }
+  const bool sorted = params.maxMatches > kSelectRoundsLimit;
+  // With many matches the select only finds each template's best; the sorted NMS keeps.
+  bankSelectKernel<<<unsigned(count_), kSelectThreads, 0, stream>>>(
+      descriptors_.as<BankPeakJob>(), sign, sorted ? 0 : params.maxMatches, params.nmsIou, best, kept, keptCount);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  for (int k = 0; sorted && k < count_; ++k) {
+    const BankPeakJob& j = jobs_[k];
+    const std::size_t t = std::size_t(j.templateIndex);
+    NCC_RETURN_IF_ERROR(sortedNms_.run(j.map, j.mapWidth, j.mapHeight, j.templateWidth, j.templateHeight, params,
+                                       j.candidates, j.candidateCount, kept + t * std::size_t(params.maxMatches),
+                                       keptCount + t, stream));
+  }
+  return Status();
+}
+
+}  // namespace nccmatch::cuda

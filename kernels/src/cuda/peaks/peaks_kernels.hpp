@@ -1,0 +1,123 @@
+// Peak finding on a score map that stays on the GPU: threshold, local extrema, greedy
+// non-maximum suppression, max-matches and sub-pixel refinement, with exactly the rules and
+// arithmetic of peaks.cpp, so the matches equal the CPU backend's.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "cuda/engine/device_buffer.hpp"
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::cuda {
+
+// One match as the device writes it; the host adds template index and size.
+struct DeviceMatch {
+  int x = 0, y = 0;
+  double score = 0.0, subX = 0.0, subY = 0.0;
+};
+
+// A position and its goodness (score times sign: larger is better); index -1 for none.
+struct Ranked {
+  double goodness;
+  int index;  // y * mapWidth + x
+};
+
+// What a score kernel hands to peak finding besides the map: the best of each of its blocks,
+// and the positions whose goodness reaches the threshold (in any order). Device pointers.
+struct PeakHandoff {
+  Ranked* blockBest = nullptr;
+  int* above = nullptr;
+  int* aboveCount = nullptr;  // zeroed before the score kernel
+  double sign = 1.0;          // -1 for the sqdiff methods
+  double goodEnough = 0.0;    // sign * threshold
+  bool collect = false;       // max-matches > 0: above[] is wanted
+};
+
+// Above this many matches a template, NMS sorts the candidates once (CUB radix sort over the
+// map's positions) and one warp walks them best first with a bitmap of suppressed positions:
+// linear in the candidates. The select below costs one pass over the candidates per kept match,
+// quadratic when thousands are kept (a flat map with huge max-matches: hours at 1080p).
+constexpr int kSelectRoundsLimit = 64;
+
+// Scratch and launches of the sorted NMS (the same kept matches as the select).
+class SortedNms {
+ public:
+  Status run(const double* map, int mapWidth, int mapHeight, int templateWidth, int templateHeight,
+             const MatchParams& params, const int* candidates, const int* count, DeviceMatch* kept,
+             int* keptCount, cudaStream_t stream);
+
+ private:
+  DeviceBuffer keys_, values_, bitmap_, temp_;
+  std::size_t tempBytes_ = 0;
+  int positions_ = 0;
+};
+
+// One template of a bank whose score kernel handed over its peaks (PeakHandoff): where its map
+// and handoff lie. Device pointers; candidates and candidateCount are BankPeakFinder's own.
+struct BankPeakJob {
+  const double* map = nullptr;
+  int mapWidth = 0, mapHeight = 0;
+  int templateWidth = 0, templateHeight = 0;
+  int templateIndex = 0;  // results slot
+  const Ranked* blockBest = nullptr;
+  int partials = 0;       // blockBest entries
+  const int* above = nullptr;
+  const int* aboveCount = nullptr;
+  int* candidates = nullptr;
+  int* candidateCount = nullptr;
+};
+
+// findFromHandoff for every template of a bank in two launches (not two per template): the
+// local extrema of all handoffs, then one block per template for the best and the NMS.
+class BankPeakFinder {
+ public:
+  // The bank's jobs, uploaded once per bank and frame size (synchronously).
+  Status set(const std::vector<BankPeakJob>& jobs);
+  int size() const { return count_; }
+  // Writes best[t], kept[t * maxMatches ...] and keptCount[t] for each job's template t, exactly
+  // as findFromHandoff would. Enqueues on stream only.
+  Status find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
+              cudaStream_t stream) const;
+
+ private:
+  std::vector<BankPeakJob> jobs_;
+  DeviceBuffer descriptors_, candidates_, counters_;
+  mutable SortedNms sortedNms_;
+  int count_ = 0;
+  int sms_ = 1;
+};
+
+class PeakFinder {
+ public:
+  // Scratch for maps of up to `positions` entries.
+  Status reserve(std::size_t positions);
+
+  // Writes the global best to *best, the kept matches (best first) to kept[0..*keptCount) with
+  // room for params.maxMatches. All pointers are device memory; only enqueues work on stream.
+  Status find(const double* map, int mapWidth, int mapHeight, int templateWidth,
+              int templateHeight, const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
+              int* keptCount, cudaStream_t stream);
+
+  // The same results from a score kernel's handoff (`partials` block bests) instead of a scan
+  // of the whole map: only the positions above the threshold are read back.
+  Status findFromHandoff(const double* map, int mapWidth, int mapHeight, int templateWidth,
+                         int templateHeight, const MatchParams& params, const PeakHandoff& handoff,
+                         int partials, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
+                         cudaStream_t stream);
+
+ private:
+  // Checks the map's size (not empty, positions fit an int), reserves for it, sets *positions.
+  Status prepareMap(int mapWidth, int mapHeight, std::size_t* positions);
+  DeviceBuffer candidates_;  // indices of local extrema passing the threshold
+  DeviceBuffer counter_;     // their count
+  DeviceBuffer blockBest_;   // per-block best (goodness, index)
+  SortedNms sortedNms_;      // max-matches above kSelectRoundsLimit
+  std::size_t positions_ = 0;
+  int maxBlocks_ = 0;
+};
+
+}  // namespace nccmatch::cuda

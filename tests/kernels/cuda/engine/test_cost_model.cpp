@@ -1,0 +1,78 @@
+// The CUDA cost model (no device needed): fused templates up to 64x64 go spatial at 1080p and
+// 2160p (the fused kernel measured faster than the float FFT there), larger ones to the FFT,
+// explicit choices are never Auto, and the predictions grow with the work they price.
+#include <gtest/gtest.h>
+
+#include "cuda/engine/cost_model.hpp"
+#include "cuda/numerator/spatial_scores.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+constexpr int kH200Sms = 132;
+
+struct PickCase {
+  int frameW, frameH, side;
+  CudaNumerator want;
+};
+
+std::ostream& operator<<(std::ostream& os, const PickCase& c) {
+  return os << c.frameW << "x" << c.frameH << " template " << c.side;
+}
+
+class CudaCostModelPicks : public ::testing::TestWithParam<PickCase> {};
+
+TEST_P(CudaCostModelPicks, AsMeasuredOnTheH200) {
+  const PickCase c = GetParam();
+  EXPECT_EQ(cuda::chooseNumerator(c.side, c.side, c.frameW, c.frameH, kH200Sms), c.want) << c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CudaCostModelPicks, ::testing::Values(
+    PickCase{1920, 1080, 1, CudaNumerator::Spatial},
+    PickCase{1920, 1080, 8, CudaNumerator::Spatial},
+    PickCase{1920, 1080, 16, CudaNumerator::Spatial},
+    PickCase{1920, 1080, 32, CudaNumerator::Spatial},
+    PickCase{1920, 1080, 64, CudaNumerator::Spatial},   // fused: below the FFT since 4 rows a warp
+    PickCase{1920, 1080, 128, CudaNumerator::Fft},
+    PickCase{1920, 1080, 256, CudaNumerator::Fft},
+    PickCase{3840, 2160, 8, CudaNumerator::Spatial},
+    PickCase{3840, 2160, 32, CudaNumerator::Spatial},
+    PickCase{3840, 2160, 64, CudaNumerator::Spatial},
+    PickCase{3840, 2160, 65, CudaNumerator::Fft},       // one past the fused kernel
+    PickCase{3840, 2160, 256, CudaNumerator::Fft},
+    PickCase{64, 64, 64, CudaNumerator::Spatial}));     // one position
+
+TEST(CudaCostModel, PredictionsGrowWithTheirWork) {
+  // Fused: more template rows and K steps cost more; a larger frame costs more.
+  double last = 0.0;
+  for (int side : {1, 8, 16, 17, 32, 48, 64}) {
+    ASSERT_TRUE(cuda::fusedSpatialFits(side, side));
+    const double t = cuda::predictNumeratorCosts(side, side, 1920, 1080, kH200Sms).spatialMicros;
+    EXPECT_GT(t, 0.0);
+    if (side > 1) {
+      EXPECT_GE(t, last * 0.97) << side;  // fewer outputs may offset a little
+    }
+    last = t;
+  }
+  EXPECT_GT(cuda::predictNumeratorCosts(32, 32, 3840, 2160, kH200Sms).spatialMicros,
+            cuda::predictNumeratorCosts(32, 32, 1920, 1080, kH200Sms).spatialMicros);
+  // The FFT's cost depends on the padded frame, not on the template.
+  EXPECT_EQ(cuda::predictNumeratorCosts(64, 64, 1920, 1080, kH200Sms).fftMicros,
+            cuda::predictNumeratorCosts(256, 256, 1920, 1080, kH200Sms).fftMicros);
+  EXPECT_GT(cuda::predictNumeratorCosts(64, 64, 3840, 2160, kH200Sms).fftMicros,
+            cuda::predictNumeratorCosts(64, 64, 1920, 1080, kH200Sms).fftMicros);
+  // Past the fused kernel the spatial path needs the SAT and a dp4a numerator: dearer.
+  EXPECT_GT(cuda::predictNumeratorCosts(65, 65, 1920, 1080, kH200Sms).spatialMicros,
+            cuda::predictNumeratorCosts(64, 64, 1920, 1080, kH200Sms).spatialMicros);
+}
+
+TEST(CudaCostModel, NeverAnswersAuto) {
+  for (int side : {1, 3, 64, 65, 300})
+    for (int sms : {0, 1, 132}) {
+      const CudaNumerator n = cuda::chooseNumerator(side, side, 1000, 700, sms);
+      EXPECT_TRUE(n == CudaNumerator::Spatial || n == CudaNumerator::Fft) << side << " " << sms;
+    }
+}
+
+}  // namespace
+}  // namespace nccmatch::test

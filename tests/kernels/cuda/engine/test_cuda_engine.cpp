@@ -1,0 +1,717 @@
+// The CUDA engine end to end against the CPU Reference engine: score maps of every method
+// through both numerators (exact where the path is integer, 1e-4 for ccoeff-normed on fft),
+// matches of pasted templates, banks of mixed sizes, device and pinned frames, size changes.
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "cuda/engine/cuda_engine.hpp"
+#include "nccmatch/scales.hpp"
+#include "gpu_test_support.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+// Allowed |gpu - cpu| on the fft path (float transform, exact window sums).
+double fftTolerance(Method method, const TemplateImage& t) {
+  const double n = double(t.width) * t.height;
+  switch (method) {
+    case Method::CCoeffNormed:
+    case Method::CCorrNormed:
+    case Method::SqDiffNormed: return 1e-4;
+    case Method::SqDiff: return 2e-6 * n * 65025.0;
+    default: return 1e-6 * n * 65025.0;
+  }
+}
+
+struct MapCase {
+  int frameW, frameH;
+  int tplW, tplH;
+  std::size_t padding;
+  Fill frameFill, tplFill;
+  bool halfFlat;  // the frame's left half is flat (77)
+};
+
+std::ostream& operator<<(std::ostream& os, const MapCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH
+            << " fills " << int(c.frameFill) << "/" << int(c.tplFill) << (c.halfFlat ? " half-flat" : "");
+}
+
+Image caseImage(const MapCase& c) {
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  if (c.halfFlat)
+    for (int y = 0; y < c.frameH; ++y)
+      for (int x = 0; x < c.frameW / 2; ++x) img.at(x, y) = 77;
+  return img;
+}
+
+class CudaScoreMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, MapCase>> {};
+
+TEST_P(CudaScoreMap, EveryMethodMatchesTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const MapCase c = std::get<1>(GetParam());
+  Image img = caseImage(c);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (int m = 0; m <= 5; ++m) {
+    const Method method = static_cast<Method>(m);
+    std::vector<double> want, got;
+    Status s = cpu->scoreMap(img.view(), method, 0, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    got.assign(want.size() + 7, -12345.0);  // poison: every entry must be written
+    s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), want.size());
+    const int mapW = c.frameW - c.tplW + 1;
+    const double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t) : 0.0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      ASSERT_TRUE(std::isfinite(got[i])) << methodName(method) << " at " << i % mapW << "," << i / mapW;
+      if (tol == 0.0) {
+        ASSERT_EQ(got[i], want[i]) << methodName(method) << " at " << i % mapW << "," << i / mapW << " " << c;
+      } else {
+        ASSERT_NEAR(got[i], want[i], tol) << methodName(method) << " at " << i % mapW << "," << i / mapW << " " << c;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, CudaScoreMap,
+    ::testing::Combine(
+        ::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft),
+        ::testing::Values(
+            //      frame        template   pad  frame fill     template fill  half-flat
+            MapCase{1, 1,        1, 1,      0,   Fill::Random, Fill::Random, false},
+            MapCase{9, 7,        1, 1,      3,   Fill::Random, Fill::Random, false},
+            MapCase{13, 11,      13, 11,    0,   Fill::Random, Fill::Random, false},  // template == frame
+            MapCase{31, 17,      5, 3,      1,   Fill::Random, Fill::Random, false},  // odd stride: byte loads
+            MapCase{33, 29,      8, 8,      7,   Fill::Smooth, Fill::Smooth, false},
+            MapCase{40, 23,      7, 9,      0,   Fill::Binary, Fill::Random, false},
+            MapCase{24, 24,      6, 6,      2,   Fill::Flat,   Fill::Random, false},  // every window flat
+            MapCase{24, 20,      6, 5,      0,   Fill::Random, Fill::Flat,   false},  // flat template
+            MapCase{200, 150,    64, 64,    0,   Fill::Random, Fill::Random, false},  // chunk boundary
+            MapCase{211, 97,     65, 17,    5,   Fill::Smooth, Fill::Random, false},  // 2 chunks wide, odd
+            MapCase{130, 300,    100, 3,    0,   Fill::Random, Fill::Smooth, false},
+            MapCase{301, 257,    256, 256,  0,   Fill::Random, Fill::Random, false},  // 64-bit sums
+            MapCase{190, 190,    182, 182,  4,   Fill::Smooth, Fill::Smooth, false},  // first 64-bit size
+            MapCase{1, 37,       1, 5,      0,   Fill::Random, Fill::Random, false},
+            MapCase{37, 1,       4, 1,      5,   Fill::Random, Fill::Random, false},
+            MapCase{1001, 701,   37, 29,    3,   Fill::Random, Fill::Random, true},   // flat regions
+            MapCase{1920, 1080,  16, 16,    0,   Fill::Random, Fill::Random, false},
+            MapCase{1920, 1080,  32, 24,    0,   Fill::Smooth, Fill::Smooth, false},
+            MapCase{1920, 1080,  8, 8,      0,   Fill::Smooth, Fill::Random, true})));
+
+// Frames too large for full CPU maps: sampled positions against the brute-force definition.
+struct SampledCase {
+  int frameW, frameH, tplW, tplH;
+  Fill frameFill;
+};
+
+class CudaSampledMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, SampledCase>> {};
+
+TEST_P(CudaSampledMap, SampledPositionsMatchTheDefinition) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const SampledCase c = std::get<1>(GetParam());
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, Fill::Random);
+  const int px = int(rng()() % (c.frameW - c.tplW + 1)), py = int(rng()() % (c.frameH - c.tplH + 1));
+  paste(&img, t, px, py);
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
+  for (Method method : {Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed}) {
+    std::vector<double> got;
+    Status s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), std::size_t(mapW) * mapH);
+    for (double v : got) ASSERT_TRUE(std::isfinite(v));
+    std::vector<std::pair<int, int>> at = {{px, py}, {0, 0}, {mapW - 1, mapH - 1}};
+    for (int k = 0; k < 60; ++k) at.push_back({int(rng()() % mapW), int(rng()() % mapH)});
+    for (auto [x, y] : at) {
+      const double want = bruteForceScore(img, t, method, x, y);
+      double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t)
+                   : method == Method::SqDiff ? 0.0 : 1e-9 * std::max(1.0, std::fabs(want));
+      ASSERT_NEAR(got[std::size_t(y) * mapW + x], want, tol) << methodName(method) << " at " << x << "," << y;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BigFrames, CudaSampledMap,
+    ::testing::Combine(::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft),
+                       ::testing::Values(SampledCase{1920, 1080, 256, 256, Fill::Smooth},
+                                         SampledCase{1920, 1080, 1920, 1080, Fill::Random},  // template == frame
+                                         SampledCase{3840, 2160, 128, 128, Fill::Random},
+                                         SampledCase{3840, 2160, 256, 256, Fill::Smooth},
+                                         SampledCase{3840, 2160, 9, 13, Fill::Random})));
+
+// Matches equal the CPU engine's: same boxes; scores equal (spatial) or within 1e-4 (fft).
+void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exact) {
+  const double tol = exact ? 0.0 : 1e-4;
+  ASSERT_EQ(got.best.size(), want.best.size());
+  for (std::size_t i = 0; i < want.best.size(); ++i) {
+    ASSERT_EQ(got.best[i].has_value(), want.best[i].has_value()) << "template " << i;
+    if (!want.best[i]) continue;
+    EXPECT_EQ(got.best[i]->x, want.best[i]->x) << "template " << i;
+    EXPECT_EQ(got.best[i]->y, want.best[i]->y) << "template " << i;
+    EXPECT_NEAR(got.best[i]->score, want.best[i]->score, tol) << "template " << i;
+  }
+  ASSERT_EQ(got.matches.size(), want.matches.size());
+  for (std::size_t k = 0; k < want.matches.size(); ++k) {
+    const Match& g = got.matches[k];
+    const Match& w = want.matches[k];
+    EXPECT_EQ(g.templateIndex, w.templateIndex) << "match " << k;
+    EXPECT_EQ(g.x, w.x) << "match " << k;
+    EXPECT_EQ(g.y, w.y) << "match " << k;
+    EXPECT_EQ(g.width, w.width) << "match " << k;
+    EXPECT_EQ(g.height, w.height) << "match " << k;
+    EXPECT_NEAR(g.score, w.score, tol) << "match " << k;
+    EXPECT_NEAR(g.subX, w.subX, exact ? 0.0 : 1e-2) << "match " << k;
+    EXPECT_NEAR(g.subY, w.subY, exact ? 0.0 : 1e-2) << "match " << k;
+  }
+}
+
+struct BankCase {
+  int frameW, frameH;
+  int templates;
+  int maxSide;
+};
+
+class CudaBank : public ::testing::TestWithParam<std::tuple<CudaNumerator, BankCase>> {};
+
+TEST_P(CudaBank, MatchesEqualTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const BankCase c = std::get<1>(GetParam());
+  Image img = makeImage(c.frameW, c.frameH, Fill::Random, 3);
+  std::vector<TemplateImage> bank;
+  for (int i = 0; i < c.templates; ++i) {
+    // Tiny templates tie at +-1 in many places; only the exact path breaks ties like the CPU.
+    const int minSide = numerator == CudaNumerator::Spatial ? 1 : 6;
+    const int w = minSide + int(rng()() % (c.maxSide - minSide + 1));
+    const int h = minSide + int(rng()() % (c.maxSide - minSide + 1));
+    bank.push_back(makeTemplate(w, h, Fill::Random, "t" + std::to_string(i)));
+    // Two copies of each fitting template, so NMS and max-matches have work to do; the second
+    // has 1/32 of its pixels redrawn, so no two positions tie at a perfect score.
+    for (int copy = 0; copy < 2 && w <= c.frameW && h <= c.frameH; ++copy) {
+      const int x = int(rng()() % (c.frameW - w + 1)), y = int(rng()() % (c.frameH - h + 1));
+      paste(&img, bank.back(), x, y);
+      if (copy == 1) img.at(x, y) ^= 0x80;
+      for (int ty = 0; copy == 1 && ty < h; ++ty)
+        for (int tx = 0; tx < w; ++tx)
+          if (rng()() % 32 == 0) img.at(x + tx, y + ty) = uint8_t(rng()());
+    }
+  }
+  bank.push_back(makeTemplate(c.frameW + 1, 3, Fill::Random, "too-wide"));  // skipped
+  auto gpu = makeEngine(Backend::Cuda, numerator);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  for (Method method : {Method::CCoeffNormed, Method::SqDiffNormed, Method::CCorr}) {
+    MatchParams p;
+    p.method = method;
+    p.threshold = method == Method::CCoeffNormed ? 0.9 : method == Method::SqDiffNormed ? 0.05 : 1e18;
+    p.maxMatches = 3;
+    p.nmsIou = 0.3;
+    FrameResult want, got;
+    Status s = cpu->match(img.view(), p, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const bool exact = numerator == CudaNumerator::Spatial;
+    if (method == Method::CCorr && !exact) continue;  // raw ccorr on fft: ties within rounding
+    SCOPED_TRACE(methodName(method));
+    expectSameMatches(got, want, exact);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Banks, CudaBank,
+    ::testing::Combine(::testing::Values(CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto),
+                       ::testing::Values(BankCase{320, 240, 1, 40}, BankCase{641, 479, 2, 64},
+                                         BankCase{640, 480, 16, 48}, BankCase{1920, 1080, 16, 32})));
+
+// A scaled bank (scales.hpp) is a bank of mixed sizes: the CUDA engine's merged matches equal the
+// CPU engine's, scale included, on both numerators.
+TEST(CudaEngine, ScaledBankMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Random, 5);
+  std::vector<TemplateImage> originals;
+  for (int i = 0; i < 3; ++i) {
+    originals.push_back(makeTemplate(24 + 8 * i, 20 + 6 * i, Fill::Random, "t" + std::to_string(i)));
+    paste(&img, resizeTemplate(originals.back(), int(std::lround(originals.back().width * 1.25)),
+                               int(std::lround(originals.back().height * 1.25))),
+          100 + 500 * i, 200 + 100 * i);
+    paste(&img, originals.back(), 300 + 500 * i, 700);
+    // 1/32 of the unscaled copy redrawn: it scores clearly below the enlarged one (no near-tie
+    // that float rounding could reorder).
+    for (int y = 0; y < originals.back().height; ++y)
+      for (int x = 0; x < originals.back().width; ++x)
+        if (rng()() % 32 == 0) img.at(300 + 500 * i + x, 700 + y) = uint8_t(rng()());
+  }
+  ScaledBank scaled;
+  ASSERT_TRUE(scaleTemplates(originals, {0.8, 1.0, 1.25}, &scaled).ok());
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(cpu->setTemplates(scaled.templates).ok());
+  MatchParams p;
+  p.threshold = 0.9;
+  p.maxMatches = 4;
+  FrameResult cpuRaw;
+  ASSERT_TRUE(cpu->match(img.view(), p, &cpuRaw).ok());
+  const FrameResult want = mergeScaledResult(scaled, cpuRaw, p);
+  ASSERT_EQ(want.matches.size(), 6u);  // each template at 1.25 and at 1
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto}) {
+    SCOPED_TRACE(int(numerator));
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    ASSERT_TRUE(gpu->setTemplates(scaled.templates).ok());
+    FrameResult gpuRaw;
+    Status s = gpu->match(img.view(), p, &gpuRaw);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const FrameResult got = mergeScaledResult(scaled, gpuRaw, p);
+    expectSameMatches(got, want, numerator == CudaNumerator::Spatial);
+    for (std::size_t k = 0; k < want.matches.size() && k < got.matches.size(); ++k)
+      EXPECT_EQ(got.matches[k].scale, want.matches[k].scale) << "match " << k;
+  }
+}
+
+// A view of part of a device frame (the element's search-region on CUDA memory): its first pixel at
+// odd offsets, so no row is aligned; the same matches as the CPU on the same part of a host frame.
+TEST(CudaEngine, UnalignedDeviceSubFrameMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1280, 720, Fill::Random, 0);
+  TemplateImage small = makeTemplate(13, 11, Fill::Random, "small"), large = makeTemplate(96, 80, Fill::Random, "large");
+  paste(&img, small, 405, 301);
+  paste(&img, large, 700, 500);
+  uint8_t* dev = nullptr;
+  std::size_t pitch = 0;
+  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(cpu->setTemplates({small, large}).ok());
+  MatchParams p;
+  p.maxMatches = 2;
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft, CudaNumerator::Auto}) {
+    SCOPED_TRACE(int(numerator));
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    ASSERT_TRUE(gpu->setTemplates({small, large}).ok());
+    for (auto [x0, y0, w, h] : {std::tuple{1, 3, 901, 601}, std::tuple{397, 299, 411, 287}}) {
+      SCOPED_TRACE(::testing::Message() << x0 << "," << y0 << " " << w << "x" << h);
+      const FrameView hostPart{img.bytes.data() + std::size_t(y0) * img.stride + x0, w, h, img.stride,
+                               MemoryKind::Host};
+      const FrameView devicePart{dev + std::size_t(y0) * pitch + x0, w, h, pitch, MemoryKind::Device};
+      FrameResult want, got;
+      ASSERT_TRUE(cpu->match(hostPart, p, &want).ok());
+      Status s = gpu->match(devicePart, p, &got);
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_FALSE(want.matches.empty());
+      expectSameMatches(got, want, numerator == CudaNumerator::Spatial);
+    }
+  }
+  cudaFree(dev);
+}
+
+TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1921, 1079, Fill::Random, 13);
+  TemplateImage a = makeTemplate(24, 20, Fill::Random, "a"), b = makeTemplate(130, 90, Fill::Random, "b");
+  paste(&img, a, 300, 200);
+  paste(&img, b, 1500, 900);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(gpu->setTemplates({a, b}).ok());
+  MatchParams p;
+  p.maxMatches = 2;
+  FrameResult pageable, device, pinned;
+  ASSERT_TRUE(gpu->match(img.view(), p, &pageable).ok());
+  ASSERT_EQ(pageable.matches.size(), 2u);
+  EXPECT_EQ(pageable.matches[0].x, 300);
+  EXPECT_EQ(pageable.matches[0].y, 200);
+  EXPECT_EQ(pageable.matches[1].x, 1500);
+  EXPECT_EQ(pageable.matches[1].y, 900);
+
+  uint8_t* dev = nullptr;
+  std::size_t pitch = 0;
+  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice), cudaSuccess);
+  FrameView dv{dev, img.width, img.height, pitch, MemoryKind::Device};
+  Status s = gpu->match(dv, p, &device);
+  cudaFree(dev);
+  ASSERT_TRUE(s.ok()) << s.message();
+
+  uint8_t* host = nullptr;
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host), img.bytes.size()), cudaSuccess);
+  std::copy(img.bytes.begin(), img.bytes.end(), host);
+  FrameView hv{host, img.width, img.height, img.stride, MemoryKind::Host};
+  s = gpu->match(hv, p, &pinned);
+  cudaFreeHost(host);
+  ASSERT_TRUE(s.ok()) << s.message();
+  expectSameMatches(device, pageable, true);
+  expectSameMatches(pinned, pageable, true);
+}
+
+// The float fft path on near-flat windows: its rounding bound does not clear them, so they are
+// recomputed exactly (bit-identical to the CPU Reference), and the rest stays within 1e-4.
+TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
+  SKIP_WITHOUT_GPU();
+  const int W = 800, H = 600;
+  Image img = makeImage(W, H, Fill::Random, 3);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W / 2; ++x) img.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
+  TemplateImage t = makeTemplate(37, 29, Fill::Random);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+  ASSERT_NE(cuda, nullptr);
+  for (Method method : {Method::CCoeffNormed, Method::CCorrNormed}) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(cpu->scoreMap(img.view(), method, 0, &want).ok());
+    Status s = gpu->scoreMap(img.view(), method, 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const int recomputed = cuda->lastRecomputeCount();
+    const int mapW = W - t.width + 1, mapH = H - t.height + 1;
+    if (method == Method::CCoeffNormed) {
+      EXPECT_GE(recomputed, (W / 2 - t.width) * mapH) << "near-flat windows";
+    }
+    for (int y = 0; y < mapH; ++y) {
+      for (int x = 0; x < mapW; ++x) {
+        const std::size_t i = std::size_t(y) * mapW + x;
+        if (method == Method::CCoeffNormed && x + t.width <= W / 2)
+          ASSERT_EQ(got[i], want[i]) << "near-flat window " << x << "," << y;
+        else
+          ASSERT_NEAR(got[i], want[i], 1e-4) << methodName(method) << " at " << x << "," << y;
+      }
+    }
+  }
+}
+
+// Banks of fused spatial templates upload host frames in bands of rows and score each band as
+// it arrives: the matches equal those of the same frame already on the device (one launch),
+// for templates straddling band edges and at the bottom rows, pinned and pageable.
+TEST(CudaEngine, BandedUploadsGiveTheDeviceFrameMatches) {
+  SKIP_WITHOUT_GPU();
+  for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
+    Image img = makeImage(W, H, Fill::Random, 5);
+    std::vector<TemplateImage> bank = {makeTemplate(40, 40, Fill::Random, "a"),
+                                       makeTemplate(20, 64, Fill::Random, "b"),
+                                       makeTemplate(64, 8, Fill::Random, "c")};
+    const std::pair<int, int> at[3] = {{300, 250}, {W - 20, 500}, {17, H - 8}};
+    for (int i = 0; i < 3; ++i) paste(&img, bank[i], at[i].first, at[i].second);
+    auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    MatchParams p;
+    p.maxMatches = 2;
+    p.threshold = 0.5;
+
+    uint8_t* dev = nullptr;
+    std::size_t pitch = 0;
+    ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice), cudaSuccess);
+    FrameResult device, pageable, pinned;
+    Status s = gpu->match(FrameView{dev, img.width, img.height, pitch, MemoryKind::Device}, p, &device);
+    cudaFree(dev);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(device.matches.size(), 3u);
+    for (const Match& m : device.matches) {
+      EXPECT_EQ(m.x, at[m.templateIndex].first) << W << "x" << H << " template " << m.templateIndex;
+      EXPECT_EQ(m.y, at[m.templateIndex].second) << W << "x" << H << " template " << m.templateIndex;
+    }
+
+    s = gpu->match(img.view(), p, &pageable);
+    ASSERT_TRUE(s.ok()) << s.message();
+    uint8_t* host = nullptr;
+    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host), img.bytes.size()), cudaSuccess);
+    std::copy(img.bytes.begin(), img.bytes.end(), host);
+    s = gpu->match(FrameView{host, img.width, img.height, img.stride, MemoryKind::Host}, p, &pinned);
+    cudaFreeHost(host);
+    ASSERT_TRUE(s.ok()) << s.message();
+    expectSameMatches(pageable, device, true);
+    expectSameMatches(pinned, device, true);
+    for (std::size_t i = 0; i < bank.size(); ++i) {
+      EXPECT_EQ(pinned.best[i]->subX, device.best[i]->subX);
+      EXPECT_EQ(pinned.best[i]->subY, device.best[i]->subY);
+    }
+  }
+}
+
+TEST(CudaEngine, FrameSizeAndBankChangesBetweenCalls) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = makeEngine(Backend::Cuda);
+  auto cpu = makeEngine(Backend::Cpu);
+  TemplateImage t = makeTemplate(40, 30, Fill::Random);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  MatchParams p;
+  p.maxMatches = 4;
+  for (auto [w, h] : {std::pair{640, 480}, std::pair{1920, 1080}, std::pair{333, 211}, std::pair{640, 480}}) {
+    Image img = makeImage(w, h, Fill::Random);
+    paste(&img, t, w / 3, h / 4);
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+    ASSERT_NE(cuda, nullptr);
+    expectSameMatches(got, want, cuda->numeratorFor(0) == CudaNumerator::Spatial);
+  }
+  TemplateImage u = makeTemplate(8, 8, Fill::Random);
+  ASSERT_TRUE(gpu->setTemplates({u, t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({u, t}).ok());
+  Image img = makeImage(640, 480, Fill::Random);
+  paste(&img, u, 10, 20);
+  FrameResult want, got;
+  ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+  ASSERT_TRUE(gpu->match(img.view(), p, &got).ok());
+  ASSERT_FALSE(got.matches.empty());
+  EXPECT_EQ(got.matches[0].x, 10);
+  EXPECT_EQ(got.matches[0].y, 20);
+}
+
+// Frames in flight: each collected result equals match() of the same frame, in submission order,
+// whatever mix of sizes and memory (pageable, pinned, device) the frames have, for banks taking
+// the banded fused path, the SAT + fft path, and both.
+TEST(CudaEngine, SubmittedFramesGiveTheirOwnResultsInOrder) {
+  SKIP_WITHOUT_GPU();
+  struct BankCase {
+    const char* name;
+    std::vector<std::pair<int, int>> sizes;
+    CudaNumerator numerator;
+  };
+  const BankCase banks[] = {
+      {"fused, banded uploads", {{24, 24}, {9, 40}}, CudaNumerator::Spatial},
+      {"fft with SAT", {{100, 70}}, CudaNumerator::Fft},
+      {"mixed", {{16, 16}, {120, 90}}, CudaNumerator::Auto},
+  };
+  const std::pair<int, int> frameSizes[] = {{1920, 1080}, {641, 479}, {1920, 1080}, {333, 1201}, {800, 600}};
+  for (const BankCase& bc : banks) {
+    SCOPED_TRACE(bc.name);
+    std::vector<TemplateImage> bank;
+    for (auto [w, h] : bc.sizes) bank.push_back(makeTemplate(w, h, Fill::Random));
+    auto gpu = makeEngine(Backend::Cuda, bc.numerator);
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    std::vector<Image> frames;
+    for (std::size_t f = 0; f < std::size(frameSizes); ++f) {
+      frames.push_back(makeImage(frameSizes[f].first, frameSizes[f].second, Fill::Random, f));
+      for (std::size_t i = 0; i < bank.size(); ++i)
+        paste(&frames.back(), bank[i], int(17 * f + 150 * i) % (frameSizes[f].first - bank[i].width),
+              int(11 * f + 200 * i) % (frameSizes[f].second - bank[i].height));
+    }
+    // Frame memory: pageable, pinned, device in turn; all of it stays valid until collected.
+    std::vector<uint8_t*> pinned(frames.size(), nullptr), device(frames.size(), nullptr);
+    std::vector<FrameView> views;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      const Image& img = frames[f];
+      FrameView v = img.view();
+      if (f % 3 == 1) {
+        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned[f]), img.bytes.size()), cudaSuccess);
+        std::copy(img.bytes.begin(), img.bytes.end(), pinned[f]);
+        v.data = pinned[f];
+      } else if (f % 3 == 2) {
+        std::size_t pitch = 0;
+        ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&device[f]), &pitch, img.width, img.height), cudaSuccess);
+        ASSERT_EQ(cudaMemcpy2D(device[f], pitch, img.bytes.data(), img.stride, img.width, img.height,
+                               cudaMemcpyHostToDevice), cudaSuccess);
+        v = FrameView{device[f], img.width, img.height, pitch, MemoryKind::Device};
+      }
+      views.push_back(v);
+    }
+    MatchParams p;
+    p.maxMatches = 3;
+    p.threshold = 0.5;
+    std::vector<FrameResult> collected;
+    std::size_t submitted = 0;
+    while (collected.size() < frames.size()) {
+      while (submitted < frames.size() && gpu->framesInFlight() < gpu->maxFramesInFlight()) {
+        Status s = gpu->submit(views[submitted], p);
+        ASSERT_TRUE(s.ok()) << s.message();
+        ++submitted;
+      }
+      if (gpu->framesInFlight() == gpu->maxFramesInFlight()) {
+        EXPECT_FALSE(gpu->submit(views[0], p).ok()) << "more than maxFramesInFlight";
+        FrameResult r;
+        EXPECT_FALSE(gpu->match(views[0], p, &r).ok()) << "match with frames in flight";
+        std::vector<double> map;
+        EXPECT_FALSE(gpu->scoreMap(views[0], Method::CCoeffNormed, 0, &map).ok());
+        EXPECT_FALSE(gpu->setTemplates(bank).ok()) << "a new bank with frames in flight";
+      }
+      FrameResult r;
+      Status s = gpu->collect(&r);
+      ASSERT_TRUE(s.ok()) << s.message();
+      collected.push_back(std::move(r));
+    }
+    FrameResult none;
+    EXPECT_FALSE(gpu->collect(&none).ok());
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      FrameResult alone;
+      Status s = gpu->match(views[f], p, &alone);
+      ASSERT_TRUE(s.ok()) << s.message();
+      expectSameMatches(collected[f], alone, true);
+      ASSERT_EQ(collected[f].best.size(), bank.size());
+      for (std::size_t i = 0; i < bank.size(); ++i) {
+        ASSERT_TRUE(collected[f].best[i].has_value());
+        EXPECT_EQ(collected[f].best[i]->x, alone.best[i]->x) << "frame " << f;
+        EXPECT_EQ(collected[f].best[i]->score, alone.best[i]->score) << "frame " << f;
+      }
+    }
+    for (uint8_t* q : pinned) if (q) cudaFreeHost(q);
+    for (uint8_t* q : device) if (q) cudaFree(q);
+  }
+}
+
+// A flat 1080p frame and a flat template: every position scores 1 and is a candidate. Huge
+// max-matches must finish (the round-per-match select was quadratic: hours) with the CPU's
+// matches: every position with nms-iou 1, boxes tiling the frame with nms-iou 0.
+TEST(CudaEngine, HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Flat);
+  TemplateImage t = makeTemplate(8, 8, Fill::Flat);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (double iou : {1.0, 0.0, 0.5}) {
+    MatchParams p;
+    p.maxMatches = 2147483647;
+    p.nmsIou = iou;
+    p.threshold = 0.5;
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    if (iou == 1.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913) * 1073);
+    }
+    if (iou == 0.0) {
+      ASSERT_EQ(got.matches.size(), std::size_t(1913 / 8 + 1) * (1073 / 8 + 1));
+    }
+    expectSameMatches(got, want, true);
+  }
+}
+
+// Frames in flight of an all-fused bank replay a captured graph per slot; whatever changes
+// between frames (the rule, max-matches, the frame size, the bank) must give the CPU's matches.
+TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
+  SKIP_WITHOUT_GPU();
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  std::vector<TemplateImage> bank = {makeTemplate(16, 16, Fill::Random), makeTemplate(24, 9, Fill::Random)};
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  struct Step {
+    int w, h;
+    Method method;
+    double threshold;
+    int maxMatches;
+    double nmsIou;
+  };
+  const Step steps[] = {{640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3},
+                        {640, 360, Method::CCoeffNormed, 0.5, 4, 0.3}, {640, 360, Method::SqDiff, 1e9, 3, 0.0},
+                        {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},  {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},
+                        {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}};
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) {  // a new bank: every graph must be captured again
+      bank = {makeTemplate(32, 20, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)};
+      ASSERT_TRUE(gpu->setTemplates(bank).ok());
+      ASSERT_TRUE(cpu->setTemplates(bank).ok());
+    }
+    std::vector<Image> frames;
+    std::vector<MatchParams> params;
+    for (const Step& st : steps) {
+      frames.push_back(makeImage(st.w, st.h, Fill::Random));
+      for (std::size_t i = 0; i < bank.size(); ++i)
+        paste(&frames.back(), bank[i], int(40 + 150 * i + frames.size()), int(20 + 30 * i));
+      MatchParams p;
+      p.method = st.method;
+      p.threshold = st.threshold;
+      p.maxMatches = st.maxMatches;
+      p.nmsIou = st.nmsIou;
+      params.push_back(p);
+    }
+    std::vector<FrameResult> collected;
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      if (gpu->framesInFlight() == 2) {
+        collected.emplace_back();
+        ASSERT_TRUE(gpu->collect(&collected.back()).ok());
+      }
+      Status s = gpu->submit(frames[f].view(), params[f]);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    while (gpu->framesInFlight() > 0) {
+      collected.emplace_back();
+      ASSERT_TRUE(gpu->collect(&collected.back()).ok());
+    }
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+      FrameResult want;
+      ASSERT_TRUE(cpu->match(frames[f].view(), params[f], &want).ok());
+      SCOPED_TRACE("round " + std::to_string(round) + " frame " + std::to_string(f));
+      expectSameMatches(collected[f], want, true);
+    }
+  }
+}
+
+TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
+  // The element accepts max-matches up to INT_MAX; the results buffer must not be sized by it.
+  SKIP_WITHOUT_GPU();
+  for (CudaNumerator numerator : {CudaNumerator::Spatial, CudaNumerator::Fft}) {
+    auto gpu = makeEngine(Backend::Cuda, numerator);
+    auto cpu = makeEngine(Backend::Cpu);
+    TemplateImage t = makeTemplate(9, 7, Fill::Random);
+    ASSERT_TRUE(gpu->setTemplates({t}).ok());
+    ASSERT_TRUE(cpu->setTemplates({t}).ok());
+    Image img = makeImage(61, 43, Fill::Random, 5);
+    paste(&img, t, 30, 11);
+    for (Method method : {Method::SqDiff, Method::CCoeffNormed}) {
+      MatchParams p;
+      p.method = method;
+      p.maxMatches = 2147483647;
+      p.nmsIou = 0.0;
+      p.threshold = method == Method::SqDiff ? 1e12 : -1.0;  // every local extremum passes
+      FrameResult want, got;
+      ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+      Status s = gpu->match(img.view(), p, &got);
+      ASSERT_TRUE(s.ok()) << s.message();
+      ASSERT_GT(want.matches.size(), 1u);
+      if (numerator == CudaNumerator::Spatial) {
+        expectSameMatches(got, want, true);  // exact integer path: identical lists
+      } else {
+        // Float scores may order near-ties differently among hundreds of weak peaks; the
+        // pasted copy must still come first.
+        ASSERT_FALSE(got.matches.empty());
+        EXPECT_EQ(got.matches[0].x, 30);
+        EXPECT_EQ(got.matches[0].y, 11);
+      }
+    }
+  }
+}
+
+TEST(CudaEngine, AutoUsesTheCudaBackendAndReportsErrors) {
+  SKIP_WITHOUT_GPU();
+  auto e = makeEngine(Backend::Auto);
+  EXPECT_EQ(e->backend(), Backend::Cuda);
+  FrameResult r;
+  Image img = makeImage(16, 16, Fill::Random);
+  FrameView bad = img.view();
+  bad.stride = 3;
+  EXPECT_FALSE(e->match(bad, MatchParams{}, &r).ok());
+  std::vector<double> map;
+  EXPECT_FALSE(e->scoreMap(img.view(), Method::CCoeff, 0, &map).ok());  // empty bank
+  TemplateImage big = makeTemplate(17, 4, Fill::Random);
+  ASSERT_TRUE(e->setTemplates({big}).ok());
+  EXPECT_FALSE(e->scoreMap(img.view(), Method::CCoeff, 0, &map).ok());  // larger than the frame
+  ASSERT_TRUE(e->match(img.view(), MatchParams{}, &r).ok());
+  ASSERT_EQ(r.best.size(), 1u);
+  EXPECT_FALSE(r.best[0].has_value());
+}
+
+}  // namespace
+}  // namespace nccmatch::test
