@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 nccmatch_install_deps
-nccmatch_build "${BUILD_DIR:-build}"
+# Only the demo and the element it loads: the tests and benchmarks are not needed here.
+nccmatch_build "${BUILD_DIR:-build}" examples/nccmatch-demo plugin/libgstnccmatch.so
 exec meson devenv -C "${BUILD_DIR:-build}" --workdir "$PWD" ./"${BUILD_DIR:-build}"/examples/nccmatch-demo "$@"

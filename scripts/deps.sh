@@ -25,11 +25,13 @@ nccmatch_install_deps() {
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# Configures (once) and builds the folder given as $1.
+# Configures (once) the folder given as $1 and builds the targets named after it (ninja output
+# paths such as examples/nccmatch-demo), or everything when none is named.
 nccmatch_build() {
   local build=$1
+  shift
   if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" || return 1
   fi
-  ninja -C "$build" || return 1
+  ninja -C "$build" "$@" || return 1
 }

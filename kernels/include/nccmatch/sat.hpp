@@ -1,4 +1,4 @@
-// Summed-area tables (seed 000): unbordered, inclusive, int64.
+// Summed-area tables: unbordered, inclusive, int64.
 // S(x,y) = sum of I over [0..x] x [0..y]; Q the same over I^2.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Summed-area tables on the GPU: the four builds of seed 000 plus fused32.
+// Summed-area tables on the GPU: four builds (naive, CUB scans, DLB, fused tiles) plus fused32.
 // Tables are unbordered and inclusive, as buildSatCpu (nccmatch/sat.hpp) defines them.
 #pragma once
 
