@@ -24,10 +24,12 @@ for b in bench_sat bench_ncc bench_stream bench_pipeline; do
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
 strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true
-# The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs).
+# The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs;
+# videocrop for bench/producers.sh; not libav: its libraries alone pass the 64 MB the device takes).
 if [ "${GST_BUNDLE:-1}" = 1 ]; then  # remade each time: the plugin list below may change
   bash ../shared/tools/gst-bundle.sh .gst coreelements videotestsrc videoconvertscale app pbtypes \
-    typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile
+    typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile \
+    videocrop
 fi
 # CUDA fat binaries compress ~30x: the archive keeps what travels to the GPU host small.
 tar -cJf "$pack.tar.xz" "$pack"
