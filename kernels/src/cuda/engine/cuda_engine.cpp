@@ -248,7 +248,7 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   MatchParams bounded = params;
   bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
   slot.results.maxMatches = std::size_t(bounded.maxMatches);
-  NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size()));
+  NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
     NCC_RETURN_IF_ERROR(launchMatchingGraph(uploaded, params, bounded, slot));

@@ -33,9 +33,12 @@ ResultsLayout::ResultsLayout(std::size_t templates, std::size_t maxMatches) {
   bytes = keptOffset + templates * maxMatches * sizeof(DeviceMatch);
 }
 
-Status FrameResults::reserve(std::size_t templates) {
+Status FrameResults::reserve(std::size_t templates, cudaStream_t stream) {
   const std::size_t bytes = std::max<std::size_t>(layout(templates).bytes, 16);
-  NCC_RETURN_IF_ERROR(device.reserve(bytes));
+  if (bytes > device.capacity()) {
+    NCC_RETURN_IF_ERROR(device.reserve(bytes));
+    NCC_CUDA_CHECK(cudaMemsetAsync(device.as<void>(), 0, device.capacity(), stream));
+  }
   return host.reserve(bytes);
 }
 

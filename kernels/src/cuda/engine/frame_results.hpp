@@ -35,8 +35,12 @@ struct FrameResults {
   int frameWidth = 0, frameHeight = 0;
 
   ResultsLayout layout(std::size_t templates) const { return ResultsLayout(templates, maxMatches); }
-  // Room for `templates` templates of maxMatches kept matches each.
-  Status reserve(std::size_t templates);
+  // Room for `templates` templates of maxMatches kept matches each. The copy to the host reads
+  // every byte of the layout, and the peak searches write only the counts, the best matches and
+  // each template's first `count` kept matches: the rest (kept slots past the count, the counts'
+  // padding, templates larger than the frame) is zeroed on `stream` when the device buffer grows,
+  // once, not per frame.
+  Status reserve(std::size_t templates, cudaStream_t stream);
   ResultsOnDevice onDevice(const ResultsLayout& layout) const;
   // Enqueues the copy of the results to `host`.
   Status copyToHost(const ResultsLayout& layout, cudaStream_t stream) const;
