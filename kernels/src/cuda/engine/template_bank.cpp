@@ -140,8 +140,7 @@ PeakHandoff MapScratch::handoffFor(uint32_t i, const MatchParams& params) const 
   return h;
 }
 
-Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
-                                int frameHeight, int* aboveCounts) {
+std::vector<uint32_t> FusedBankLaunch::orderedMembers(const TemplateBank& bank, const SizePlan& plan) {
   std::vector<uint32_t> members;
   for (uint32_t i = 0; i < bank.size(); ++i)
     if (plan.fused[i]) members.push_back(i);
@@ -149,8 +148,11 @@ Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, 
     const TemplateImage &ta = bank.image(a), &tb = bank.image(b);
     return ta.height != tb.height ? ta.height < tb.height : ta.width < tb.width;
   });
-  inBank_.assign(bank.size(), false);
-  if (members.size() < 2) return Status();
+  return members;
+}
+
+Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                                int frameWidth, int frameHeight) {
   std::size_t positions = 0, blocks = 0;
   maxHeight_ = tallestMap_ = 0;
   for (uint32_t i : members) {
@@ -162,7 +164,11 @@ Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, 
   }
   NCC_RETURN_IF_ERROR(maps_.reserve(positions * sizeof(double)));
   NCC_RETURN_IF_ERROR(above_.reserve(positions * sizeof(int)));
-  NCC_RETURN_IF_ERROR(blockBest_.reserve(blocks * sizeof(Ranked)));
+  return blockBest_.reserve(blocks * sizeof(Ranked));
+}
+
+Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                                   int frameWidth, int frameHeight, int* aboveCounts) {
   // Each member's map, block bests and above list, for the bank's score launch and (the same
   // places) for its peak search in two launches.
   std::vector<FusedBankTemplate> descriptors;
@@ -195,7 +201,16 @@ Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, 
     blockOffset += std::size_t(j.partials);
   }
   NCC_RETURN_IF_ERROR(launch_.set(descriptors, kFusedNumerator));
-  NCC_RETURN_IF_ERROR(peaks_.set(jobs));
+  return peaks_.set(jobs);
+}
+
+Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
+                                int frameHeight, int* aboveCounts) {
+  const std::vector<uint32_t> members = orderedMembers(bank, plan);
+  inBank_.assign(bank.size(), false);
+  if (members.size() < 2) return Status();
+  NCC_RETURN_IF_ERROR(reserve(bank, members, frameWidth, frameHeight));
+  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, aboveCounts));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
 }

@@ -110,7 +110,9 @@ struct MapScratch {
 // each with its own map, block bests and above-threshold list, and their peaks found together.
 class FusedBankLaunch {
  public:
-  // Ordered by height, so that templates of one height share the window sums in the kernel.
+  // The plan's fused templates for frames of frameWidth x frameHeight (a bank only when there are
+  // two or more), ordered by height so that templates of one height share the window sums in
+  // the kernel. aboveCounts: MapScratch::aboveCount, indexed by template.
   Status prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth, int frameHeight,
                  int* aboveCounts);
   bool active() const;
@@ -120,6 +122,15 @@ class FusedBankLaunch {
                    cudaStream_t stream) const;
 
  private:
+  // The fused templates by height, then width.
+  static std::vector<uint32_t> orderedMembers(const TemplateBank& bank, const SizePlan& plan);
+  // The members' maps, block bests and above lists, one after another.
+  Status reserve(const TemplateBank& bank, const std::vector<uint32_t>& members, int frameWidth,
+                 int frameHeight);
+  // Uploads where each member's buffers lie to the score launch and the peak search.
+  Status setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                    int frameWidth, int frameHeight, int* aboveCounts);
+
   FusedSpatialBank launch_;
   BankPeakFinder peaks_;
   std::vector<bool> inBank_;
