@@ -2,14 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 
-#include "cuda/engine/cost_model.hpp"
-#include "cuda/score/score_kernels.hpp"
-#include "cuda/numerator/spatial_scores.hpp"
-#include "cuda/cuda_check.hpp"
 #include "common/validate.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/numerator/spatial_scores.hpp"
 
 namespace nccmatch {
 
@@ -18,44 +15,6 @@ Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
 }
 
 namespace cuda {
-
-namespace {
-
-// A box of w*h pixels sums I^2 to at most w*h*255^2: below 2^32 for w*h <= 66051 (256x256 too).
-bool boxSumsFit32(int w, int h) { return double(w) * h * 255.0 * 255.0 < 4294967296.0; }
-
-std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
-
-// The fft numerator in float (half the bytes of double) with exact recomputation of the windows
-// its rounding bound does not clear.
-constexpr FftPrecision kFftPrecision = FftPrecision::Float;
-
-// Fused spatial templates take the integer tensor cores (exact; the fused kernel is 1.6x the
-// dp4a one at 64x64 on the H200, bench/RESULTS.md).
-constexpr FusedNumerator kFusedNumerator = FusedNumerator::TensorCores;
-
-// Banded uploads: about 256 rows a band (a 1080p frame in 4, 2160p in 8), each a multiple of
-// the fused kernel's tile height; fewer bands would start the scores later, more would cost
-// more API calls than the overlap saves.
-constexpr int kMaxBands = 8;
-int bandRowsFor(int height) {
-  const int bands = std::max(1, std::min(kMaxBands, height / 256));
-  const int rows = (height + bands - 1) / bands;
-  return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
-}
-
-// Layout of the results buffer for `templates` templates and `maxMatches` kept each.
-struct ResultsLayout {
-  std::size_t countsBytes, bestOffset, keptOffset, bytes;
-  ResultsLayout(std::size_t templates, std::size_t maxMatches) {
-    countsBytes = roundUp(templates * sizeof(int), 16);
-    bestOffset = countsBytes;
-    keptOffset = bestOffset + templates * sizeof(DeviceMatch);
-    bytes = keptOffset + templates * maxMatches * sizeof(DeviceMatch);
-  }
-};
-
-}  // namespace
 
 CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext)
     : device_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
@@ -66,27 +25,14 @@ Status CudaEngine::activate() const {
   return Status();
 }
 
+// Work still enqueued reads the buffers the members free: it finishes first. The handles then
+// destroy the streams, events and graphs.
 CudaEngine::~CudaEngine() {
-  if (stream_ != nullptr) {
-    activate();
-    cudaStreamSynchronize(stream_);
-    if (copyStream_ != nullptr) {
-      cudaStreamSynchronize(copyStream_);
-      cudaStreamDestroy(copyStream_);
-    }
-    if (fftStream_ != nullptr) {
-      cudaStreamSynchronize(fftStream_);
-      cudaStreamDestroy(fftStream_);
-    }
-    for (FrameSlot& slot : slots_) {
-      for (cudaEvent_t e : slot.bandEvents) cudaEventDestroy(e);
-      if (slot.done != nullptr) cudaEventDestroy(slot.done);
-      if (slot.graph != nullptr) cudaGraphExecDestroy(slot.graph);
-    }
-    for (cudaEvent_t e : {uploaded_, transformed_})
-      if (e != nullptr) cudaEventDestroy(e);
-    cudaStreamDestroy(stream_);
-  }
+  if (!streams_.stream) return;
+  activate();
+  cudaStreamSynchronize(streams_.stream.get());
+  if (streams_.copy) cudaStreamSynchronize(streams_.copy.get());
+  if (streams_.fft) cudaStreamSynchronize(streams_.fft.get());
 }
 
 Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
@@ -108,45 +54,35 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
-  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->stream_, cudaStreamNonBlocking));
-  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->copyStream_, cudaStreamNonBlocking));
-  NCC_CUDA_CHECK(cudaStreamCreateWithFlags(&e->fftStream_, cudaStreamNonBlocking));
-  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->uploaded_, cudaEventDisableTiming));
-  NCC_CUDA_CHECK(cudaEventCreateWithFlags(&e->transformed_, cudaEventDisableTiming));
-  for (FrameSlot& slot : e->slots_) {
-    NCC_CUDA_CHECK(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming));
-    for (int b = 0; b < kMaxBands; ++b) {
-      cudaEvent_t event = nullptr;
-      NCC_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-      slot.bandEvents.push_back(event);
-    }
-  }
+  NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());
   *engine = std::move(e);
   return Status();
 }
 
+Status CudaEngine::createStreamsAndEvents() {
+  NCC_RETURN_IF_ERROR(createStream(&streams_.stream));
+  NCC_RETURN_IF_ERROR(createStream(&streams_.copy));
+  NCC_RETURN_IF_ERROR(createStream(&streams_.fft));
+  NCC_RETURN_IF_ERROR(createEvent(&streams_.uploaded));
+  NCC_RETURN_IF_ERROR(createEvent(&streams_.transformed));
+  for (FrameSlot& slot : slots_) {
+    NCC_RETURN_IF_ERROR(createEvent(&slot.done));
+    NCC_RETURN_IF_ERROR(slot.upload.createEvents());
+  }
+  return Status();
+}
+
 CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
-  return i < chosen_.size() ? chosen_[i] : numeratorOption_;
+  return i < size_.plan.numerator.size() ? size_.plan.numerator[i] : numeratorOption_;
 }
 
 int CudaEngine::lastRecomputeCount() const {
   int count = 0;
   if (lastRecomputeCount_ == nullptr || !activate().ok()) return 0;
-  if (cudaStreamSynchronize(stream_) != cudaSuccess ||
+  if (cudaStreamSynchronize(stream()) != cudaSuccess ||
       cudaMemcpy(&count, lastRecomputeCount_, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
     return -1;
   return count;
-}
-
-int* CudaEngine::recomputeCountFor(uint32_t i) const {
-  return aboveCount_.as<int>() + std::max<std::size_t>(bank_.size(), 1) + i;
-}
-
-Status CudaEngine::zeroCounters(cudaStream_t stream) {
-  if (aboveCount_.capacity() == 0) return Status();
-  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount_.as<int>(), 0,
-                                 2 * std::max<std::size_t>(bank_.size(), 1) * sizeof(int), stream));
-  return Status();
 }
 
 Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
@@ -155,365 +91,122 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
                          " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   NCC_RETURN_IF_ERROR(activate());
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));  // old buffers may still be in use
-  std::vector<TemplateStats> stats;
-  std::vector<SpatialLayout> layouts;
-  std::vector<std::unique_ptr<DeviceBuffer>> packed, pixels, fusedPacked;
-  for (const TemplateImage& t : bank) {
-    stats.push_back(templateStats(t));
-    layouts.push_back(spatialLayout(t.width, t.height));
-    const std::vector<uint8_t> bytes = spatialPack(t.pixels.data(), layouts.back());
-    packed.push_back(std::make_unique<DeviceBuffer>());
-    NCC_RETURN_IF_ERROR(packed.back()->reserve(bytes.size()));
-    NCC_CUDA_CHECK(cudaMemcpy(packed.back()->as<uint8_t>(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-    pixels.push_back(std::make_unique<DeviceBuffer>());
-    NCC_RETURN_IF_ERROR(pixels.back()->reserve(t.pixels.size()));
-    NCC_CUDA_CHECK(cudaMemcpy(pixels.back()->as<uint8_t>(), t.pixels.data(), t.pixels.size(), cudaMemcpyHostToDevice));
-    fusedPacked.push_back(std::make_unique<DeviceBuffer>());
-    if (fusedSpatialFits(t.width, t.height)) {
-      const std::vector<uint8_t> words =
-          kFusedNumerator == FusedNumerator::TensorCores
-              ? fusedSpatialFragments(t.pixels.data(), t.width, t.height)
-              : fusedSpatialPack(t.pixels.data(), t.width, t.height);
-      NCC_RETURN_IF_ERROR(fusedPacked.back()->reserve(words.size()));
-      NCC_CUDA_CHECK(cudaMemcpy(fusedPacked.back()->as<uint8_t>(), words.data(), words.size(), cudaMemcpyHostToDevice));
-    }
-  }
-  bank_ = std::move(bank);
-  stats_ = std::move(stats);
-  layouts_ = std::move(layouts);
-  packed_ = std::move(packed);
-  pixels_ = std::move(pixels);
-  fusedPacked_ = std::move(fusedPacked);
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));  // old buffers may still be in use
+  TemplateBank prepared;
+  NCC_RETURN_IF_ERROR(TemplateBank::prepare(std::move(bank), &prepared));
+  bank_ = std::move(prepared);
   bankChanged_ = true;
-  chosen_.clear();
+  size_.plan.numerator.clear();
   return Status();
 }
 
 Status CudaEngine::prepareSize(int width, int height) {
-  if (!bankChanged_ && width == frameWidth_ && height == frameHeight_) return Status();
-  // Frames in flight still read the scratch below on stream_: let them finish first.
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  frameWidth_ = frameHeight_ = 0;  // stays invalid if anything below fails
-  const int W = width, H = height;
-  auto fitsHere = [&](const TemplateImage& t) { return t.width <= W && t.height <= H; };
-
-  // Numerator per template; fused spatial templates need no SAT, the others do.
-  chosen_.assign(bank_.size(), CudaNumerator::Spatial);
-  fftSlot_.assign(bank_.size(), -1);
-  fused_.assign(bank_.size(), false);
-  anyFft_ = false;
-  needSat_ = false;
-  std::size_t maxMap = 1, maxSpatialMap = 1;
-  int maxBlocks = 1;
-  for (std::size_t i = 0; i < bank_.size(); ++i) {
-    const TemplateImage& t = bank_[i];
-    if (!fitsHere(t)) continue;
-    chosen_[i] = numeratorOption_ != CudaNumerator::Auto
-                     ? numeratorOption_
-                     : chooseNumerator(t.width, t.height, W, H, smCount_);
-    const int mapW = W - t.width + 1, mapH = H - t.height + 1;
-    const std::size_t positions = std::size_t(mapW) * mapH;
-    maxMap = std::max(maxMap, positions);
-    fused_[i] = chosen_[i] == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height);
-    if (fused_[i]) maxBlocks = std::max(maxBlocks, fusedSpatialBlocks(mapW, mapH));
-    else needSat_ = true;
-    if (chosen_[i] == CudaNumerator::Spatial) {
-      if (!fused_[i]) maxSpatialMap = std::max(maxSpatialMap, positions);
-    } else {
-      anyFft_ = true;
-    }
-  }
-
-  // SAT: 32-bit tables when every box the bank asks for sums below 2^32.
-  bool fit32 = true;
-  for (const TemplateImage& t : bank_)
-    if (fitsHere(t) && !boxSumsFit32(t.width, t.height)) fit32 = false;
-  const SatBuild want = fit32 ? SatBuild::Fused32 : SatBuild::Fused;
-  if (needSat_ && (!sat_ || want != satWanted_ || W > satMaxWidth_ || H > satMaxHeight_)) {
-    sat_.reset();
-    const int maxW = std::max(W, satMaxWidth_), maxH = std::max(H, satMaxHeight_);
-    // Fused may not have landed yet in this tree: fall back to the int64 builds that exist.
-    Status s;
-    for (SatBuild b : {want, SatBuild::Fused, SatBuild::Dlb, SatBuild::Naive}) {
-      if (b == SatBuild::Fused32 && !fit32) continue;
-      s = SatBuilder::create(b, maxW, maxH, &sat_);
-      if (s.ok()) {
-        satKind_ = b;
-        break;
-      }
-    }
-    if (!sat_) return Status::error("no GPU SAT build available: " + s.message());
-    satWanted_ = want;
-    satMaxWidth_ = maxW;
-    satMaxHeight_ = maxH;
-  }
-  if (needSat_) {
-    const std::size_t entry = satEntryBytes(satKind_);
-    NCC_RETURN_IF_ERROR(satSum_.reserve(std::size_t(W) * H * entry));
-    NCC_RETURN_IF_ERROR(satSumSq_.reserve(std::size_t(W) * H * entry));
-  }
-
-  if (anyFft_) {
-    NCC_RETURN_IF_ERROR(fft_.configure(W, H, stream_, kFftPrecision));
-    for (std::size_t i = 0; i < bank_.size(); ++i) {
-      if (!fitsHere(bank_[i]) || chosen_[i] != CudaNumerator::Fft) continue;
-      const double mean = double(stats_[i].sum) / double(stats_[i].n);
-      NCC_RETURN_IF_ERROR(fft_.addTemplate(pixels_[i]->as<uint8_t>(), bank_[i].width,
-                                           bank_[i].height, mean, &fftSlot_[i]));
-    }
-    // From now on frames transform on fftStream_ and correlate on stream_, no switching.
-    NCC_RETURN_IF_ERROR(fft_.setStreams(fftStream_, stream_));
-  }
-  NCC_RETURN_IF_ERROR(numerator_.reserve(maxSpatialMap * sizeof(int64_t)));
-  NCC_RETURN_IF_ERROR(map_.reserve(maxMap * sizeof(double)));
-  NCC_RETURN_IF_ERROR(peaks_.reserve(maxMap));
-  NCC_RETURN_IF_ERROR(blockBest_.reserve(std::size_t(maxBlocks) * sizeof(Ranked)));
-  NCC_RETURN_IF_ERROR(above_.reserve(maxMap * sizeof(int)));
-  // Per template: positions above the threshold, then recomputed windows (one memset a frame).
-  NCC_RETURN_IF_ERROR(aboveCount_.reserve(2 * std::max<std::size_t>(bank_.size(), 1) * sizeof(int)));
-  if (anyFft_ && kFftPrecision == FftPrecision::Float)
-    NCC_RETURN_IF_ERROR(recompute_.reserve(maxMap * sizeof(int)));
-  frameWidth_ = W;
-  frameHeight_ = H;
-  maxPositions_ = maxMap;
-  NCC_RETURN_IF_ERROR(prepareFusedBank());
+  if (!bankChanged_ && width == size_.width && height == size_.height) return Status();
+  // Frames in flight still read the scratch on the compute stream: let them finish first.
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  NCC_RETURN_IF_ERROR(size_.prepare(bank_, width, height, numeratorOption_, smCount_, stream(),
+                                    streams_.fft.get()));
   bankChanged_ = false;
   ++scratchGeneration_;
   return Status();
 }
 
-Status CudaEngine::prepareFusedBank() {
-  // Ordered by height, so that templates of one height share the window sums in the kernel.
-  std::vector<uint32_t> members;
-  for (uint32_t i = 0; i < bank_.size(); ++i)
-    if (fused_[i]) members.push_back(i);
-  std::stable_sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
-    return bank_[a].height != bank_[b].height ? bank_[a].height < bank_[b].height
-                                              : bank_[a].width < bank_[b].width;
-  });
-  inBank_.assign(bank_.size(), false);
-  if (members.size() < 2) return Status();
-  std::size_t positions = 0, blocks = 0;
-  bankMaxHeight_ = bankTallestMap_ = 0;
-  for (uint32_t i : members) {
-    const int mapW = frameWidth_ - bank_[i].width + 1, mapH = frameHeight_ - bank_[i].height + 1;
-    positions += std::size_t(mapW) * mapH;
-    blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
-    bankMaxHeight_ = std::max(bankMaxHeight_, bank_[i].height);
-    bankTallestMap_ = std::max(bankTallestMap_, mapH);
-  }
-  NCC_RETURN_IF_ERROR(bankMaps_.reserve(positions * sizeof(double)));
-  NCC_RETURN_IF_ERROR(bankAbove_.reserve(positions * sizeof(int)));
-  NCC_RETURN_IF_ERROR(bankBlockBest_.reserve(blocks * sizeof(Ranked)));
-  // Each member's map, block bests and above list, for the bank's score launch and (the same
-  // places) for its peak search in two launches.
-  std::vector<FusedBankTemplate> descriptors;
-  std::vector<BankPeakJob> jobs;
-  std::size_t mapOffset = 0, blockOffset = 0;
-  for (uint32_t i : members) {
-    BankPeakJob j;
-    j.mapWidth = frameWidth_ - bank_[i].width + 1;
-    j.mapHeight = frameHeight_ - bank_[i].height + 1;
-    j.map = bankMaps_.as<double>() + mapOffset;
-    j.templateWidth = bank_[i].width;
-    j.templateHeight = bank_[i].height;
-    j.templateIndex = int(i);
-    j.blockBest = bankBlockBest_.as<Ranked>() + blockOffset;
-    j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
-    j.above = bankAbove_.as<int>() + mapOffset;
-    j.aboveCount = aboveCount_.as<int>() + i;
-    jobs.push_back(j);
-    FusedBankTemplate d;
-    d.packedTemplate = fusedPacked_[i]->as<uint8_t>();
-    d.templateWidth = j.templateWidth;
-    d.templateHeight = j.templateHeight;
-    d.stats = stats_[i];
-    d.map = bankMaps_.as<double>() + mapOffset;
-    d.blockBest = bankBlockBest_.as<Ranked>() + blockOffset;
-    d.above = bankAbove_.as<int>() + mapOffset;
-    d.aboveCount = aboveCount_.as<int>() + i;
-    descriptors.push_back(d);
-    mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
-    blockOffset += std::size_t(j.partials);
-  }
-  NCC_RETURN_IF_ERROR(fusedBank_.set(descriptors, kFusedNumerator));
-  NCC_RETURN_IF_ERROR(bankPeaks_.set(jobs));
-  for (uint32_t i : members) inBank_[i] = true;
-  return Status();
-}
-
-Status CudaEngine::scoreFusedBank(const MatchParams& params) {
-  FusedBankRule rule;
-  rule.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
-  rule.goodEnough = rule.sign * params.threshold;
-  rule.collect = params.maxMatches > 0;
-  // The bank's tallest template bounds the frame rows each band of output rows reads.
-  return forEachBand(bankTallestMap_, bankMaxHeight_, [&](int y0, int y1) {
-    return fusedBank_.score(image_, imagePitch_, frameWidth_, frameHeight_, params.method, rule, y0, y1,
-                            stream_);
-  });
-}
-
-Status CudaEngine::forEachBand(int mapHeight, int templateHeight,
-                               const std::function<Status(int, int)>& launch) {
-  if (bandsWaited_ >= bands_) return launch(0, mapHeight);
-  // Band b of output rows ends where its windows still lie inside frame bands 0..b (on a
-  // tile-row boundary), so it starts as soon as frame band b has arrived.
-  int y0 = 0;
-  for (int b = 0; b < bands_ && y0 < mapHeight; ++b) {
-    const int frameRows = std::min(frameHeight_, (b + 1) * bandRows_);
-    const int y1 = b + 1 == bands_ ? mapHeight
-                                   : std::min(mapHeight, (frameRows - templateHeight + 1) /
-                                                             kFusedTileHeight * kFusedTileHeight);
-    if (y1 <= y0) continue;
-    NCC_RETURN_IF_ERROR(waitForRows(frameRows));
-    NCC_RETURN_IF_ERROR(launch(y0, y1));
-    y0 = y1;
-  }
-  return Status();
-}
-
-Status CudaEngine::uploadFrame(const FrameView& frame, FrameSlot& slot) {
-  bands_ = bandsWaited_ = 0;
-  bandEvents_ = slot.bandEvents.data();
-  if (frame.memory == MemoryKind::Device) {
-    image_ = frame.data;
-    imagePitch_ = frame.stride;
-    return Status();
-  }
-  const int W = frame.width, H = frame.height;
-  const std::size_t pitch = roundUp(std::size_t(W), 128);
-  NCC_RETURN_IF_ERROR(slot.frame.reserve(pitch * H));
-  image_ = slot.frame.as<uint8_t>();
-  imagePitch_ = pitch;
-  // Pinned (or registered) host memory is copied from directly; anything else goes through the
-  // staging buffer first, since an async copy from pageable memory is neither async nor fast.
-  cudaPointerAttributes attributes{};
-  const bool pinned = cudaPointerGetAttributes(&attributes, frame.data) == cudaSuccess &&
-                      attributes.type == cudaMemoryTypeHost;
-  cudaGetLastError();  // a failed query is not an error of ours
-  const uint8_t* source = frame.data;
-  std::size_t sourcePitch = frame.stride;
-  if (!pinned) {
-    NCC_RETURN_IF_ERROR(slot.staging.reserve(std::size_t(W) * H));
-    source = slot.staging.as<uint8_t>();
-    sourcePitch = W;
-  }
-  // The slot is free (its last frame was collected), so the copies need not wait for stream_.
+Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, UploadedFrame* uploaded) {
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
   // Every fitting template fused and no other frame in flight: several bands, so scores start
   // with the first rows. Behind a frame in flight the whole upload overlaps that frame's work
   // anyway, and one launch over all rows beats one per band (no partial waves).
-  const bool banded = !needSat_ && inFlight_ == 0;
-  const int bandRows = banded ? bandRowsFor(H) : H;
-  for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
-    const int rows = std::min(bandRows, H - y0);
-    if (!pinned) {
-      uint8_t* staged = slot.staging.as<uint8_t>();
-      for (int y = y0; y < y0 + rows; ++y)
-        std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
-    }
-    NCC_CUDA_CHECK(cudaMemcpy2DAsync(slot.frame.as<uint8_t>() + std::size_t(y0) * pitch, pitch,
-                                     source + std::size_t(y0) * sourcePitch, sourcePitch, W, rows,
-                                     cudaMemcpyHostToDevice, copyStream_));
-    NCC_CUDA_CHECK(cudaEventRecord(slot.bandEvents[band], copyStream_));
-  }
-  bandRows_ = bandRows;
-  bands_ = (H + bandRows - 1) / bandRows;
-  return Status();
+  const bool banded = !size_.plan.needSat && inFlight_ == 0;
+  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, slot.upload, streams_.copy.get(), uploaded));
+  if (!size_.plan.needSat) return Status();  // every fitting template fused: no SAT, no FFT
+  return buildTables(*uploaded);
 }
 
-Status CudaEngine::waitForRows(int rows) {
-  if (bands_ == 0 || rows <= 0) return Status();
-  const int last = std::min(bands_, (rows + bandRows_ - 1) / bandRows_) - 1;
-  if (last < bandsWaited_) return Status();
-  NCC_CUDA_CHECK(cudaStreamWaitEvent(stream_, bandEvents_[last], 0));
-  bandsWaited_ = last + 1;
-  return Status();
-}
-
-Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot) {
-  NCC_RETURN_IF_ERROR(validateFrame(frame));
-  NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
-  NCC_RETURN_IF_ERROR(uploadFrame(frame, slot));
-  if (!needSat_) return Status();  // every fitting template fused: no SAT, no FFT
-  NCC_RETURN_IF_ERROR(waitForRows(frame.height));
-  if (anyFft_) {
-    // The forward transform (offset: the frame's own mean) on fftStream_, beside the SAT. The
+Status CudaEngine::buildTables(UploadedFrame& frame) {
+  NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
+  if (size_.plan.anyFft) {
+    // The forward transform (offset: the frame's own mean) on the fft stream, beside the SAT. The
     // event orders it after the upload and after the previous frame's use of the spectrum.
-    NCC_CUDA_CHECK(cudaEventRecord(uploaded_, stream_));
-    NCC_CUDA_CHECK(cudaStreamWaitEvent(fftStream_, uploaded_, 0));
-    NCC_RETURN_IF_ERROR(fft_.transformFrame(image_, imagePitch_));
-    NCC_CUDA_CHECK(cudaEventRecord(transformed_, fftStream_));
+    NCC_CUDA_CHECK(cudaEventRecord(streams_.uploaded.get(), stream()));
+    NCC_CUDA_CHECK(cudaStreamWaitEvent(streams_.fft.get(), streams_.uploaded.get(), 0));
+    NCC_RETURN_IF_ERROR(size_.fft.transformFrame(frame.image, frame.pitch));
+    NCC_CUDA_CHECK(cudaEventRecord(streams_.transformed.get(), streams_.fft.get()));
   }
-  NCC_RETURN_IF_ERROR(sat_->build(image_, imagePitch_, frame.width, frame.height,
-                                  satSum_.as<void>(), satSumSq_.as<void>(), stream_));
-  if (anyFft_) NCC_CUDA_CHECK(cudaStreamWaitEvent(stream_, transformed_, 0));
+  NCC_RETURN_IF_ERROR(size_.sat.build(frame, stream()));
+  if (size_.plan.anyFft) NCC_CUDA_CHECK(cudaStreamWaitEvent(stream(), streams_.transformed.get(), 0));
   return Status();
 }
 
-PeakHandoff CudaEngine::handoffFor(uint32_t i, const MatchParams& params) {
-  PeakHandoff h;
-  h.blockBest = blockBest_.as<Ranked>();
-  h.above = above_.as<int>();
-  h.aboveCount = aboveCount_.as<int>() + i;
-  h.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
-  h.goodEnough = h.sign * params.threshold;
-  h.collect = params.maxMatches > 0;
-  return h;
-}
-
-Status CudaEngine::computeMap(uint32_t i, Method method, const PeakHandoff& handoff) {
-  const TemplateImage& t = bank_[i];
-  if (fused_[i]) {
-    FusedSpatialArgs a;
-    a.image = image_;
-    a.pitch = imagePitch_;
-    a.width = frameWidth_;
-    a.height = frameHeight_;
-    a.numerator = kFusedNumerator;
-    a.packedTemplate = fusedPacked_[i]->as<uint8_t>();
-    a.templateWidth = t.width;
-    a.templateHeight = t.height;
-    a.stats = stats_[i];
-    a.method = method;
-    a.map = map_.as<double>();
-    return forEachBand(frameHeight_ - t.height + 1, t.height,
-                       [&](int y0, int y1) { return fusedSpatialScores(a, y0, y1, handoff, stream_); });
-  }
-  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
+ScoreInputs CudaEngine::scoreInputs(uint32_t i, Method method) const {
+  const TemplateImage& t = bank_.image(i);
   ScoreInputs in;
-  in.sum = satSum_.as<void>();
-  in.sumSq = satSumSq_.as<void>();
-  in.sat32 = satKind_ == SatBuild::Fused32;
-  in.frameWidth = frameWidth_;
-  in.frameHeight = frameHeight_;
+  in.sum = size_.sat.sum();
+  in.sumSq = size_.sat.sumSq();
+  in.sat32 = size_.sat.kind() == SatBuild::Fused32;
+  in.frameWidth = size_.width;
+  in.frameHeight = size_.height;
   in.templateWidth = t.width;
   in.templateHeight = t.height;
-  in.stats = stats_[i];
+  in.stats = bank_.prepared(i).stats;
   in.method = method;
   in.smCount = smCount_;
-  if (chosen_[i] == CudaNumerator::Spatial) {
-    NCC_RETURN_IF_ERROR(spatialNumerator(image_, imagePitch_, frameWidth_, frameHeight_,
-                                         packed_[i]->as<uint8_t>(), layouts_[i],
-                                         numerator_.as<int64_t>(), stream_));
-    return scoreFromExactNumerator(in, numerator_.as<int64_t>(), map_.as<double>(), stream_);
+  return in;
+}
+
+Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
+                              const PeakHandoff& handoff) {
+  const TemplateImage& t = bank_.image(i);
+  const PreparedTemplate& prepared = bank_.prepared(i);
+  double* map = size_.scratch.map.as<double>();
+  if (size_.plan.fused[i]) {
+    FusedSpatialArgs a;
+    a.image = frame.image;
+    a.pitch = frame.pitch;
+    a.width = frame.width;
+    a.height = frame.height;
+    a.numerator = kFusedNumerator;
+    a.packedTemplate = prepared.fusedPacked.as<uint8_t>();
+    a.templateWidth = t.width;
+    a.templateHeight = t.height;
+    a.stats = prepared.stats;
+    a.method = method;
+    a.map = map;
+    return frame.forEachBand(frame.height - t.height + 1, t.height, stream(), [&](int y0, int y1) {
+      return fusedSpatialScores(a, y0, y1, handoff, stream());
+    });
   }
-  if (fft_.precision() == FftPrecision::Float) {
-    const float* centred = nullptr;
-    NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
-    const double templateNorm = std::sqrt(double(stats_[i].centredSq()) / double(stats_[i].n));
-    int* recomputeCount = recomputeCountFor(i);  // zeroed with the frame's counters
-    lastRecomputeCount_ = recomputeCount;
-    NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(
-        in, centred, std::size_t(fft_.fftWidth()), fft_.errorScale(), fft_.frameNormSq(),
-        templateNorm, map_.as<double>(), recompute_.as<int>(), recomputeCount, stream_));
-    return recomputeExactScores(in, image_, imagePitch_, pixels_[i]->as<uint8_t>(),
-                                recompute_.as<int>(), recomputeCount, map_.as<double>(), stream_);
+  NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
+  const ScoreInputs in = scoreInputs(i, method);
+  if (size_.plan.numerator[i] != CudaNumerator::Spatial) return computeFftMap(frame, i, in);
+  int64_t* numerator = size_.scratch.numerator.as<int64_t>();
+  NCC_RETURN_IF_ERROR(spatialNumerator(frame.image, frame.pitch, frame.width, frame.height,
+                                       prepared.packed.as<uint8_t>(), prepared.layout, numerator,
+                                       stream()));
+  return scoreFromExactNumerator(in, numerator, map, stream());
+}
+
+Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const ScoreInputs& in) {
+  double* map = size_.scratch.map.as<double>();
+  const int slot = size_.fftSlot[i];
+  const std::size_t fftPitch = std::size_t(size_.fft.fftWidth());
+  if (size_.fft.precision() == FftPrecision::Double) {
+    const double* centred = nullptr;
+    NCC_RETURN_IF_ERROR(size_.fft.correlate(slot, &centred));
+    return scoreFromCentredNumerator(in, centred, fftPitch, map, stream());
   }
-  const double* centred = nullptr;
-  NCC_RETURN_IF_ERROR(fft_.correlate(fftSlot_[i], &centred));
-  return scoreFromCentredNumerator(in, centred, std::size_t(fft_.fftWidth()), map_.as<double>(), stream_);
+  const float* centred = nullptr;
+  NCC_RETURN_IF_ERROR(size_.fft.correlate(slot, &centred));
+  const TemplateStats& stats = bank_.prepared(i).stats;
+  const double templateNorm = std::sqrt(double(stats.centredSq()) / double(stats.n));
+  int* recompute = size_.scratch.recompute.as<int>();
+  int* recomputeCount = size_.scratch.recomputeCountFor(i, bank_.size());  // zeroed a frame
+  lastRecomputeCount_ = recomputeCount;
+  NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(in, centred, fftPitch, size_.fft.errorScale(),
+                                                     size_.fft.frameNormSq(), templateNorm, map,
+                                                     recompute, recomputeCount, stream()));
+  return recomputeExactScores(in, frame.image, frame.pitch, bank_.prepared(i).pixels.as<uint8_t>(),
+                              recompute, recomputeCount, map, stream());
 }
 
 Status CudaEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
@@ -531,119 +224,97 @@ Status CudaEngine::submit(const FrameView& frame, const MatchParams& params) {
                          " frames already in flight; collect one first");
   NCC_RETURN_IF_ERROR(validateParams(params));
   NCC_RETURN_IF_ERROR(activate());
-  FrameSlot& slot = nextSlot();
-  const Status status = submitInto(frame, params, slot);
+  const Status status = submitInto(frame, params, nextSlot());
   if (!status.ok()) {
-    // Work already enqueued may still read the slot: finish it before the slot is reused.
-    cudaStreamSynchronize(copyStream_);
-    cudaStreamSynchronize(fftStream_);
-    cudaStreamSynchronize(stream_);
-    cudaGetLastError();
+    drainAfterError();
     return status;
   }
   ++inFlight_;
   return Status();
 }
 
-Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot) {
-  NCC_RETURN_IF_ERROR(buildFrame(frame, slot));
+void CudaEngine::drainAfterError() {
+  cudaStreamSynchronize(streams_.copy.get());
+  cudaStreamSynchronize(streams_.fft.get());
+  cudaStreamSynchronize(stream());
+  cudaGetLastError();
+}
 
+Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot) {
+  UploadedFrame uploaded;
+  NCC_RETURN_IF_ERROR(buildFrame(frame, slot, &uploaded));
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
   MatchParams bounded = params;
-  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), maxPositions_));
-  const std::size_t T = bank_.size(), M = std::size_t(bounded.maxMatches);
-  const ResultsLayout layout(T, M);
-  NCC_RETURN_IF_ERROR(slot.results.reserve(std::max<std::size_t>(layout.bytes, 16)));
-  NCC_RETURN_IF_ERROR(slot.hostResults.reserve(std::max<std::size_t>(layout.bytes, 16)));
-  slot.maxMatches = M;
-  // A graph needs fixed pointers and no event from outside it: a host frame in the slot's own
-  // buffer, uploaded in one band (waited for here), and no SAT (whose build is stamped per call).
-  // Nor may its calls allocate: the sorted NMS (max-matches above kSelectRoundsLimit) sizes its
-  // scratch on first use, so those frames launch one by one.
-  const bool graph = !needSat_ && image_ == slot.frame.as<uint8_t>() && bands_ == 1 &&
-                     bounded.maxMatches <= kSelectRoundsLimit && slot.graphFailedAt != int64_t(scratchGeneration_);
-  if (graph) {
-    NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
-    NCC_RETURN_IF_ERROR(launchMatchingGraph(params, bounded, slot));
+  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
+  slot.results.maxMatches = std::size_t(bounded.maxMatches);
+  NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
+  if (graphable(uploaded, bounded, slot)) {
+    NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
+    NCC_RETURN_IF_ERROR(launchMatchingGraph(uploaded, params, bounded, slot));
   } else {
-    NCC_RETURN_IF_ERROR(enqueueMatching(params, bounded, slot));
+    NCC_RETURN_IF_ERROR(enqueueMatching(uploaded, params, bounded, slot));
   }
-  NCC_CUDA_CHECK(cudaEventRecord(slot.done, stream_));
-  slot.frameWidth = frameWidth_;
-  slot.frameHeight = frameHeight_;
+  NCC_CUDA_CHECK(cudaEventRecord(slot.done.get(), stream()));
+  slot.results.frameWidth = size_.width;
+  slot.results.frameHeight = size_.height;
   return Status();
 }
 
-Status CudaEngine::enqueueMatching(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot) {
-  const std::size_t T = bank_.size(), M = slot.maxMatches;
-  const ResultsLayout layout(T, M);
-  uint8_t* dev = slot.results.as<uint8_t>();
-  int* counts = reinterpret_cast<int*>(dev);
-  DeviceMatch* best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
-  DeviceMatch* kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
-  NCC_RETURN_IF_ERROR(zeroCounters(stream_));
+bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounded,
+                           const FrameSlot& slot) const {
+  return !size_.plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
+         bounded.maxMatches <= kSelectRoundsLimit && !slot.graph.failedFor(scratchGeneration_);
+}
+
+Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
+                                       const MatchParams& bounded, FrameSlot& slot) {
+  GraphKeyInputs key;
+  key.scratchGeneration = scratchGeneration_;
+  key.image = frame.image;
+  key.pitch = frame.pitch;
+  key.results = slot.results.device.as<void>();
+  key.hostResults = slot.results.host.as<void>();
+  key.frameWidth = size_.width;
+  key.frameHeight = size_.height;
+  key.method = params.method;
+  key.threshold = params.threshold;
+  key.nmsIou = params.nmsIou;
+  key.maxMatches = bounded.maxMatches;
+  return slot.graph.launch(key, stream(),
+                           [&] { return enqueueMatching(frame, params, bounded, slot); });
+}
+
+Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& params,
+                                   const MatchParams& bounded, FrameSlot& slot) {
+  const std::size_t T = bank_.size(), M = slot.results.maxMatches;
+  const ResultsLayout layout = slot.results.layout(T);
+  const ResultsOnDevice out = slot.results.onDevice(layout);
+  NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(T, stream()));
   // Fused templates of a bank of two or more: one launch per band scores them all.
-  if (std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end()) {
-    NCC_RETURN_IF_ERROR(scoreFusedBank(bounded));
-    NCC_RETURN_IF_ERROR(bankPeaks_.find(bounded, best, kept, counts, stream_));
+  if (size_.fusedBank.active()) {
+    NCC_RETURN_IF_ERROR(size_.fusedBank.score(frame, bounded, stream()));
+    NCC_RETURN_IF_ERROR(size_.fusedBank.findPeaks(bounded, out.best, out.kept, out.counts, stream()));
   }
+  const double* map = size_.scratch.map.as<double>();
   for (uint32_t i = 0; i < T; ++i) {
-    if (!fits(i) || inBank_[i]) continue;
-    const TemplateImage& t = bank_[i];
-    const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
-    const PeakHandoff handoff = handoffFor(i, bounded);
-    NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
-    if (fused_[i]) {
-      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
-                                                 bounded, handoff, fusedSpatialBlocks(mapW, mapH),
-                                                 best + i, kept + i * M, counts + i, stream_));
+    const TemplateImage& t = bank_.image(i);
+    if (!size_.fits(t) || size_.fusedBank.contains(i)) continue;
+    const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
+    const PeakHandoff handoff = size_.scratch.handoffFor(i, bounded);
+    NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff));
+    if (size_.plan.fused[i]) {
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.findFromHandoff(
+          map, mapW, mapH, t.width, t.height, bounded, handoff, fusedSpatialBlocks(mapW, mapH),
+          out.best + i, out.kept + i * M, out.counts + i, stream()));
     } else {
-      NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), mapW, mapH, t.width, t.height, bounded,
-                                      best + i, kept + i * M, counts + i, stream_));
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(map, mapW, mapH, t.width, t.height, bounded,
+                                                   out.best + i, out.kept + i * M, out.counts + i,
+                                                   stream()));
     }
   }
-  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // the slot's copies end before `done`
-  NCC_CUDA_CHECK(cudaMemcpyAsync(slot.hostResults.as<uint8_t>(), dev, layout.bytes,
-                                 cudaMemcpyDeviceToHost, stream_));
-  return Status();
-}
-
-Status CudaEngine::launchMatchingGraph(const MatchParams& params, const MatchParams& bounded, FrameSlot& slot) {
-  auto bits = [](double v) {
-    uint64_t u = 0;
-    std::memcpy(&u, &v, sizeof u);
-    return u;
-  };
-  // Everything the captured launches baked in: scratch layout, pointers, sizes, the rule.
-  const std::vector<uint64_t> key = {
-      scratchGeneration_, uint64_t(reinterpret_cast<std::uintptr_t>(image_)), uint64_t(imagePitch_),
-      uint64_t(reinterpret_cast<std::uintptr_t>(slot.results.as<void>())),
-      uint64_t(reinterpret_cast<std::uintptr_t>(slot.hostResults.as<void>())), uint64_t(frameWidth_),
-      uint64_t(frameHeight_), uint64_t(params.method), bits(params.threshold), uint64_t(bounded.maxMatches),
-      bits(params.nmsIou)};
-  if (slot.graph == nullptr || slot.graphKey != key) {
-    if (slot.graph != nullptr) NCC_CUDA_CHECK(cudaGraphExecDestroy(slot.graph));
-    slot.graph = nullptr;
-    NCC_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    const Status enqueued = enqueueMatching(params, bounded, slot);
-    cudaGraph_t captured = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(stream_, &captured);
-    cudaError_t made = cudaErrorUnknown;
-    if (enqueued.ok() && ended == cudaSuccess && captured != nullptr)
-      made = cudaGraphInstantiate(&slot.graph, captured, 0);
-    if (captured != nullptr) cudaGraphDestroy(captured);
-    if (made != cudaSuccess) {
-      // Not capturable here: this slot enqueues its calls one by one from now on.
-      cudaGetLastError();
-      slot.graph = nullptr;
-      slot.graphFailedAt = int64_t(scratchGeneration_);  // tried again after the next relayout
-      return enqueueMatching(params, bounded, slot);
-    }
-    slot.graphKey = key;
-  }
-  NCC_CUDA_CHECK(cudaGraphLaunch(slot.graph, stream_));
-  return Status();
+  NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));  // the slot's copies end before `done`
+  return slot.results.copyToHost(layout, stream());
 }
 
 Status CudaEngine::collect(FrameResult* result) {
@@ -653,54 +324,30 @@ Status CudaEngine::collect(FrameResult* result) {
   head_ = (head_ + 1) % kMaxFramesInFlight;
   --inFlight_;
   NCC_RETURN_IF_ERROR(activate());
-  NCC_CUDA_CHECK(cudaEventSynchronize(slot.done));
-
-  const std::size_t T = bank_.size(), M = slot.maxMatches;
-  const ResultsLayout layout(T, M);
-  const uint8_t* host = slot.hostResults.as<uint8_t>();
-  const int* hostCounts = reinterpret_cast<const int*>(host);
-  const DeviceMatch* hostBest = reinterpret_cast<const DeviceMatch*>(host + layout.bestOffset);
-  const DeviceMatch* hostKept = reinterpret_cast<const DeviceMatch*>(host + layout.keptOffset);
-  auto toMatch = [&](const DeviceMatch& d, uint32_t i) {
-    Match m;
-    m.templateIndex = i;
-    m.x = d.x;
-    m.y = d.y;
-    m.width = bank_[i].width;
-    m.height = bank_[i].height;
-    m.score = d.score;
-    m.subX = d.subX;
-    m.subY = d.subY;
-    return m;
-  };
-  result->matches.clear();
-  result->best.assign(T, std::nullopt);
-  for (uint32_t i = 0; i < T; ++i) {
-    if (bank_[i].width > slot.frameWidth || bank_[i].height > slot.frameHeight) continue;
-    result->best[i] = toMatch(hostBest[i], i);
-    for (int k = 0; k < hostCounts[i]; ++k) result->matches.push_back(toMatch(hostKept[i * M + k], i));
-  }
+  NCC_CUDA_CHECK(cudaEventSynchronize(slot.done.get()));
+  slot.results.decode(bank_.images(), result);
   return Status();
 }
 
 Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                             std::vector<double>* map) {
-  NCC_RETURN_IF_ERROR(validateScoreMapRequest(bank_, frame, method, templateIndex, map));
+  NCC_RETURN_IF_ERROR(validateScoreMapRequest(bank_.images(), frame, method, templateIndex, map));
   NCC_RETURN_IF_ERROR(activate());
-  const TemplateImage& t = bank_[templateIndex];
+  const TemplateImage& t = bank_.image(templateIndex);
   if (inFlight_ > 0)
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
-  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot()));
-  NCC_RETURN_IF_ERROR(zeroCounters(stream_));
+  UploadedFrame uploaded;
+  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), &uploaded));
+  NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(bank_.size(), stream()));
   MatchParams noMatches;
   noMatches.method = method;
   noMatches.maxMatches = 0;
-  NCC_RETURN_IF_ERROR(computeMap(templateIndex, method, handoffFor(0, noMatches)));
-  NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));
+  NCC_RETURN_IF_ERROR(computeMap(uploaded, templateIndex, method, size_.scratch.handoffFor(0, noMatches)));
+  NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
   map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
-  NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), map_.as<double>(), map->size() * sizeof(double),
-                                 cudaMemcpyDeviceToHost, stream_));
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), size_.scratch.map.as<double>(),
+                                 map->size() * sizeof(double), cudaMemcpyDeviceToHost, stream()));
+  NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
   return Status();
 }
 

@@ -1,0 +1,77 @@
+#include "cuda/engine/frame_results.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/cuda_check.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+Match toMatch(const DeviceMatch& d, uint32_t templateIndex, const TemplateImage& t) {
+  Match m;
+  m.templateIndex = templateIndex;
+  m.x = d.x;
+  m.y = d.y;
+  m.width = t.width;
+  m.height = t.height;
+  m.score = d.score;
+  m.subX = d.subX;
+  m.subY = d.subY;
+  return m;
+}
+
+}  // namespace
+
+ResultsLayout::ResultsLayout(std::size_t templates, std::size_t maxMatches) {
+  countsBytes = roundUp(templates * sizeof(int), 16);
+  bestOffset = countsBytes;
+  keptOffset = bestOffset + templates * sizeof(DeviceMatch);
+  bytes = keptOffset + templates * maxMatches * sizeof(DeviceMatch);
+}
+
+Status FrameResults::reserve(std::size_t templates, cudaStream_t stream) {
+  const std::size_t bytes = std::max<std::size_t>(layout(templates).bytes, 16);
+  if (bytes > device.capacity()) {
+    NCC_RETURN_IF_ERROR(device.reserve(bytes));
+    NCC_CUDA_CHECK(cudaMemsetAsync(device.as<void>(), 0, device.capacity(), stream));
+  }
+  return host.reserve(bytes);
+}
+
+ResultsOnDevice FrameResults::onDevice(const ResultsLayout& layout) const {
+  uint8_t* dev = device.as<uint8_t>();
+  ResultsOnDevice out;
+  out.counts = reinterpret_cast<int*>(dev);
+  out.best = reinterpret_cast<DeviceMatch*>(dev + layout.bestOffset);
+  out.kept = reinterpret_cast<DeviceMatch*>(dev + layout.keptOffset);
+  return out;
+}
+
+Status FrameResults::copyToHost(const ResultsLayout& layout, cudaStream_t stream) const {
+  NCC_CUDA_CHECK(cudaMemcpyAsync(host.as<uint8_t>(), device.as<uint8_t>(), layout.bytes,
+                                 cudaMemcpyDeviceToHost, stream));
+  return Status();
+}
+
+void FrameResults::decode(const std::vector<TemplateImage>& bank, FrameResult* result) const {
+  const std::size_t T = bank.size(), M = maxMatches;
+  const ResultsLayout layout(T, M);
+  const uint8_t* bytes = host.as<uint8_t>();
+  const int* counts = reinterpret_cast<const int*>(bytes);
+  const DeviceMatch* best = reinterpret_cast<const DeviceMatch*>(bytes + layout.bestOffset);
+  const DeviceMatch* kept = reinterpret_cast<const DeviceMatch*>(bytes + layout.keptOffset);
+  result->matches.clear();
+  result->best.assign(T, std::nullopt);
+  for (uint32_t i = 0; i < T; ++i) {
+    const TemplateImage& t = bank[i];
+    if (t.width > frameWidth || t.height > frameHeight) continue;
+    result->best[i] = toMatch(best[i], i, t);
+    for (int k = 0; k < counts[i]; ++k) result->matches.push_back(toMatch(kept[i * M + k], i, t));
+  }
+}
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,52 @@
+// One frame's matches as the peak searches write them on the device (per template: the kept
+// count, the best match, the kept matches) and as collect() decodes them from the host copy.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "cuda/engine/device_buffer.hpp"
+#include "cuda/peaks/peaks_kernels.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::cuda {
+
+// Layout of the results buffer for `templates` templates and `maxMatches` kept each: the counts
+// (padded to 16 bytes), the best match of each template, then maxMatches kept matches each.
+struct ResultsLayout {
+  std::size_t countsBytes, bestOffset, keptOffset, bytes;
+  ResultsLayout(std::size_t templates, std::size_t maxMatches);
+};
+
+// Where the peak searches write a frame's results (device pointers).
+struct ResultsOnDevice {
+  int* counts = nullptr;
+  DeviceMatch* best = nullptr;
+  DeviceMatch* kept = nullptr;
+};
+
+// One frame slot's results: the device buffer, its host copy, and what decoding needs.
+struct FrameResults {
+  DeviceBuffer device;
+  PinnedBuffer host;
+  std::size_t maxMatches = 0;
+  int frameWidth = 0, frameHeight = 0;
+
+  ResultsLayout layout(std::size_t templates) const { return ResultsLayout(templates, maxMatches); }
+  // Room for `templates` templates of maxMatches kept matches each. The copy to the host reads
+  // every byte of the layout, and the peak searches write only the counts, the best matches and
+  // each template's first `count` kept matches: the rest (kept slots past the count, the counts'
+  // padding, templates larger than the frame) is zeroed on `stream` when the device buffer grows,
+  // once, not per frame.
+  Status reserve(std::size_t templates, cudaStream_t stream);
+  ResultsOnDevice onDevice(const ResultsLayout& layout) const;
+  // Enqueues the copy of the results to `host`.
+  Status copyToHost(const ResultsLayout& layout, cudaStream_t stream) const;
+  // The matches of the host copy (complete once the copy has finished): best[i] for every
+  // template that fits the frame, and its kept matches.
+  void decode(const std::vector<TemplateImage>& bank, FrameResult* result) const;
+};
+
+}  // namespace nccmatch::cuda

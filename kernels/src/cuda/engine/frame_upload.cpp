@@ -1,0 +1,111 @@
+#include "cuda/engine/frame_upload.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/numerator/spatial_scores.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
+
+int bandRowsFor(int height) {
+  const int bands = std::max(1, std::min(kMaxBands, height / 256));
+  const int rows = (height + bands - 1) / bands;
+  return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
+}
+
+// Pinned (or registered) host memory is copied from directly.
+bool isPinned(const uint8_t* data) {
+  cudaPointerAttributes attributes{};
+  const bool pinned = cudaPointerGetAttributes(&attributes, data) == cudaSuccess &&
+                      attributes.type == cudaMemoryTypeHost;
+  cudaGetLastError();  // a failed query is not an error of ours
+  return pinned;
+}
+
+}  // namespace
+
+Status UploadBuffers::createEvents() {
+  for (Event& event : bandEvents) NCC_RETURN_IF_ERROR(createEvent(&event));
+  return Status();
+}
+
+Status UploadedFrame::waitForRows(int rows, cudaStream_t stream) {
+  if (bands == 0 || rows <= 0) return Status();
+  const int last = std::min(bands, (rows + bandRows - 1) / bandRows) - 1;
+  if (last < bandsWaited) return Status();
+  NCC_CUDA_CHECK(cudaStreamWaitEvent(stream, bandEvents[last].get(), 0));
+  bandsWaited = last + 1;
+  return Status();
+}
+
+Status UploadedFrame::forEachBand(int mapHeight, int templateHeight, cudaStream_t stream,
+                                  const std::function<Status(int, int)>& launch) {
+  if (bandsWaited >= bands) return launch(0, mapHeight);
+  // Band b of output rows ends where its windows still lie inside frame bands 0..b (on a
+  // tile-row boundary), so it starts as soon as frame band b has arrived.
+  int y0 = 0;
+  for (int b = 0; b < bands && y0 < mapHeight; ++b) {
+    const int frameRows = std::min(height, (b + 1) * bandRows);
+    const int y1 = b + 1 == bands ? mapHeight
+                                  : std::min(mapHeight, (frameRows - templateHeight + 1) /
+                                                            kFusedTileHeight * kFusedTileHeight);
+    if (y1 <= y0) continue;
+    NCC_RETURN_IF_ERROR(waitForRows(frameRows, stream));
+    NCC_RETURN_IF_ERROR(launch(y0, y1));
+    y0 = y1;
+  }
+  return Status();
+}
+
+Status uploadFrame(const FrameView& frame, bool banded, UploadBuffers& buffers,
+                   cudaStream_t copyStream, UploadedFrame* uploaded) {
+  UploadedFrame& out = *uploaded;
+  out = UploadedFrame();
+  out.width = frame.width;
+  out.height = frame.height;
+  out.bandEvents = buffers.bandEvents.data();
+  if (frame.memory == MemoryKind::Device) {
+    out.image = frame.data;
+    out.pitch = frame.stride;
+    return Status();
+  }
+  const int W = frame.width, H = frame.height;
+  const std::size_t pitch = roundUp(std::size_t(W), 128);
+  NCC_RETURN_IF_ERROR(buffers.frame.reserve(pitch * H));
+  out.image = buffers.frame.as<uint8_t>();
+  out.pitch = pitch;
+  // Anything but pinned memory goes through the staging buffer first, since an async copy from
+  // pageable memory is neither async nor fast.
+  const bool pinned = isPinned(frame.data);
+  const uint8_t* source = frame.data;
+  std::size_t sourcePitch = frame.stride;
+  if (!pinned) {
+    NCC_RETURN_IF_ERROR(buffers.staging.reserve(std::size_t(W) * H));
+    source = buffers.staging.as<uint8_t>();
+    sourcePitch = W;
+  }
+  // The slot is free, so the copies need not wait for the compute stream.
+  const int bandRows = banded ? bandRowsFor(H) : H;
+  for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
+    const int rows = std::min(bandRows, H - y0);
+    if (!pinned) {
+      uint8_t* staged = buffers.staging.as<uint8_t>();
+      for (int y = y0; y < y0 + rows; ++y)
+        std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
+    }
+    NCC_CUDA_CHECK(cudaMemcpy2DAsync(buffers.frame.as<uint8_t>() + std::size_t(y0) * pitch, pitch,
+                                     source + std::size_t(y0) * sourcePitch, sourcePitch, W, rows,
+                                     cudaMemcpyHostToDevice, copyStream));
+    NCC_CUDA_CHECK(cudaEventRecord(buffers.bandEvents[band].get(), copyStream));
+  }
+  out.bandRows = bandRows;
+  out.bands = (H + bandRows - 1) / bandRows;
+  return Status();
+}
+
+}  // namespace nccmatch::cuda

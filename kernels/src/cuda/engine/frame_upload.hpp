@@ -1,0 +1,60 @@
+// A frame's way onto the device. A device frame is read in place. A host frame is copied on the
+// copy stream into the slot's device buffer, from pinned memory directly or through a pinned
+// staging buffer; banded, it goes in bands of rows, each announced by its own event, so that
+// scores of the first rows start while the last rows are still on their way.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "cuda/engine/cuda_handles.hpp"
+#include "cuda/engine/device_buffer.hpp"
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::cuda {
+
+// Banded uploads: about 256 rows a band (a 1080p frame in 4, 2160p in 8), each a multiple of
+// the fused kernel's tile height; fewer bands would start the scores later, more would cost
+// more API calls than the overlap saves.
+constexpr int kMaxBands = 8;
+
+// What one frame slot's uploads write to and announce with.
+struct UploadBuffers {
+  PinnedBuffer staging;  // a pageable frame is copied here first
+  DeviceBuffer frame;    // the uploaded frame
+  std::array<Event, kMaxBands> bandEvents;  // on the copy stream: rows of band b are on the device
+
+  Status createEvents();
+};
+
+// A frame on the device as the steps after the upload read it. `bands` bands of `bandRows` rows
+// (none for a device frame, one for an upload in one piece), the first `bandsWaited` of which the
+// compute stream has waited for.
+struct UploadedFrame {
+  const uint8_t* image = nullptr;
+  std::size_t pitch = 0;
+  int width = 0, height = 0;
+  int bands = 0, bandRows = 0;
+  const Event* bandEvents = nullptr;
+  int bandsWaited = 0;
+
+  // Makes `stream` wait until frame rows [0, rows) are on the device.
+  Status waitForRows(int rows, cudaStream_t stream);
+  // Launches output rows [0, mapHeight) of a template (or bank) whose tallest template is
+  // templateHeight: all at once when every band has been waited for (a device frame too), else
+  // band by band, each after the frame rows it reads have arrived.
+  Status forEachBand(int mapHeight, int templateHeight, cudaStream_t stream,
+                     const std::function<Status(int, int)>& launch);
+};
+
+// Uploads a host frame on copyStream into `buffers` (the slot must be free: its last frame was
+// collected), in several bands when `banded`; a device frame is used in place.
+Status uploadFrame(const FrameView& frame, bool banded, UploadBuffers& buffers,
+                   cudaStream_t copyStream, UploadedFrame* uploaded);
+
+}  // namespace nccmatch::cuda

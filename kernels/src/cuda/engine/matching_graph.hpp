@@ -1,0 +1,53 @@
+// A frame slot's matching as a CUDA graph: captured once, replayed while everything the captured
+// launches baked in (the key) stays the same; one launch instead of a dozen calls.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "cuda/engine/cuda_handles.hpp"
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::cuda {
+
+// Everything a captured matching depends on: the scratch layout, the frame and results
+// pointers, the frame size and the rule.
+struct GraphKeyInputs {
+  uint64_t scratchGeneration = 0;
+  const void* image = nullptr;
+  std::size_t pitch = 0;
+  const void* results = nullptr;
+  const void* hostResults = nullptr;
+  int frameWidth = 0, frameHeight = 0;
+  Method method = Method::CCoeffNormed;
+  double threshold = 0.0, nmsIou = 0.0;
+  int maxMatches = 0;  // bounded by the positions
+};
+
+class MatchingGraph {
+ public:
+  // Whether capture failed for this scratch layout: plain launches until it changes.
+  bool failedFor(uint64_t scratchGeneration) const {
+    return failedAt_ == int64_t(scratchGeneration);
+  }
+  // Launches the graph of `inputs` on stream, capturing `enqueue` first when the inputs changed.
+  // When the calls cannot be captured, runs `enqueue` directly and remembers the failure.
+  Status launch(const GraphKeyInputs& inputs, cudaStream_t stream,
+                const std::function<Status()>& enqueue);
+
+ private:
+  // Ends the capture on stream of what was enqueued and instantiates it into exec_; false when
+  // the enqueueing, the capture or the instantiation failed.
+  bool finishCapture(cudaStream_t stream, const Status& enqueued);
+
+  GraphExec exec_;
+  std::vector<uint64_t> key_;
+  int64_t failedAt_ = -1;  // the scratch generation capture failed at (-1: never)
+};
+
+}  // namespace nccmatch::cuda

@@ -1,0 +1,253 @@
+#include "cuda/engine/template_bank.hpp"
+
+#include <algorithm>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/engine/cost_model.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+// A box of w*h pixels sums I^2 to at most w*h*255^2: below 2^32 for w*h <= 66051 (256x256 too).
+bool boxSumsFit32(int w, int h) { return double(w) * h * 255.0 * 255.0 < 4294967296.0; }
+
+Status copyToDevice(const std::vector<uint8_t>& bytes, DeviceBuffer* buffer) {
+  NCC_RETURN_IF_ERROR(buffer->reserve(bytes.size()));
+  NCC_CUDA_CHECK(cudaMemcpy(buffer->as<uint8_t>(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  return Status();
+}
+
+Status prepareTemplate(const TemplateImage& t, PreparedTemplate* out) {
+  out->stats = templateStats(t);
+  out->layout = spatialLayout(t.width, t.height);
+  NCC_RETURN_IF_ERROR(copyToDevice(spatialPack(t.pixels.data(), out->layout), &out->packed));
+  NCC_RETURN_IF_ERROR(copyToDevice(t.pixels, &out->pixels));
+  if (!fusedSpatialFits(t.width, t.height)) return Status();
+  return copyToDevice(kFusedNumerator == FusedNumerator::TensorCores
+                          ? fusedSpatialFragments(t.pixels.data(), t.width, t.height)
+                          : fusedSpatialPack(t.pixels.data(), t.width, t.height),
+                      &out->fusedPacked);
+}
+
+// Spectra of the fft templates that fit; frames then transform on fftStream and correlate on
+// stream, with no switching per frame.
+Status prepareFft(const TemplateBank& bank, const SizePlan& plan, int width, int height,
+                  cudaStream_t stream, cudaStream_t fftStream, FftCorrelator* fft,
+                  std::vector<int>* fftSlot) {
+  NCC_RETURN_IF_ERROR(fft->configure(width, height, stream, kFftPrecision));
+  for (uint32_t i = 0; i < bank.size(); ++i) {
+    const TemplateImage& t = bank.image(i);
+    if (t.width > width || t.height > height || plan.numerator[i] != CudaNumerator::Fft) continue;
+    const TemplateStats& stats = bank.prepared(i).stats;
+    const double mean = double(stats.sum) / double(stats.n);
+    NCC_RETURN_IF_ERROR(fft->addTemplate(bank.prepared(i).pixels.as<uint8_t>(), t.width, t.height,
+                                         mean, &(*fftSlot)[i]));
+  }
+  return fft->setStreams(fftStream, stream);
+}
+
+}  // namespace
+
+Status TemplateBank::prepare(std::vector<TemplateImage> images, TemplateBank* bank) {
+  std::vector<PreparedTemplate> prepared(images.size());
+  for (std::size_t i = 0; i < images.size(); ++i)
+    NCC_RETURN_IF_ERROR(prepareTemplate(images[i], &prepared[i]));
+  bank->images_ = std::move(images);
+  bank->prepared_ = std::move(prepared);
+  return Status();
+}
+
+SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaNumerator option,
+                     int smCount) {
+  SizePlan plan;
+  plan.numerator.assign(bank.size(), CudaNumerator::Spatial);
+  plan.fused.assign(bank.size(), false);
+  for (std::size_t i = 0; i < bank.size(); ++i) {
+    const TemplateImage& t = bank[i];
+    if (t.width > W || t.height > H) continue;
+    const CudaNumerator numerator =
+        option != CudaNumerator::Auto ? option : chooseNumerator(t.width, t.height, W, H, smCount);
+    plan.numerator[i] = numerator;
+    const int mapW = W - t.width + 1, mapH = H - t.height + 1;
+    const std::size_t positions = std::size_t(mapW) * mapH;
+    plan.maxPositions = std::max(plan.maxPositions, positions);
+    plan.fused[i] = numerator == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height);
+    if (plan.fused[i]) plan.maxFusedBlocks = std::max(plan.maxFusedBlocks, fusedSpatialBlocks(mapW, mapH));
+    else plan.needSat = true;
+    if (numerator == CudaNumerator::Spatial) {
+      if (!plan.fused[i])
+        plan.maxUnfusedSpatialPositions = std::max(plan.maxUnfusedSpatialPositions, positions);
+    } else {
+      plan.anyFft = true;
+    }
+    if (!boxSumsFit32(t.width, t.height)) plan.sat32 = false;
+  }
+  return plan;
+}
+
+Status SatTables::prepare(bool sat32, int width, int height) {
+  const SatBuild want = sat32 ? SatBuild::Fused32 : SatBuild::Fused;
+  if (!builder_ || want != kind_ || width > maxWidth_ || height > maxHeight_) {
+    builder_.reset();
+    const int maxW = std::max(width, maxWidth_), maxH = std::max(height, maxHeight_);
+    NCC_RETURN_IF_ERROR(SatBuilder::create(want, maxW, maxH, &builder_));
+    kind_ = want;
+    maxWidth_ = maxW;
+    maxHeight_ = maxH;
+  }
+  const std::size_t entry = satEntryBytes(kind_);
+  NCC_RETURN_IF_ERROR(sum_.reserve(std::size_t(width) * height * entry));
+  return sumSq_.reserve(std::size_t(width) * height * entry);
+}
+
+Status SatTables::build(const UploadedFrame& frame, cudaStream_t stream) {
+  return builder_->build(frame.image, frame.pitch, frame.width, frame.height, sum_.as<void>(),
+                         sumSq_.as<void>(), stream);
+}
+
+Status MapScratch::reserve(const SizePlan& plan, std::size_t templates) {
+  NCC_RETURN_IF_ERROR(numerator.reserve(plan.maxUnfusedSpatialPositions * sizeof(int64_t)));
+  NCC_RETURN_IF_ERROR(map.reserve(plan.maxPositions * sizeof(double)));
+  NCC_RETURN_IF_ERROR(peaks.reserve(plan.maxPositions));
+  NCC_RETURN_IF_ERROR(blockBest.reserve(std::size_t(plan.maxFusedBlocks) * sizeof(Ranked)));
+  NCC_RETURN_IF_ERROR(above.reserve(plan.maxPositions * sizeof(int)));
+  NCC_RETURN_IF_ERROR(aboveCount.reserve(2 * std::max<std::size_t>(templates, 1) * sizeof(int)));
+  if (plan.anyFft && kFftPrecision == FftPrecision::Float)
+    NCC_RETURN_IF_ERROR(recompute.reserve(plan.maxPositions * sizeof(int)));
+  return Status();
+}
+
+Status MapScratch::zeroCounters(std::size_t templates, cudaStream_t stream) {
+  if (aboveCount.capacity() == 0) return Status();
+  NCC_CUDA_CHECK(cudaMemsetAsync(aboveCount.as<int>(), 0,
+                                 2 * std::max<std::size_t>(templates, 1) * sizeof(int), stream));
+  return Status();
+}
+
+int* MapScratch::recomputeCountFor(uint32_t i, std::size_t templates) const {
+  return aboveCount.as<int>() + std::max<std::size_t>(templates, 1) + i;
+}
+
+PeakHandoff MapScratch::handoffFor(uint32_t i, const MatchParams& params) const {
+  PeakHandoff h;
+  h.blockBest = blockBest.as<Ranked>();
+  h.above = above.as<int>();
+  h.aboveCount = aboveCount.as<int>() + i;
+  h.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  h.goodEnough = h.sign * params.threshold;
+  h.collect = params.maxMatches > 0;
+  return h;
+}
+
+std::vector<uint32_t> FusedBankLaunch::orderedMembers(const TemplateBank& bank, const SizePlan& plan) {
+  std::vector<uint32_t> members;
+  for (uint32_t i = 0; i < bank.size(); ++i)
+    if (plan.fused[i]) members.push_back(i);
+  std::stable_sort(members.begin(), members.end(), [&](uint32_t a, uint32_t b) {
+    const TemplateImage &ta = bank.image(a), &tb = bank.image(b);
+    return ta.height != tb.height ? ta.height < tb.height : ta.width < tb.width;
+  });
+  return members;
+}
+
+Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                                int frameWidth, int frameHeight) {
+  std::size_t positions = 0, blocks = 0;
+  maxHeight_ = tallestMap_ = 0;
+  for (uint32_t i : members) {
+    const int mapW = frameWidth - bank.image(i).width + 1, mapH = frameHeight - bank.image(i).height + 1;
+    positions += std::size_t(mapW) * mapH;
+    blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
+    maxHeight_ = std::max(maxHeight_, bank.image(i).height);
+    tallestMap_ = std::max(tallestMap_, mapH);
+  }
+  NCC_RETURN_IF_ERROR(maps_.reserve(positions * sizeof(double)));
+  NCC_RETURN_IF_ERROR(above_.reserve(positions * sizeof(int)));
+  return blockBest_.reserve(blocks * sizeof(Ranked));
+}
+
+Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                                   int frameWidth, int frameHeight, int* aboveCounts) {
+  // Each member's map, block bests and above list, for the bank's score launch and (the same
+  // places) for its peak search in two launches.
+  std::vector<FusedBankTemplate> descriptors;
+  std::vector<BankPeakJob> jobs;
+  std::size_t mapOffset = 0, blockOffset = 0;
+  for (uint32_t i : members) {
+    BankPeakJob j;
+    j.mapWidth = frameWidth - bank.image(i).width + 1;
+    j.mapHeight = frameHeight - bank.image(i).height + 1;
+    j.map = maps_.as<double>() + mapOffset;
+    j.templateWidth = bank.image(i).width;
+    j.templateHeight = bank.image(i).height;
+    j.templateIndex = int(i);
+    j.blockBest = blockBest_.as<Ranked>() + blockOffset;
+    j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
+    j.above = above_.as<int>() + mapOffset;
+    j.aboveCount = aboveCounts + i;
+    jobs.push_back(j);
+    FusedBankTemplate d;
+    d.packedTemplate = bank.prepared(i).fusedPacked.as<uint8_t>();
+    d.templateWidth = j.templateWidth;
+    d.templateHeight = j.templateHeight;
+    d.stats = bank.prepared(i).stats;
+    d.map = maps_.as<double>() + mapOffset;
+    d.blockBest = blockBest_.as<Ranked>() + blockOffset;
+    d.above = above_.as<int>() + mapOffset;
+    d.aboveCount = aboveCounts + i;
+    descriptors.push_back(d);
+    mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
+    blockOffset += std::size_t(j.partials);
+  }
+  NCC_RETURN_IF_ERROR(launch_.set(descriptors, kFusedNumerator));
+  return peaks_.set(jobs);
+}
+
+Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
+                                int frameHeight, int* aboveCounts) {
+  const std::vector<uint32_t> members = orderedMembers(bank, plan);
+  inBank_.assign(bank.size(), false);
+  if (members.size() < 2) return Status();
+  NCC_RETURN_IF_ERROR(reserve(bank, members, frameWidth, frameHeight));
+  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, aboveCounts));
+  for (uint32_t i : members) inBank_[i] = true;
+  return Status();
+}
+
+bool FusedBankLaunch::active() const {
+  return std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end();
+}
+
+Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
+                              cudaStream_t stream) const {
+  FusedBankRule rule;
+  rule.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  rule.goodEnough = rule.sign * params.threshold;
+  rule.collect = params.maxMatches > 0;
+  // The bank's tallest template bounds the frame rows each band of output rows reads.
+  return frame.forEachBand(tallestMap_, maxHeight_, stream, [&](int y0, int y1) {
+    return launch_.score(frame.image, frame.pitch, frame.width, frame.height, params.method, rule,
+                         y0, y1, stream);
+  });
+}
+
+Status FusedBankLaunch::findPeaks(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
+                                  int* counts, cudaStream_t stream) const {
+  return peaks_.find(params, best, kept, counts, stream);
+}
+
+Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerator option,
+                             int smCount, cudaStream_t stream, cudaStream_t fftStream) {
+  width = height = 0;  // stays invalid if anything below fails
+  plan = planForSize(bank.images(), W, H, option, smCount);
+  fftSlot.assign(bank.size(), -1);
+  if (plan.needSat) NCC_RETURN_IF_ERROR(sat.prepare(plan.sat32, W, H));
+  if (plan.anyFft) NCC_RETURN_IF_ERROR(prepareFft(bank, plan, W, H, stream, fftStream, &fft, &fftSlot));
+  NCC_RETURN_IF_ERROR(scratch.reserve(plan, bank.size()));
+  width = W;
+  height = H;
+  return fusedBank.prepare(bank, plan, W, H, scratch.aboveCount.as<int>());
+}
+
+}  // namespace nccmatch::cuda

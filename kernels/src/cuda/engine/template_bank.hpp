@@ -1,0 +1,157 @@
+// The template bank on the device, prepared once per bank (statistics, the packed layout of each
+// numerator, device copies) and once per frame size (each template's numerator, the SAT tables,
+// the FFT spectra, the scratch of score maps and peaks, and the fused bank's launch).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cuda/engine/device_buffer.hpp"
+#include "cuda/engine/frame_upload.hpp"
+#include "cuda/numerator/numerator_fft.hpp"
+#include "cuda/numerator/numerator_spatial.hpp"
+#include "cuda/numerator/spatial_scores.hpp"
+#include "cuda/peaks/peaks_kernels.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch/sat_cuda.hpp"
+#include "rules/score_rules.hpp"
+
+namespace nccmatch::cuda {
+
+// The fft numerator in float (half the bytes of double) with exact recomputation of the windows
+// its rounding bound does not clear.
+constexpr FftPrecision kFftPrecision = FftPrecision::Float;
+
+// Fused spatial templates take the integer tensor cores (exact; the fused kernel is 1.6x the
+// dp4a one at 64x64 on the H200, bench/RESULTS.md).
+constexpr FusedNumerator kFusedNumerator = FusedNumerator::TensorCores;
+
+// One template's statistics and its device copies in the layout each numerator reads.
+struct PreparedTemplate {
+  TemplateStats stats;
+  SpatialLayout layout;
+  DeviceBuffer packed;       // spatialPack's layout: the dp4a numerator
+  DeviceBuffer pixels;       // tightly packed: FFT spectra, exact recomputation
+  DeviceBuffer fusedPacked;  // the fused kernel's layout (templates up to 64x64 only)
+};
+
+class TemplateBank {
+ public:
+  // Statistics and device copies of every template (synchronous copies).
+  static Status prepare(std::vector<TemplateImage> images, TemplateBank* bank);
+
+  const std::vector<TemplateImage>& images() const { return images_; }
+  std::size_t size() const { return images_.size(); }
+  const TemplateImage& image(uint32_t i) const { return images_[i]; }
+  const PreparedTemplate& prepared(uint32_t i) const { return prepared_[i]; }
+
+ private:
+  std::vector<TemplateImage> images_;
+  std::vector<PreparedTemplate> prepared_;
+};
+
+// What each template of a bank does on frames of one size.
+struct SizePlan {
+  std::vector<CudaNumerator> numerator;  // Spatial or Fft (Spatial where it does not fit)
+  std::vector<bool> fused;               // spatial through the fused kernel (no SAT)
+  bool anyFft = false;
+  bool needSat = false;                  // some fitting template is not fused
+  bool sat32 = true;                     // every box sum of a fitting template fits 32 bits
+  std::size_t maxPositions = 1;          // the largest map of a fitting template (at least 1)
+  std::size_t maxUnfusedSpatialPositions = 1;
+  int maxFusedBlocks = 1;
+};
+
+// option: the engine's numerator option (Auto: the cost model picks per template).
+SizePlan planForSize(const std::vector<TemplateImage>& bank, int width, int height,
+                     CudaNumerator option, int smCount);
+
+// The summed-area tables of a frame (sum of I, sum of I^2) and their builder, 32-bit when the
+// bank allows it, grown to the largest frame seen.
+class SatTables {
+ public:
+  Status prepare(bool sat32, int width, int height);
+  Status build(const UploadedFrame& frame, cudaStream_t stream);
+  SatBuild kind() const { return kind_; }
+  const void* sum() const { return sum_.as<void>(); }
+  const void* sumSq() const { return sumSq_.as<void>(); }
+
+ private:
+  std::unique_ptr<SatBuilder> builder_;
+  SatBuild kind_ = SatBuild::Fused;
+  int maxWidth_ = 0, maxHeight_ = 0;
+  DeviceBuffer sum_, sumSq_;
+};
+
+// Scratch of one template at a time: its map, its peak search, its handoff. aboveCount holds per
+// template the count of positions above the threshold, then the count of windows to recompute;
+// both are zeroed once a frame.
+struct MapScratch {
+  DeviceBuffer numerator;  // int64 sums of the spatial path
+  DeviceBuffer map;        // doubles
+  PeakFinder peaks;
+  DeviceBuffer blockBest;  // fused kernel's per-block bests
+  DeviceBuffer above;      // positions above the threshold
+  DeviceBuffer aboveCount;
+  DeviceBuffer recompute;  // float fft path: positions to score exactly
+
+  Status reserve(const SizePlan& plan, std::size_t templates);
+  Status zeroCounters(std::size_t templates, cudaStream_t stream);
+  int* recomputeCountFor(uint32_t templateIndex, std::size_t templates) const;
+  // Fused templates also fill the handoff: at the template's own above count.
+  PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params) const;
+};
+
+// Two or more fused templates: every one scored from shared image tiles by one launch per band,
+// each with its own map, block bests and above-threshold list, and their peaks found together.
+class FusedBankLaunch {
+ public:
+  // The plan's fused templates for frames of frameWidth x frameHeight (a bank only when there are
+  // two or more), ordered by height so that templates of one height share the window sums in
+  // the kernel. aboveCounts: MapScratch::aboveCount, indexed by template.
+  Status prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth, int frameHeight,
+                 int* aboveCounts);
+  bool active() const;
+  bool contains(uint32_t templateIndex) const { return inBank_[templateIndex]; }
+  Status score(UploadedFrame& frame, const MatchParams& params, cudaStream_t stream) const;
+  Status findPeaks(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* counts,
+                   cudaStream_t stream) const;
+
+ private:
+  // The fused templates by height, then width.
+  static std::vector<uint32_t> orderedMembers(const TemplateBank& bank, const SizePlan& plan);
+  // The members' maps, block bests and above lists, one after another.
+  Status reserve(const TemplateBank& bank, const std::vector<uint32_t>& members, int frameWidth,
+                 int frameHeight);
+  // Uploads where each member's buffers lie to the score launch and the peak search.
+  Status setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
+                    int frameWidth, int frameHeight, int* aboveCounts);
+
+  FusedSpatialBank launch_;
+  BankPeakFinder peaks_;
+  std::vector<bool> inBank_;
+  int maxHeight_ = 0, tallestMap_ = 0;
+  DeviceBuffer maps_, blockBest_, above_;
+};
+
+// Everything prepared for one bank and frame size.
+struct PreparedSize {
+  int width = 0, height = 0;  // 0 until prepared (and after a failed preparation)
+  SizePlan plan;
+  std::vector<int> fftSlot;   // each fft template's spectrum in fft
+  SatTables sat;
+  FftCorrelator fft;
+  MapScratch scratch;
+  FusedBankLaunch fusedBank;
+
+  // fftStream: the frame's forward transform; stream: everything else.
+  Status prepare(const TemplateBank& bank, int frameWidth, int frameHeight, CudaNumerator option,
+                 int smCount, cudaStream_t stream, cudaStream_t fftStream);
+  bool fits(const TemplateImage& t) const { return t.width <= width && t.height <= height; }
+};
+
+}  // namespace nccmatch::cuda
