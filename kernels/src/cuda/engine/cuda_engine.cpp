@@ -594,13 +594,13 @@ Status CudaEngine::enqueueMatching(const MatchParams& params, const MatchParams&
     const int mapW = frameWidth_ - t.width + 1, mapH = frameHeight_ - t.height + 1;
     const PeakHandoff handoff = handoffFor(i, bounded);
     NCC_RETURN_IF_ERROR(computeMap(i, params.method, handoff));
+    const DeviceScoreMap map{map_.as<double>(), mapW, mapH, t.width, t.height};
+    const MatchSlots slots{best + i, kept + i * M, counts + i};
     if (fused_[i]) {
-      NCC_RETURN_IF_ERROR(peaks_.findFromHandoff(map_.as<double>(), mapW, mapH, t.width, t.height,
-                                                 bounded, handoff, fusedSpatialBlocks(mapW, mapH),
-                                                 best + i, kept + i * M, counts + i, stream_));
+      NCC_RETURN_IF_ERROR(
+          peaks_.findFromHandoff(map, bounded, handoff, fusedSpatialBlocks(mapW, mapH), slots, stream_));
     } else {
-      NCC_RETURN_IF_ERROR(peaks_.find(map_.as<double>(), mapW, mapH, t.width, t.height, bounded,
-                                      best + i, kept + i * M, counts + i, stream_));
+      NCC_RETURN_IF_ERROR(peaks_.find(map, bounded, slots, stream_));
     }
   }
   NCC_RETURN_IF_ERROR(waitForRows(frameHeight_));  // the slot's copies end before `done`
