@@ -58,6 +58,7 @@ __host__ __device__ inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 __host__ __device__ inline int kStepsFor(int w) { return (w + 15 + 31) / 32; }
 
+// Shared memory of a launch whose tallest template has maxHeight rows.
 inline int sharedBytesFor(int maxHeight) {
   return 4 * (kFixedSharedWords + (kFusedTileHeight + maxHeight - 1) * kTilePitchWords);
 }

@@ -81,14 +81,20 @@ struct DeviceImage {
   int width, height;
 };
 
-// What a launch of the kernel reads besides the descriptors: `count` templates of at most
-// maxW x maxH (the image tile is loaded for the largest) over output rows [rowBegin, rowEnd).
-struct FusedKernelArgs {
+// What every block of a launch shares: the frame, the number of templates and the largest of
+// them (the image tile is loaded for it), and the band of output rows [rowBegin, rowEnd).
+struct FusedGrid {
   DeviceImage image;
-  bool chunkAligned;   // image and pitch 16-byte aligned: the tile loads by cp.async
-  TemplateDesc single;  // the template when there are no descriptors
+  bool chunkAligned;  // image and pitch 16-byte aligned: the tile loads by cp.async
   int count, maxW, maxH;
   int rowBegin, rowEnd;
+};
+
+// One launch: the grid, the template when there are no descriptors, the method and the threshold
+// rule.
+struct FusedKernelArgs {
+  FusedGrid grid;
+  TemplateDesc single;
   Method method;
   FusedBankRule rule;
 };
@@ -146,32 +152,33 @@ __device__ __forceinline__ Ranked scoreTile(const SharedTile& s, const TemplateD
   return best;
 }
 
-// Scores `count` templates (descs in device memory, or args.single when descs is null) on one
-// image tile: load the tile, then per template the window sums (where its height differs from
-// the last one's), the numerator, and the epilogue with the block's best.
+// Scores `count` templates (descs in device memory, or `single` when descs is null) on one image
+// tile: load the tile, then per template the window sums (where its height differs from the last
+// one's), the numerator, and the epilogue with the block's best. The descriptors, `single`, the
+// method and the rule are kernel parameters of their own: the compiler specialises the epilogue
+// on them there, not when they travel inside a struct.
 template <FusedNumerator Kind>
 __global__ void __launch_bounds__(kThreads, 4)
-    fusedSpatialKernel(const FusedKernelArgs args, const TemplateDesc* __restrict__ descs) {
+    fusedSpatialKernel(const FusedGrid g, const TemplateDesc* __restrict__ descs, TemplateDesc single, Method method,
+                       FusedBankRule rule) {
   extern __shared__ uint32_t shared[];
   const SharedTile s = fused_spatial::carveSharedTile(shared);
   const int outX0 = blockIdx.x * kFusedTileWidth;
-  const int outY0 = args.rowBegin + blockIdx.y * kFusedTileHeight;
-  const int maxWords = (args.maxW + 3) / 4;
-  const int tileRows = kFusedTileHeight + args.maxH - 1;
+  const int outY0 = g.rowBegin + blockIdx.y * kFusedTileHeight;
+  const int maxWords = (g.maxW + 3) / 4;
+  const int tileRows = kFusedTileHeight + g.maxH - 1;
   const int tileWords = Kind == FusedNumerator::TensorCores
-                            ? max(kFusedTileWidth / 4 + maxWords, 28 + 8 * fused_spatial::kStepsFor(args.maxW))
+                            ? max(kFusedTileWidth / 4 + maxWords, 28 + 8 * fused_spatial::kStepsFor(g.maxW))
                             : kFusedTileWidth / 4 + maxWords;
-  const DeviceImage image = args.image;
-  const Method method = args.method;
-  const FusedBankRule rule = args.rule;
-  fused_spatial::loadImageTile(image.pixels, image.pitch, image.width, image.height, args.chunkAligned, outX0, outY0,
+  const DeviceImage& image = g.image;
+  fused_spatial::loadImageTile(image.pixels, image.pitch, image.width, image.height, g.chunkAligned, outX0, outY0,
                                tileRows, tileWords, s.image);
 
   int sumsHeight = -1;  // the template height the window sums are for
-  for (int i = 0; i < args.count; ++i) {
-    const TemplateDesc e = descs != nullptr ? descs[i] : args.single;
+  for (int i = 0; i < g.count; ++i) {
+    const TemplateDesc e = descs != nullptr ? descs[i] : single;
     const int mapWidth = image.width - e.w + 1, mapHeight = image.height - e.h + 1;
-    const int rowLimit = min(args.rowEnd, mapHeight);
+    const int rowLimit = min(g.rowEnd, mapHeight);
     if (outX0 >= mapWidth || outY0 >= rowLimit) continue;  // the same for the whole block
 
     // Every earlier reader of the sums and numerators passed blockBest's final barrier; the
@@ -194,22 +201,22 @@ __global__ void __launch_bounds__(kThreads, 4)
 
 template <FusedNumerator Kind>
 Status launchKernel(const FusedKernelArgs& args, const TemplateDesc* descs, dim3 grid, cudaStream_t stream) {
-  const int shared = fused_spatial::sharedBytesFor(args.maxH);
+  const int shared = fused_spatial::sharedBytesFor(args.grid.maxH);
   if (shared > fused_spatial::kStaticSharedLimit)
     NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedSpatialKernel<Kind>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         fused_spatial::kMaxSharedBytes));
-  fusedSpatialKernel<Kind><<<grid, kThreads, shared, stream>>>(args, descs);
+  fusedSpatialKernel<Kind><<<grid, kThreads, shared, stream>>>(args.grid, descs, args.single, args.method, args.rule);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }
 
 // Launches the kernel over output rows [rowBegin, rowEnd) of a grid as wide as the widest map
-// (args.chunkAligned is set here).
+// (args.grid.chunkAligned is set here).
 Status launchFused(FusedNumerator numerator, FusedKernelArgs args, const TemplateDesc* descs, int widestMap,
                    cudaStream_t stream) {
-  args.chunkAligned =
-      (reinterpret_cast<std::uintptr_t>(args.image.pixels) % 16 == 0) && (args.image.pitch % 16 == 0);
-  const dim3 grid(ceilDiv(widestMap, kFusedTileWidth), ceilDiv(args.rowEnd - args.rowBegin, kFusedTileHeight));
+  FusedGrid& g = args.grid;
+  g.chunkAligned = (reinterpret_cast<std::uintptr_t>(g.image.pixels) % 16 == 0) && (g.image.pitch % 16 == 0);
+  const dim3 grid(ceilDiv(widestMap, kFusedTileWidth), ceilDiv(g.rowEnd - g.rowBegin, kFusedTileHeight));
   if (numerator == FusedNumerator::TensorCores)
     return launchKernel<FusedNumerator::TensorCores>(args, descs, grid, stream);
   return launchKernel<FusedNumerator::Dp4a>(args, descs, grid, stream);
@@ -278,13 +285,13 @@ Status fusedSpatialScores(const FusedSpatialArgs& a, int rowBegin, int rowEnd,
   const TemplateDesc single = describe(a.packedTemplate, w, h, a.stats, a.map, handoff.blockBest,
                                        handoff.above, handoff.aboveCount);
   FusedKernelArgs args{};
-  args.image = DeviceImage{a.image, a.pitch, a.width, a.height};
+  args.grid.image = DeviceImage{a.image, a.pitch, a.width, a.height};
+  args.grid.count = 1;
+  args.grid.maxW = w;
+  args.grid.maxH = h;
+  args.grid.rowBegin = rowBegin;
+  args.grid.rowEnd = rowEnd;
   args.single = single;
-  args.count = 1;
-  args.maxW = w;
-  args.maxH = h;
-  args.rowBegin = rowBegin;
-  args.rowEnd = rowEnd;
   args.method = a.method;
   args.rule = FusedBankRule{handoff.sign, handoff.goodEnough, handoff.collect};
   return launchFused(a.numerator, args, nullptr, mapWidth, stream);
@@ -335,12 +342,12 @@ Status FusedSpatialBank::score(const uint8_t* image, std::size_t pitch, int widt
   if (rule.collect && !canCollect_)
     return Status::error("FusedSpatialBank::score: above-threshold buffers missing");
   FusedKernelArgs args{};
-  args.image = DeviceImage{image, pitch, width, height};
-  args.count = int(sizes_.size());
-  args.maxW = maxW;
-  args.maxH = maxH;
-  args.rowBegin = rowBegin;
-  args.rowEnd = rowEnd;
+  args.grid.image = DeviceImage{image, pitch, width, height};
+  args.grid.count = int(sizes_.size());
+  args.grid.maxW = maxW;
+  args.grid.maxH = maxH;
+  args.grid.rowBegin = rowBegin;
+  args.grid.rowEnd = rowEnd;
   args.method = method;
   args.rule = rule;
   return launchFused(numerator_, args, descriptors_.as<TemplateDesc>(), widestMap, stream);
