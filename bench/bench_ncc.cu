@@ -355,7 +355,7 @@ int main() {
         });
         int recomputed = -1;
         BENCH_CUDA_CHECK(cudaMemcpy(&recomputed, recomputeCount, sizeof(int), cudaMemcpyDeviceToHost));
-        const double tPeaks = medianEventMicros(stream, [&] { peaks.find(map, mapW, mapH, side, side, params, dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream); });
+        const double tPeaks = medianEventMicros(stream, [&] { peaks.find({map, mapW, mapH, side, side}, params, {dm, dm + 1, reinterpret_cast<int*>(dm + 8)}, stream); });
         // The fused spatial kernel (numerator + window sums + score + handoff) and the peaks
         // from its handoff, where the template fits it.
         double tFused = -1, tFusedDp4a = -1, tFusedCcorr = -1, tHandoffPeaks = -1;
@@ -395,7 +395,7 @@ int main() {
             cuda::fusedSpatialScores(a, 0, mapH, h, stream);
           }
           tHandoffPeaks = medianEventMicros(stream, [&] {
-            peaks.findFromHandoff(map, mapW, mapH, side, side, params, h, cuda::fusedSpatialBlocks(mapW, mapH), dm, dm + 1, reinterpret_cast<int*>(dm + 8), stream);
+            peaks.findFromHandoff({map, mapW, mapH, side, side}, params, h, cuda::fusedSpatialBlocks(mapW, mapH), {dm, dm + 1, reinterpret_cast<int*>(dm + 8)}, stream);
           });
           cudaFree(wordsDev); cudaFree(blockBest); cudaFree(above); cudaFree(aboveCount);
         }

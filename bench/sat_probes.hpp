@@ -1,4 +1,4 @@
-// Probes for where the fused SAT build's time goes (issue 3): the default wide build with a
+// Probes for where the fused SAT build's time goes: the default wide build with a
 // look-back left out (wrong tables, timing only), and the bare streaming floor of its traffic
 // (read each pixel once, write both tables without any scan). bench_sat times them beside the
 // real builds.

@@ -303,14 +303,13 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
     const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
     const PeakHandoff handoff = size_.scratch.handoffFor(i, bounded);
     NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff));
+    const DeviceScoreMap scores{map, mapW, mapH, t.width, t.height};
+    const MatchSlots slots{out.best + i, out.kept + i * M, out.counts + i};
     if (size_.plan.fused[i]) {
-      NCC_RETURN_IF_ERROR(size_.scratch.peaks.findFromHandoff(
-          map, mapW, mapH, t.width, t.height, bounded, handoff, fusedSpatialBlocks(mapW, mapH),
-          out.best + i, out.kept + i * M, out.counts + i, stream()));
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.findFromHandoff(scores, bounded, handoff,
+                                                              fusedSpatialBlocks(mapW, mapH), slots, stream()));
     } else {
-      NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(map, mapW, mapH, t.width, t.height, bounded,
-                                                   out.best + i, out.kept + i * M, out.counts + i,
-                                                   stream()));
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(scores, bounded, slots, stream()));
     }
   }
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));  // the slot's copies end before `done`

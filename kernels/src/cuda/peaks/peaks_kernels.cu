@@ -326,9 +326,13 @@ Status PeakFinder::prepareMap(int mapWidth, int mapHeight, std::size_t* position
   return reserve(*positions);
 }
 
-Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int templateWidth,
-                        int templateHeight, const MatchParams& params, DeviceMatch* best,
-                        DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+Status PeakFinder::find(const DeviceScoreMap& scores, const MatchParams& params, const MatchSlots& out,
+                        cudaStream_t stream) {
+  const double* map = scores.scores;
+  const int mapWidth = scores.width, mapHeight = scores.height;
+  const int templateWidth = scores.templateWidth, templateHeight = scores.templateHeight;
+  DeviceMatch *best = out.best, *kept = out.kept;
+  int* keptCount = out.keptCount;
   std::size_t n = 0;
   NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
   const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
@@ -352,10 +356,14 @@ Status PeakFinder::find(const double* map, int mapWidth, int mapHeight, int temp
   return Status();
 }
 
-Status PeakFinder::findFromHandoff(const double* map, int mapWidth, int mapHeight,
-                                   int templateWidth, int templateHeight, const MatchParams& params,
-                                   const PeakHandoff& handoff, int partials, DeviceMatch* best,
-                                   DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+Status PeakFinder::findFromHandoff(const DeviceScoreMap& scores, const MatchParams& params,
+                                   const PeakHandoff& handoff, int partials, const MatchSlots& out,
+                                   cudaStream_t stream) {
+  const double* map = scores.scores;
+  const int mapWidth = scores.width, mapHeight = scores.height;
+  const int templateWidth = scores.templateWidth, templateHeight = scores.templateHeight;
+  DeviceMatch *best = out.best, *kept = out.kept;
+  int* keptCount = out.keptCount;
   std::size_t n = 0;
   NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
   const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;

@@ -37,6 +37,21 @@ struct PeakHandoff {
   bool collect = false;       // max-matches > 0: above[] is wanted
 };
 
+// A score map on the device (dense, width x height) and the template size it was scored for.
+struct DeviceScoreMap {
+  const double* scores = nullptr;
+  int width = 0, height = 0;
+  int templateWidth = 0, templateHeight = 0;
+};
+
+// Where one template's peaks go (device pointers): the global best, the kept matches best first
+// (room for params.maxMatches) and their count.
+struct MatchSlots {
+  DeviceMatch* best = nullptr;
+  DeviceMatch* kept = nullptr;
+  int* keptCount = nullptr;
+};
+
 // Above this many matches a template, NMS sorts the candidates once (CUB radix sort over the
 // map's positions) and one warp walks them best first with a bitmap of suppressed positions:
 // linear in the candidates. The select below costs one pass over the candidates per kept match,
@@ -96,18 +111,13 @@ class PeakFinder {
   // Scratch for maps of up to `positions` entries.
   Status reserve(std::size_t positions);
 
-  // Writes the global best to *best, the kept matches (best first) to kept[0..*keptCount) with
-  // room for params.maxMatches. All pointers are device memory; only enqueues work on stream.
-  Status find(const double* map, int mapWidth, int mapHeight, int templateWidth,
-              int templateHeight, const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
-              int* keptCount, cudaStream_t stream);
+  // Writes the map's global best and kept matches to `out`. Only enqueues work on stream.
+  Status find(const DeviceScoreMap& map, const MatchParams& params, const MatchSlots& out, cudaStream_t stream);
 
   // The same results from a score kernel's handoff (`partials` block bests) instead of a scan
   // of the whole map: only the positions above the threshold are read back.
-  Status findFromHandoff(const double* map, int mapWidth, int mapHeight, int templateWidth,
-                         int templateHeight, const MatchParams& params, const PeakHandoff& handoff,
-                         int partials, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
-                         cudaStream_t stream);
+  Status findFromHandoff(const DeviceScoreMap& map, const MatchParams& params, const PeakHandoff& handoff,
+                         int partials, const MatchSlots& out, cudaStream_t stream);
 
  private:
   // Checks the map's size (not empty, positions fit an int), reserves for it, sets *positions.

@@ -1,4 +1,4 @@
-// SAT_CUB (seed 000): cub::DeviceScan scans the rows, a transpose turns columns into rows, a
+// SAT_CUB: cub::DeviceScan scans the rows, a transpose turns columns into rows, a
 // second scan runs down them, and a transpose brings the table back. CUB scans only contiguous
 // data, hence the transposes, which for int64 tables move more memory than the scans do.
 #include <cub/device/device_scan.cuh>

@@ -1,4 +1,4 @@
-// SAT_DLB (seed 000, figure 15-8): cub::DeviceScan scans the rows into uint32 row sums, then a
+// SAT_DLB: cub::DeviceScan scans the rows into uint32 row sums, then a
 // decoupled-look-back scan runs down the columns, in place, with no transposes.
 //
 // The row sums of both moments travel packed in one uint64 (sum << 32 | sumSq; a row of up to

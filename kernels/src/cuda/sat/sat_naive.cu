@@ -1,4 +1,4 @@
-// SAT_NAIVE (seed 000): one thread per row for the row sums, then one thread per column.
+// SAT_NAIVE: one thread per row for the row sums, then one thread per column.
 // The slow baseline: the row pass strides through memory by the row width.
 #include <cuda_runtime.h>
 

@@ -113,7 +113,7 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaks) {
   ASSERT_EQ(cudaMemcpy(dMap, map.data(), map.size() * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemset(dCount, 0xff, sizeof(int)), cudaSuccess);
   cuda::PeakFinder finder;
-  Status s = finder.find(dMap, c.w, c.h, c.tplW, c.tplH, p, dBest, dKept, dCount, nullptr);
+  Status s = finder.find({dMap, c.w, c.h, c.tplW, c.tplH}, p, {dBest, dKept, dCount}, nullptr);
   ASSERT_TRUE(s.ok()) << s.message();
   int count = -1;
   cuda::DeviceMatch best;
@@ -175,8 +175,8 @@ TEST_P(GpuPeaks, SameAsTheCpuPeaksFromAHandoff) {
   h.goodEnough = sign * c.threshold;
   h.collect = c.maxMatches > 0;
   cuda::PeakFinder finder;
-  Status s = finder.findFromHandoff(dMap, c.w, c.h, c.tplW, c.tplH, p, h, int(partial.size()), dBest,
-                                    dKept, dCount, nullptr);
+  Status s = finder.findFromHandoff({dMap, c.w, c.h, c.tplW, c.tplH}, p, h, int(partial.size()),
+                                    {dBest, dKept, dCount}, nullptr);
   ASSERT_TRUE(s.ok()) << s.message();
   int count = -1;
   cuda::DeviceMatch best;
