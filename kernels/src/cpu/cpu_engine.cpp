@@ -6,7 +6,6 @@
 #include "cpu/cpu_cost_model.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "cpu/cpu_peaks.hpp"
-#include "cpu/cpu_score_centred.hpp"
 #include "cpu/cpu_score_rows.hpp"
 #include "cpu/cpu_window_sums.hpp"
 #include "nccmatch/sat.hpp"
