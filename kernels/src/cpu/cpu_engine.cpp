@@ -160,7 +160,7 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
                               std::size_t firstMatch, FrameResult* result) const {
   const TemplateImage& t = bank_[templateIndex];
   const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
-  const double sign = lowerIsBetter(method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(method);
   auto refine = [&](Match* m) {
     m->score = exactScoreAt(frame, method, templateIndex, m->x, m->y);
     const double g = sign * m->score;
@@ -171,9 +171,7 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
   auto better = [&](const Match& a, const Match& b) {
-    if (a.score != b.score) return sign * a.score > sign * b.score;
-    if (a.y != b.y) return a.y < b.y;
-    return a.x < b.x;
+    return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
   };
   std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(), better);
   // Exact ties (copies of the template) go to the first in raster order, as on the exact paths.

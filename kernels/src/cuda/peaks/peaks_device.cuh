@@ -3,15 +3,15 @@
 #pragma once
 
 #include "cuda/peaks/peaks_kernels.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
 
-// peaks.cpp's betterCandidate: better goodness, then raster order (smaller index).
+// The rules' candidate order (rankedBefore) over linear indices; index -1 (none) ranks last.
 __device__ inline bool better(const Ranked& a, const Ranked& b) {
   if (b.index < 0) return a.index >= 0;
   if (a.index < 0) return false;
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  return a.index < b.index;
+  return rankedBefore(a.goodness, a.index, b.goodness, b.index);
 }
 
 __device__ inline Ranked warpBest(Ranked r) {
