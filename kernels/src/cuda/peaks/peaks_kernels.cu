@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_info.hpp"
 #include "cuda/peaks/peaks_device.cuh"
 #include "rules/peak_rules.hpp"
 
@@ -278,9 +279,8 @@ Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templa
 
 Status PeakFinder::reserve(std::size_t positions) {
   if (maxBlocks_ == 0) {
-    int device = 0, sms = 0;
-    NCC_CUDA_CHECK(cudaGetDevice(&device));
-    NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int sms = 0;
+    NCC_RETURN_IF_ERROR(currentDeviceMultiprocessors(&sms));
     maxBlocks_ = sms * kScanBlocksPerSm;
     NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(int)));
     NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * maxBlocks_));
@@ -372,10 +372,7 @@ Status BankPeakFinder::set(const std::vector<BankPeakJob>& jobs) {
                             cudaMemcpyHostToDevice));
   jobs_ = std::move(placed);
   count_ = int(jobs_.size());
-  int device = 0;
-  NCC_CUDA_CHECK(cudaGetDevice(&device));
-  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-  return Status();
+  return currentDeviceMultiprocessors(&sms_);
 }
 
 Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
