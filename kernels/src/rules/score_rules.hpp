@@ -238,6 +238,9 @@ NCC_HOST_DEVICE inline double divideByCount(double a, double n, const NormedCons
 // scoreFromSums's ccoeff-normed value with the constants above (t.n <= kInt64SafePixels).
 NCC_HOST_DEVICE inline double ccoeffNormedScore(const TemplateStats& t, const NormedConstants& k,
                                                 int64_t s1, int64_t s2, int64_t c) {
+  // A flat template scores 1 (ccoeffNormed's rule), taken before the products: in a kernel's
+  // epilogue, fewer values live at once.
+  if (k.templateScale == 0.0) return 1.0;
   const double n = (double)t.n;
   const double num = divideByCount((double)centredCross<int64_t>(t.n, t.sum, s1, c), n, k);
   const double diff2 = divideByCount((double)centredSquares<int64_t>(t.n, s1, s2), n, k);
