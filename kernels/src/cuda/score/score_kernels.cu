@@ -80,9 +80,8 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
       int64_t s1, s2;
       windowSums(sum, sumSq, g, x, y, &s1, &s2);
       const double c = double(centred[std::size_t(y) * pitch + x]);
-      // ccoeff-normed with the caller's template root (||T'|| / sqrt(n), which may round
-      // differently from centredTemplateRoot): the score may then differ from
-      // scoreFromCentred's by a rounding, well inside the fft path's 1e-4.
+      // ccoeff-normed from the caller's template root (scoreFromCentred's, given
+      // centredTemplateRoot): its square root is not taken again at every position.
       const CentredScore r =
           method == Method::CCoeffNormed && stats.n <= kInt64SafePixels
               ? ccoeffNormed(c, windowVarianceSum<int64_t>(stats.n, s1, s2), s2, templateScale)
