@@ -57,9 +57,8 @@ Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int
   m.width = templateWidth;
   m.height = templateHeight;
   m.score = map[std::size_t(y) * mapWidth + x];
-  const double g = good(x, y);
-  m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
-  m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
+  m.subX = subPixelX(good, mapWidth, x, y);
+  m.subY = subPixelY(good, mapHeight, x, y);
   return m;
 }
 

@@ -163,10 +163,11 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
   const double sign = goodnessSign(method);
   auto refine = [&](Match* m) {
     m->score = exactScoreAt(frame, method, templateIndex, m->x, m->y);
-    const double g = sign * m->score;
-    auto good = [&](int x, int y) { return sign * exactScoreAt(frame, method, templateIndex, x, y); };
-    m->subX = m->x + (m->x > 0 && m->x + 1 < mapW ? parabolaOffset(good(m->x - 1, m->y), g, good(m->x + 1, m->y)) : 0.0);
-    m->subY = m->y + (m->y > 0 && m->y + 1 < mapH ? parabolaOffset(good(m->x, m->y - 1), g, good(m->x, m->y + 1)) : 0.0);
+    auto good = [&](int x, int y) {
+      return x == m->x && y == m->y ? sign * m->score : sign * exactScoreAt(frame, method, templateIndex, x, y);
+    };
+    m->subX = subPixelX(good, mapW, m->x, m->y);
+    m->subY = subPixelY(good, mapH, m->x, m->y);
   };
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);

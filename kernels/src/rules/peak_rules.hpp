@@ -110,6 +110,19 @@ NCC_HOST_DEVICE inline double parabolaOffset(double left, double centre, double 
   return offset < -0.5 ? -0.5 : (offset > 0.5 ? 0.5 : offset);
 }
 
+// The sub-pixel corner of a peak at (x, y): along each axis, the vertex of the parabola through
+// the peak and its two neighbours, where both lie in the width x height map. good(x, y) is the
+// goodness at a position (a GoodnessMap, or any callable of the same shape).
+template <typename Goodness>
+NCC_HOST_DEVICE inline double subPixelX(const Goodness& good, int width, int x, int y) {
+  return x + (x > 0 && x + 1 < width ? parabolaOffset(good(x - 1, y), good(x, y), good(x + 1, y)) : 0.0);
+}
+
+template <typename Goodness>
+NCC_HOST_DEVICE inline double subPixelY(const Goodness& good, int height, int x, int y) {
+  return y + (y > 0 && y + 1 < height ? parabolaOffset(good(x, y - 1), good(x, y), good(x, y + 1)) : 0.0);
+}
+
 // Intersection over union of the boxes (ax, ay, aw x ah) and (bx, by, bw x bh).
 NCC_HOST_DEVICE inline double boxIou(int ax, int ay, int aw, int ah, int bx, int by, int bw,
                                      int bh) {

@@ -22,15 +22,10 @@ __device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight,
   DeviceMatch m;
   m.x = index % mapWidth;
   m.y = index / mapWidth;
-  const std::size_t i = std::size_t(index);
-  m.score = map[i];
-  const double g = sign * map[i];
-  m.subX = m.x + (m.x > 0 && m.x + 1 < mapWidth
-                      ? parabolaOffset(sign * map[i - 1], g, sign * map[i + 1])
-                      : 0.0);
-  m.subY = m.y + (m.y > 0 && m.y + 1 < mapHeight
-                      ? parabolaOffset(sign * map[i - mapWidth], g, sign * map[i + mapWidth])
-                      : 0.0);
+  m.score = map[std::size_t(index)];
+  const GoodnessMap<int> good{map, mapWidth, mapHeight, sign};
+  m.subX = subPixelX(good, mapWidth, m.x, m.y);
+  m.subY = subPixelY(good, mapHeight, m.x, m.y);
   return m;
 }
 
