@@ -281,6 +281,30 @@ TEST(PeakRules, ParabolaOffsetOfTheVertex) {
     EXPECT_DOUBLE_EQ(parabolaOffset(k.left, k.centre, k.right), k.offset) << k.left << " " << k.right;
 }
 
+TEST(PeakRules, SubPixelCornerFromTheNeighbours) {
+  // 3 x 3 map: the centre's row leans left, its column leans down; edges have no parabola.
+  const std::vector<double> map = {
+      0, 1, 0,
+      2, 3, 1,
+      0, 2, 0,
+  };
+  const GoodnessMap<std::size_t> good{map.data(), 3, 3, 1.0};
+  struct Case { int x, y; double subX, subY; };
+  const Case cases[] = {
+      // x  y  subX                                 subY
+      {1, 1, 1.0 + parabolaOffset(2, 3, 1),        1.0 + parabolaOffset(1, 3, 2)},
+      {0, 1, 0.0,                                  1.0 + parabolaOffset(0, 2, 0)},
+      {1, 0, 1.0 + parabolaOffset(0, 1, 0),        0.0},
+      {2, 2, 2.0,                                  2.0},
+  };
+  for (const Case& k : cases) {
+    EXPECT_EQ(subPixelX(good, 3, k.x, k.y), k.subX) << k.x << "," << k.y;
+    EXPECT_EQ(subPixelY(good, 3, k.x, k.y), k.subY) << k.x << "," << k.y;
+  }
+  EXPECT_LT(subPixelX(good, 3, 1, 1), 1.0);
+  EXPECT_GT(subPixelY(good, 3, 1, 1), 1.0);
+}
+
 TEST(PeakRules, BoxIou) {
   struct Case { int ax, ay, aw, ah, bx, by, bw, bh; double iou; };
   const Case cases[] = {
