@@ -1,5 +1,5 @@
 // Device helpers of peak finding shared by the peak kernels and the score kernels that hand
-// over per-block bests and threshold candidates (peaks.cpp's ordering rules).
+// over per-block bests and threshold candidates (the candidate order of rules/peak_rules.hpp).
 #pragma once
 
 #include "cuda/peaks/peaks_kernels.hpp"
