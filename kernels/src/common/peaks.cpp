@@ -1,17 +1,8 @@
 #include "common/peaks.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 namespace nccmatch {
-
-double boxIou(const Match& a, const Match& b) {
-  double ix = std::max(0, std::min(a.x + a.width, b.x + b.width) - std::max(a.x, b.x));
-  double iy = std::max(0, std::min(a.y + a.height, b.y + b.height) - std::max(a.y, b.y));
-  double inter = ix * iy;
-  double uni = double(a.width) * a.height + double(b.width) * b.height - inter;
-  return uni > 0 ? inter / uni : 0.0;
-}
 
 bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou) {
   for (const Match& k : kept)
@@ -56,30 +47,9 @@ bool KeptBoxes::suppresses(const Match& box) const {
   return false;
 }
 
-double parabolaOffset(double left, double centre, double right) {
-  double curvature = left - 2.0 * centre + right;
-  if (curvature == 0.0 || !std::isfinite(curvature)) return 0.0;
-  double offset = 0.5 * (left - right) / curvature;
-  if (!std::isfinite(offset)) return 0.0;
-  return std::clamp(offset, -0.5, 0.5);
-}
-
-bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign, int x, int y, double g) {
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int ny = y + dy;
-    if (ny < 0 || ny >= mapHeight) continue;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int nx = x + dx;
-      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
-      if (sign * map[std::size_t(ny) * mapWidth + nx] > g) return false;
-    }
-  }
-  return true;
-}
-
 Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int templateWidth,
                 int templateHeight, uint32_t templateIndex, int x, int y) {
-  auto good = [&](int px, int py) { return sign * map[std::size_t(py) * mapWidth + px]; };
+  const GoodnessMap<std::size_t> good = goodnessMap(map, mapWidth, mapHeight, sign);
   Match m;
   m.templateIndex = templateIndex;
   m.x = x;
@@ -87,9 +57,8 @@ Match peakMatch(const double* map, int mapWidth, int mapHeight, double sign, int
   m.width = templateWidth;
   m.height = templateHeight;
   m.score = map[std::size_t(y) * mapWidth + x];
-  const double g = good(x, y);
-  m.subX = x + (x > 0 && x + 1 < mapWidth ? parabolaOffset(good(x - 1, y), g, good(x + 1, y)) : 0.0);
-  m.subY = y + (y > 0 && y + 1 < mapHeight ? parabolaOffset(good(x, y - 1), g, good(x, y + 1)) : 0.0);
+  m.subX = subPixelX(good, mapWidth, x, y);
+  m.subY = subPixelY(good, mapHeight, x, y);
   return m;
 }
 
@@ -98,9 +67,9 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
                std::vector<Match>* matches, std::optional<Match>* best) {
   best->reset();
   if (mapWidth <= 0 || mapHeight <= 0) return;
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   const double goodEnough = sign * params.threshold;
-  auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
+  const GoodnessMap<std::size_t> good = goodnessMap(map, mapWidth, mapHeight, sign);
 
   auto makeMatch = [&](int x, int y) {
     return peakMatch(map, mapWidth, mapHeight, sign, templateWidth, templateHeight, templateIndex, x, y);
@@ -114,7 +83,7 @@ void findPeaks(const double* map, int mapWidth, int mapHeight, int templateWidth
       PeakCandidate c{g, x, y};
       if (betterCandidate(c, top)) top = c;
       if (params.maxMatches <= 0 || !(g >= goodEnough)) continue;
-      if (isLocalPeak(map, mapWidth, mapHeight, sign, x, y, g)) candidates.push_back(c);
+      if (isLocalPeak(good, x, y, g)) candidates.push_back(c);
     }
   }
   *best = makeMatch(top.x, top.y);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nccmatch/types.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch {
 
@@ -17,16 +18,21 @@ struct PeakCandidate {
   int x, y;
 };
 
-// The strict total order every backend ranks peaks by: better goodness first, then raster order,
-// so results are deterministic.
+// The rules' candidate order (better goodness, then raster order), so results are deterministic.
 inline bool betterCandidate(const PeakCandidate& a, const PeakCandidate& b) {
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  if (a.y != b.y) return a.y < b.y;
-  return a.x < b.x;
+  return rankedBefore(a.goodness, rasterKey(a.x, a.y), b.goodness, rasterKey(b.x, b.y));
 }
 
-// Intersection over union of two boxes.
-double boxIou(const Match& a, const Match& b);
+// Intersection over union of two matches' boxes.
+inline double boxIou(const Match& a, const Match& b) {
+  return boxIou(a.x, a.y, a.width, a.height, b.x, b.y, b.width, b.height);
+}
+
+// A host score map read as goodness (score times sign).
+inline GoodnessMap<std::size_t> goodnessMap(const double* map, int mapWidth, int mapHeight,
+                                            double sign) {
+  return GoodnessMap<std::size_t>{map, mapWidth, mapHeight, sign};
+}
 
 // True when `box` overlaps any of `kept` by more than nmsIou (greedy NMS's rejection rule).
 bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou);
@@ -55,14 +61,6 @@ class KeptBoxes {
   std::vector<int> head_;  // per cell: the last kept box filed there, -1 for none
   std::vector<int> next_;  // per kept box: the one filed before it in its cell
 };
-
-// Parabola through (−1, left), (0, centre), (+1, right): the offset of its vertex, in
-// [-0.5, 0.5]; 0 when the three points are collinear or a neighbour is missing.
-double parabolaOffset(double left, double centre, double right);
-
-// peaks.cpp's local-extremum rule: no 8-neighbour of (x, y) has a better goodness (score times
-// `sign`) than g, the position's own.
-bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign, int x, int y, double g);
 
 // The match at (x, y) of a score map: the score, the box, and the sub-pixel corner from the
 // parabolas through the position's neighbours in goodness (score times `sign`).

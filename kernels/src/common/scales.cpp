@@ -124,7 +124,7 @@ Status scaleTemplates(const std::vector<TemplateImage>& originals, const std::ve
 }
 
 FrameResult mergeScaledResult(const ScaledBank& bank, const FrameResult& scaled, const MatchParams& params) {
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   struct Ranked {
     double goodness;
     std::size_t entry;

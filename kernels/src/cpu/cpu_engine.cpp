@@ -6,7 +6,6 @@
 #include "cpu/cpu_cost_model.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "cpu/cpu_peaks.hpp"
-#include "cpu/cpu_score_centred.hpp"
 #include "cpu/cpu_score_rows.hpp"
 #include "cpu/cpu_window_sums.hpp"
 #include "nccmatch/sat.hpp"
@@ -161,20 +160,19 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
                               std::size_t firstMatch, FrameResult* result) const {
   const TemplateImage& t = bank_[templateIndex];
   const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
-  const double sign = lowerIsBetter(method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(method);
   auto refine = [&](Match* m) {
     m->score = exactScoreAt(frame, method, templateIndex, m->x, m->y);
-    const double g = sign * m->score;
-    auto good = [&](int x, int y) { return sign * exactScoreAt(frame, method, templateIndex, x, y); };
-    m->subX = m->x + (m->x > 0 && m->x + 1 < mapW ? parabolaOffset(good(m->x - 1, m->y), g, good(m->x + 1, m->y)) : 0.0);
-    m->subY = m->y + (m->y > 0 && m->y + 1 < mapH ? parabolaOffset(good(m->x, m->y - 1), g, good(m->x, m->y + 1)) : 0.0);
+    auto good = [&](int x, int y) {
+      return x == m->x && y == m->y ? sign * m->score : sign * exactScoreAt(frame, method, templateIndex, x, y);
+    };
+    m->subX = subPixelX(good, mapW, m->x, m->y);
+    m->subY = subPixelY(good, mapH, m->x, m->y);
   };
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
   auto better = [&](const Match& a, const Match& b) {
-    if (a.score != b.score) return sign * a.score > sign * b.score;
-    if (a.y != b.y) return a.y < b.y;
-    return a.x < b.x;
+    return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
   };
   std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(), better);
   // Exact ties (copies of the template) go to the first in raster order, as on the exact paths.

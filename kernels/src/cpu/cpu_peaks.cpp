@@ -36,11 +36,9 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
                        ThreadPool& pool, std::vector<Match>* matches, std::optional<Match>* best) {
   best->reset();
   if (mapWidth <= 0 || mapHeight <= 0) return;
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   const double goodEnough = sign * params.threshold;
-  auto good = [&](int x, int y) { return sign * map[std::size_t(y) * mapWidth + x]; };
-
-  auto isPeak = [&](int x, int y, double g) { return isLocalPeak(map, mapWidth, mapHeight, sign, x, y, g); };
+  const GoodnessMap<std::size_t> good = goodnessMap(map, mapWidth, mapHeight, sign);
 
   std::mutex mutex;
   PeakCandidate top{good(0, 0), 0, 0};
@@ -60,7 +58,7 @@ void findPeaksParallel(const double* map, int mapWidth, int mapHeight, int templ
       if (params.maxMatches <= 0 || !(m >= goodEnough)) continue;
       for (int x = 0; x < mapWidth; ++x) {
         const double g = sign * row[x];
-        if (g >= goodEnough && isPeak(x, y, g)) bandCandidates.push_back(PeakCandidate{g, x, y});
+        if (g >= goodEnough && isLocalPeak(good, x, y, g)) bandCandidates.push_back(PeakCandidate{g, x, y});
       }
     }
     std::lock_guard<std::mutex> lock(mutex);

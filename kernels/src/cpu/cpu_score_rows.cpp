@@ -3,79 +3,51 @@
 #include "cpu/cpu_score_rows.hpp"
 #include "cpu/simd_clones.hpp"
 
-#include <cfloat>
 #include <cmath>
 
-#include "cpu/cpu_score_centred.hpp"
-
 namespace nccmatch {
-
-namespace {
-
-// normaliseScore (score_rules.hpp) with every arm computed and one picked, so the same values come
-// out of a loop the compiler vectorises (a division inside a branch keeps it scalar).
-inline double normaliseSelect(double num, double t, bool sqdiffNormed) {
-  const double quotient = num / t;
-  const double edge = num > 0 ? 1.0 : -1.0;
-  const double beyond = sqdiffNormed ? 1.0 : 0.0;
-  const double a = std::fabs(num);
-  return a < t ? quotient : (a < t * 1.125 ? edge : beyond);
-}
-
-// sqrt(diff2) * rootT, or 0 where windowIsFlat(diff2, windowSumSq) (score_rules.hpp).
-inline double denominatorSelect(double diff2, double windowSumSq, double rootT) {
-  const double limit = 10.0 * FLT_EPSILON * windowSumSq;
-  const double root = std::sqrt(diff2) * rootT;
-  return diff2 <= (limit < 0.5 ? limit : 0.5) ? 0.0 : root;
-}
-
-}  // namespace
 
 // Cloned for AVX-512 (int64 multiplies and int64 -> double conversions in vectors) and AVX2, with
 // a run-time pick; the arithmetic is the same in every clone, so results are too.
 NCCMATCH_SIMD_CLONES
 void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
                    const int64_t* cross, int mapW, double* out) {
-  // n^2 * 255^2 < 2^63 keeps every product below in int64.
-  if (t.n >= 11000000) {
+  if (t.n > kInt64SafePixels) {
     for (int x = 0; x < mapW; ++x) out[x] = scoreFromSums(method, t, s1[x], s2[x], cross[x]);
     return;
   }
-  const int64_t n = t.n, sumT = t.sum, sumSqT = t.sumSq;
-  const double nd = double(n);
+  // scoreFromSumsAs<int64_t> with the method's switch outside the loops, so each loop vectorises.
+  const TemplateStats stats = t;
   switch (method) {
     case Method::SqDiff:
-      for (int x = 0; x < mapW; ++x) out[x] = double(s2[x] - 2 * cross[x] + sumSqT);
+      for (int x = 0; x < mapW; ++x) out[x] = double(sqDiffSum(stats, s2[x], cross[x]));
       return;
     case Method::CCorr:
       for (int x = 0; x < mapW; ++x) out[x] = double(cross[x]);
       return;
     case Method::CCoeff:
-      for (int x = 0; x < mapW; ++x) out[x] = double(n * cross[x] - s1[x] * sumT) / nd;
+      for (int x = 0; x < mapW; ++x) out[x] = ccoeffFromSums<int64_t>(stats, s1[x], cross[x]);
       return;
     case Method::SqDiffNormed:
     case Method::CCorrNormed: {
       const bool sq = method == Method::SqDiffNormed;
-      const double rootT = std::sqrt(double(sumSqT));
+      const double rootT = uncentredTemplateRoot(stats);
       for (int x = 0; x < mapW; ++x) {
-        double num = sq ? double(s2[x] - 2 * cross[x] + sumSqT) : double(cross[x]);
-        double w2 = double(s2[x]);
-        out[x] = normaliseSelect(num, denominatorSelect(w2, w2, rootT), sq);
+        const double num = sq ? double(sqDiffSum(stats, s2[x], cross[x])) : double(cross[x]);
+        out[x] = uncentredNormed(num, s2[x], rootT, sq).score;
       }
       return;
     }
     case Method::CCoeffNormed: {
-      const __int128 varT = t.centredSq();
-      if (varT == 0) {
+      const double rootT = centredTemplateRoot<int64_t>(stats);
+      if (rootT == 0.0) {
         for (int x = 0; x < mapW; ++x) out[x] = 1.0;
         return;
       }
-      const double rootT = std::sqrt(double(varT) / nd);
-      for (int x = 0; x < mapW; ++x) {
-        double num = double(n * cross[x] - s1[x] * sumT) / nd;
-        double diff2 = double(n * s2[x] - s1[x] * s1[x]) / nd;
-        out[x] = normaliseSelect(num, denominatorSelect(diff2, double(s2[x]), rootT), false);
-      }
+      for (int x = 0; x < mapW; ++x)
+        out[x] = ccoeffNormed(ccoeffFromSums<int64_t>(stats, s1[x], cross[x]),
+                              windowVarianceSum<int64_t>(stats.n, s1[x], s2[x]), s2[x], rootT)
+                     .score;
       return;
     }
   }
@@ -84,8 +56,7 @@ void scoreRowExact(Method method, const TemplateStats& t, const int64_t* s1, con
 NCCMATCH_SIMD_CLONES
 bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, const int64_t* s2,
                      const float* centred, int count, double minDenominator, double* out) {
-  // n^2 * 255^2 < 2^63 keeps n * s2 and s1^2 in int64.
-  if (t.n >= 11000000) {
+  if (t.n > kInt64SafePixels) {
     bool inaccurate = false;
     for (int x = 0; x < count; ++x) {
       CentredScore r = scoreFromCentred(method, t, s1[x], s2[x], centred[x]);
@@ -94,16 +65,17 @@ bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, c
     }
     return inaccurate;
   }
+  // scoreFromCentredAs<int64_t> with the method's switch outside the loops.
   const int64_t n = t.n;
   const double meanT = double(t.sum) / double(t.n);
   const double sumSqT = double(t.sumSq);
   switch (method) {
     case Method::SqDiff:
       for (int x = 0; x < count; ++x)
-        out[x] = double(s2[x]) - 2.0 * (double(centred[x]) + double(s1[x]) * meanT) + sumSqT;
+        out[x] = sqDiffFromCross(s2[x], crossFromCentred(centred[x], s1[x], meanT), sumSqT);
       return false;
     case Method::CCorr:
-      for (int x = 0; x < count; ++x) out[x] = double(centred[x]) + double(s1[x]) * meanT;
+      for (int x = 0; x < count; ++x) out[x] = crossFromCentred(centred[x], s1[x], meanT);
       return false;
     case Method::CCoeff:
       for (int x = 0; x < count; ++x) out[x] = double(centred[x]);
@@ -111,32 +83,27 @@ bool scoreRowCentred(Method method, const TemplateStats& t, const int64_t* s1, c
     case Method::SqDiffNormed:
     case Method::CCorrNormed: {
       const bool sq = method == Method::SqDiffNormed;
-      const double rootT = std::sqrt(sumSqT);
+      const double rootT = uncentredTemplateRoot(t);
       int inaccurate = 0;
       for (int x = 0; x < count; ++x) {
-        const double cross = double(centred[x]) + double(s1[x]) * meanT;
-        double num = sq ? double(s2[x]) - 2.0 * cross + sumSqT : cross;
-        double w2 = double(s2[x]);
-        double tt = denominatorSelect(w2, w2, rootT);
-        out[x] = normaliseSelect(num, tt, sq);
-        inaccurate |= int(tt > 0) & int(tt < minDenominator);
+        const double cross = crossFromCentred(centred[x], s1[x], meanT);
+        const CentredScore r = uncentredNormed(sq ? sqDiffFromCross(s2[x], cross, sumSqT) : cross, s2[x], rootT, sq);
+        out[x] = r.score;
+        inaccurate |= int(r.denominator > 0) & int(r.denominator < minDenominator);
       }
       return inaccurate != 0;
     }
     case Method::CCoeffNormed: {
-      const __int128 varT = t.centredSq();
-      if (varT == 0) {
+      const double rootT = centredTemplateRoot<int64_t>(t);
+      if (rootT == 0.0) {
         for (int x = 0; x < count; ++x) out[x] = 1.0;
         return false;
       }
-      const double nd = double(n);
-      const double rootT = std::sqrt(double(varT) / nd);
       int inaccurate = 0;
       for (int x = 0; x < count; ++x) {
-        double diff2 = double(n * s2[x] - s1[x] * s1[x]) / nd;
-        double tt = denominatorSelect(diff2, double(s2[x]), rootT);
-        out[x] = normaliseSelect(double(centred[x]), tt, false);
-        inaccurate |= int(tt > 0) & int(tt < minDenominator);
+        const CentredScore r = ccoeffNormed(centred[x], windowVarianceSum<int64_t>(n, s1[x], s2[x]), s2[x], rootT);
+        out[x] = r.score;
+        inaccurate |= int(r.denominator > 0) & int(r.denominator < minDenominator);
       }
       return inaccurate != 0;
     }

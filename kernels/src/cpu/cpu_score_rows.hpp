@@ -1,7 +1,6 @@
-// Scores of map row segments on the CPU from exact window sums: the six methods in int64
-// arithmetic where it cannot overflow. Bit-identical to scoreFromSums (whose
-// __int128 values convert to the same doubles) and to scoreFromCentred, several times faster per
-// window.
+// Scores of map row segments on the CPU from exact window sums: the rules of score_rules.hpp
+// in loops the compiler vectorises, so bit-identical to scoreFromSums and scoreFromCentred and
+// several times faster per window.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include "common/validate.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_info.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 
 namespace nccmatch {
@@ -53,7 +54,7 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
                          std::to_string(count) + " present");
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
   NCC_RETURN_IF_ERROR(e->activate());
-  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&e->smCount_, cudaDevAttrMultiProcessorCount, device));
+  NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());
   *engine = std::move(e);
   return Status();

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/engine/cost_model.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -134,7 +135,7 @@ PeakHandoff MapScratch::handoffFor(uint32_t i, const MatchParams& params) const 
   h.blockBest = blockBest.as<Ranked>();
   h.above = above.as<int>();
   h.aboveCount = aboveCount.as<int>() + i;
-  h.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  h.sign = goodnessSign(params.method);
   h.goodEnough = h.sign * params.threshold;
   h.collect = params.maxMatches > 0;
   return h;
@@ -222,7 +223,7 @@ bool FusedBankLaunch::active() const {
 Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
                               cudaStream_t stream) const {
   FusedBankRule rule;
-  rule.sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  rule.sign = goodnessSign(params.method);
   rule.goodEnough = rule.sign * params.threshold;
   rule.collect = params.maxMatches > 0;
   // The bank's tallest template bounds the frame rows each band of output rows reads.

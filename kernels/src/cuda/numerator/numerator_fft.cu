@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_info.hpp"
 
 namespace nccmatch::cuda {
 
@@ -192,9 +193,7 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   width_ = height_ = 0;
   stream_ = correlateStream_ = stream;
   precision_ = precision;
-  int device = 0;
-  NCC_CUDA_CHECK(cudaGetDevice(&device));
-  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&smCount_, cudaDevAttrMultiProcessorCount, device));
+  NCC_RETURN_IF_ERROR(currentDeviceMultiprocessors(&smCount_));
   const bool single = precision == FftPrecision::Float;
   fftWidth_ = preferredFftSize(width, true);
   fftHeight_ = preferredFftSize(height, false);

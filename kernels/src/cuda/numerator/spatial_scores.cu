@@ -5,8 +5,8 @@
 
 #include "cuda/numerator/fused_spatial_tiles.cuh"
 #include "cuda/peaks/peaks_device.cuh"
-#include "cuda/score/score_device.cuh"
 #include "cuda/cuda_check.hpp"
+#include "rules/score_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -18,34 +18,6 @@ using fused_spatial::kEpilogueRows;
 using fused_spatial::kPrefixPitch;
 using fused_spatial::kThreads;
 using fused_spatial::SharedTile;
-
-// Per-template constants of the ccoeff-normed score, formed on the host with the same IEEE
-// operations as exactScoreFast (so the doubles are the same): sqrt(varT / n), and 1/n where n
-// is a power of two (a division by it is then an exact multiplication).
-struct NormedConstants {
-  double templateScale = 0.0;  // sqrt(varT / n); 0 for a flat template
-  double inverseN = 0.0;       // 1/n when n is a power of two, else 0 (divide)
-};
-
-NormedConstants normedConstantsFor(const TemplateStats& s) {
-  NormedConstants k;
-  const int64_t n = s.n, varT = n * s.sumSq - s.sum * s.sum;  // n <= 4096
-  if (varT != 0) k.templateScale = std::sqrt((double)varT / (double)n);
-  if ((n & (n - 1)) == 0) k.inverseN = 1.0 / (double)n;
-  return k;
-}
-
-// exactScoreFast's ccoeff-normed branch with the constants above (t.n <= kInt64SafePixels).
-__device__ inline double ccoeffNormedScore(const TemplateStats& t, const NormedConstants& k,
-                                           int64_t s1, int64_t s2, int64_t c) {
-  if (k.templateScale == 0.0) return 1.0;
-  const double n = (double)t.n;
-  const double a = (double)(t.n * c - s1 * t.sum), b = (double)(t.n * s2 - s1 * s1);
-  const double num = k.inverseN != 0.0 ? a * k.inverseN : a / n;
-  const double diff2 = k.inverseN != 0.0 ? b * k.inverseN : b / n;
-  const double tt = windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * k.templateScale;
-  return normaliseScore(num, tt, false);
-}
 
 // One template as the kernel sees it: its packed bytes, sizes, statistics and outputs.
 struct TemplateDesc {
@@ -133,7 +105,7 @@ __device__ __forceinline__ Ranked scoreTile(const SharedTile& s, const TemplateD
     } else {
 #pragma unroll
       for (int q = 0; q < kEpilogueOutputs; ++q)
-        score[q] = exactScoreFast(method, e.stats, int64_t(s1[q]), int64_t(s2[q]), int64_t(c[q]));
+        score[q] = scoreFromSums(method, e.stats, int64_t(s1[q]), int64_t(s2[q]), int64_t(c[q]));
     }
 #pragma unroll
     for (int q = 0; q < kEpilogueOutputs; ++q) {

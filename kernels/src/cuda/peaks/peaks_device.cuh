@@ -1,17 +1,17 @@
 // Device helpers of peak finding shared by the peak kernels and the score kernels that hand
-// over per-block bests and threshold candidates (peaks.cpp's ordering rules).
+// over per-block bests and threshold candidates (the candidate order of rules/peak_rules.hpp).
 #pragma once
 
 #include "cuda/peaks/peaks_kernels.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
 
-// peaks.cpp's betterCandidate: better goodness, then raster order (smaller index).
+// The rules' candidate order (rankedBefore) over linear indices; index -1 (none) ranks last.
 __device__ inline bool better(const Ranked& a, const Ranked& b) {
   if (b.index < 0) return a.index >= 0;
   if (a.index < 0) return false;
-  if (a.goodness != b.goodness) return a.goodness > b.goodness;
-  return a.index < b.index;
+  return rankedBefore(a.goodness, a.index, b.goodness, b.index);
 }
 
 __device__ inline Ranked warpBest(Ranked r) {

@@ -4,8 +4,10 @@
 
 #include <climits>
 
-#include "cuda/peaks/peaks_device.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/device_info.hpp"
+#include "cuda/peaks/peaks_device.cuh"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -15,55 +17,22 @@ constexpr int kScanThreads = 256;
 constexpr int kScanBlocksPerSm = 8;
 constexpr int kSelectThreads = 1024;
 
-// Explicit roundings: no fused multiply-add may change a bit against the CPU's peaks.cpp.
-__device__ double parabolaOffsetExact(double left, double centre, double right) {
-  const double curvature = __dadd_rn(__dsub_rn(left, __dmul_rn(2.0, centre)), right);
-  if (curvature == 0.0 || !isfinite(curvature)) return 0.0;
-  const double offset = __ddiv_rn(__dmul_rn(0.5, __dsub_rn(left, right)), curvature);
-  if (!isfinite(offset)) return 0.0;
-  return offset < -0.5 ? -0.5 : (offset > 0.5 ? 0.5 : offset);
-}
-
-__device__ double boxIouExact(int ax, int ay, int bx, int by, int w, int h) {
-  const int ix = max(0, min(ax + w, bx + w) - max(ax, bx));
-  const int iy = max(0, min(ay + h, by + h) - max(ay, by));
-  const double inter = __dmul_rn(double(ix), double(iy));
-  const double area = __dmul_rn(double(w), double(h));
-  const double uni = __dsub_rn(__dadd_rn(area, area), inter);
-  return uni > 0 ? __ddiv_rn(inter, uni) : 0.0;
-}
-
 __device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight, double sign,
                                  int index) {
   DeviceMatch m;
   m.x = index % mapWidth;
   m.y = index / mapWidth;
-  const std::size_t i = std::size_t(index);
-  m.score = map[i];
-  const double g = sign * map[i];
-  m.subX = m.x + (m.x > 0 && m.x + 1 < mapWidth
-                      ? parabolaOffsetExact(sign * map[i - 1], g, sign * map[i + 1])
-                      : 0.0);
-  m.subY = m.y + (m.y > 0 && m.y + 1 < mapHeight
-                      ? parabolaOffsetExact(sign * map[i - mapWidth], g, sign * map[i + mapWidth])
-                      : 0.0);
+  m.score = map[std::size_t(index)];
+  const GoodnessMap<int> good{map, mapWidth, mapHeight, sign};
+  m.subX = subPixelX(good, mapWidth, m.x, m.y);
+  m.subY = subPixelY(good, mapHeight, m.x, m.y);
   return m;
 }
 
-// No 8-neighbour is strictly better (peaks.cpp's local-extremum rule).
-__device__ inline bool isLocalPeak(const double* map, int mapWidth, int mapHeight, double sign,
-                                   int i, double g) {
-  const int x = i % mapWidth, y = i / mapWidth;
-  for (int dy = -1; dy <= 1; ++dy) {
-    const int ny = y + dy;
-    if (ny < 0 || ny >= mapHeight) continue;
-    for (int dx = -1; dx <= 1; ++dx) {
-      const int nx = x + dx;
-      if ((dx == 0 && dy == 0) || nx < 0 || nx >= mapWidth) continue;
-      if (sign * map[ny * mapWidth + nx] > g) return false;
-    }
-  }
-  return true;
+// The rules' local-extremum test at linear index i of a map.
+__device__ inline bool isLocalPeakAt(const double* map, int mapWidth, int mapHeight, double sign,
+                                     int i, double g) {
+  return isLocalPeak(GoodnessMap<int>{map, mapWidth, mapHeight, sign}, i % mapWidth, i / mapWidth, g);
 }
 
 // Every position: the block's best, and the local extrema that pass the threshold.
@@ -78,7 +47,7 @@ __global__ void __launch_bounds__(kScanThreads)
     const Ranked here{g, i};
     if (better(here, best)) best = here;
     if (!collect || !(g >= goodEnough)) continue;
-    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, g)) candidates[atomicAdd(count, 1)] = i;
+    if (isLocalPeakAt(map, mapWidth, mapHeight, sign, i, g)) candidates[atomicAdd(count, 1)] = i;
   }
   best = blockBest(best);
   if (threadIdx.x == 0) partial[blockIdx.x] = best;
@@ -93,7 +62,7 @@ __device__ inline void compactLocalPeaks(const double* __restrict__ map, int map
   const int n = *aboveCount;
   for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
     const int i = above[k];
-    if (isLocalPeak(map, mapWidth, mapHeight, sign, i, sign * map[i]))
+    if (isLocalPeakAt(map, mapWidth, mapHeight, sign, i, sign * map[i]))
       candidates[atomicAdd(count, 1)] = i;
   }
 }
@@ -141,8 +110,8 @@ __device__ inline void selectMatches(const double* __restrict__ map, int mapWidt
       if (index < 0) continue;
       if (lastIndex >= 0 &&
           (index == lastIndex ||
-           boxIouExact(index % mapWidth, index / mapWidth, lastX, lastY, templateWidth,
-                       templateHeight) > nmsIou)) {
+           boxIou(index % mapWidth, index / mapWidth, templateWidth, templateHeight, lastX, lastY,
+                  templateWidth, templateHeight) > nmsIou)) {
         candidates[i] = -1;
         continue;
       }
@@ -250,7 +219,7 @@ __global__ void __launch_bounds__(32)
       for (int o = lane; o < zone; o += 32) {
         const int x = kx + o % zoneWidth - rx, y = ky + o / zoneWidth - ry;
         if (x < 0 || y < 0 || x >= mapWidth || y >= mapHeight) continue;
-        if (boxIouExact(x, y, kx, ky, templateWidth, templateHeight) > nmsIou) {
+        if (boxIou(x, y, templateWidth, templateHeight, kx, ky, templateWidth, templateHeight) > nmsIou) {
           const int p = y * mapWidth + x;
           atomicOr(suppressed + (p >> 5), 1u << (p & 31));
         }
@@ -281,7 +250,7 @@ Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templa
     tempBytes_ = std::max<std::size_t>(bytes, 16);
     positions_ = positions;
   }
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   unsigned long long* keysIn = keys_.as<unsigned long long>();
   unsigned long long* keysOut = keysIn + positions_;
   int* valuesIn = values_.as<int>();
@@ -305,9 +274,8 @@ Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templa
 
 Status PeakFinder::reserve(std::size_t positions) {
   if (maxBlocks_ == 0) {
-    int device = 0, sms = 0;
-    NCC_CUDA_CHECK(cudaGetDevice(&device));
-    NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int sms = 0;
+    NCC_RETURN_IF_ERROR(currentDeviceMultiprocessors(&sms));
     maxBlocks_ = sms * kScanBlocksPerSm;
     NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(int)));
     NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * maxBlocks_));
@@ -335,7 +303,7 @@ Status PeakFinder::find(const DeviceScoreMap& scores, const MatchParams& params,
   int* keptCount = out.keptCount;
   std::size_t n = 0;
   NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   const bool collect = params.maxMatches > 0;
   NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
   const int blocks = int(std::min<std::size_t>((n + kScanThreads - 1) / kScanThreads, maxBlocks_));
@@ -366,7 +334,7 @@ Status PeakFinder::findFromHandoff(const DeviceScoreMap& scores, const MatchPara
   int* keptCount = out.keptCount;
   std::size_t n = 0;
   NCC_RETURN_IF_ERROR(prepareMap(mapWidth, mapHeight, &n));
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   NCC_CUDA_CHECK(cudaMemsetAsync(counter_.as<int>(), 0, sizeof(int), stream));
   if (params.maxMatches > 0) {
     // Few positions pass a useful threshold; a grid of one wave covers a low one too.
@@ -407,17 +375,14 @@ Status BankPeakFinder::set(const std::vector<BankPeakJob>& jobs) {
                             cudaMemcpyHostToDevice));
   jobs_ = std::move(placed);
   count_ = int(jobs_.size());
-  int device = 0;
-  NCC_CUDA_CHECK(cudaGetDevice(&device));
-  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-  return Status();
+  return currentDeviceMultiprocessors(&sms_);
 }
 
 Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
                             int* keptCount, cudaStream_t stream) const {
   if (count_ == 0) return Status();
   if (params.maxMatches < 0) return Status::error("bank peaks: negative max-matches");
-  const double sign = lowerIsBetter(params.method) ? -1.0 : 1.0;
+  const double sign = goodnessSign(params.method);
   NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<int>(), 0, std::size_t(count_) * sizeof(int), stream));
   if (params.maxMatches > 0) {
     // One wave in all, spread over the templates.

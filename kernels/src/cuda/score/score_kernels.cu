@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "cuda/peaks/peaks_device.cuh"
-#include "cuda/score/score_device.cuh"
 #include "cuda/cuda_check.hpp"
 #include "nccmatch/sat.hpp"
+#include "rules/score_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -33,7 +33,7 @@ __global__ void exactScoreKernel(const Table* __restrict__ sum, const Table* __r
   int64_t s1, s2;
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   const std::size_t i = std::size_t(y) * g.mapWidth + x;
-  map[i] = exactScoreFast(method, stats, s1, s2, numerator[i]);
+  map[i] = scoreFromSums(method, stats, s1, s2, numerator[i]);
 }
 
 template <typename Table>
@@ -47,7 +47,7 @@ __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* _
   int64_t s1, s2;
   windowSums(sum, sumSq, g, x, y, &s1, &s2);
   map[std::size_t(y) * g.mapWidth + x] =
-      centredScoreFast(method, stats, s1, s2, centred[std::size_t(y) * pitch + x]);
+      scoreFromCentred(method, stats, s1, s2, centred[std::size_t(y) * pitch + x]).score;
 }
 
 // Positions per thread of the float-centred score kernel, kFloatScoreBlockX apart: the rounding
@@ -80,19 +80,14 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
       int64_t s1, s2;
       windowSums(sum, sumSq, g, x, y, &s1, &s2);
       const double c = double(centred[std::size_t(y) * pitch + x]);
-      double score, denominator;
-      if (method == Method::CCoeffNormed && stats.n <= kInt64SafePixels) {
-        // One denominator for the score and the bound; an approximate score may round
-        // differently from scoreFromCentred, well inside the fft path's 1e-4.
-        const double diff2 = (double)(stats.n * s2 - s1 * s1) / (double)stats.n;
-        denominator = templateScale == 0.0 || windowIsFlat(diff2, (double)s2) ? 0.0 : sqrt(diff2) * templateScale;
-        score = templateScale == 0.0 ? 1.0 : normaliseScore(c, denominator, false);
-      } else {
-        score = centredScoreFast(method, stats, s1, s2, c);
-        denominator = centredDenominator(method, stats, s1, s2);
-      }
-      map[std::size_t(y) * g.mapWidth + x] = score;
-      redo = denominator > 0.0 && error > kMaxScoreError * denominator;
+      // ccoeff-normed from the caller's template root (scoreFromCentred's, given
+      // centredTemplateRoot): its square root is not taken again at every position.
+      const CentredScore r =
+          method == Method::CCoeffNormed && stats.n <= kInt64SafePixels
+              ? ccoeffNormed(c, windowVarianceSum<int64_t>(stats.n, s1, s2), s2, templateScale)
+              : scoreFromCentred(method, stats, s1, s2, c);
+      map[std::size_t(y) * g.mapWidth + x] = r.score;
+      redo = r.denominator > 0.0 && error > kMaxScoreError * r.denominator;
     }
     // Every lane takes part (the warp's vote), valid or not.
     appendWarp(redo, y * g.mapWidth + x, recompute, recomputeCount);
@@ -122,7 +117,7 @@ __global__ void recomputeKernel(const Table* __restrict__ sum, const Table* __re
     if (lane == 0) {
       int64_t s1, s2;
       windowSums(sum, sumSq, g, x, y, &s1, &s2);
-      map[i] = exactScoreFast(method, stats, s1, s2, int64_t(acc));
+      map[i] = scoreFromSums(method, stats, s1, s2, int64_t(acc));
     }
   }
 }

@@ -1,6 +1,6 @@
 // Score maps on the GPU: the six methods at every valid position from the SAT box sums and a
-// numerator, with exactly the CPU backend's rules (score_rules.hpp). The exact path gives the
-// CPU's doubles bit for bit; the centred path (FFT) follows score_centred.hpp.
+// numerator, with the CPU backend's rules (rules/score_rules.hpp: scoreFromSums, scoreFromCentred).
+// The exact path gives the CPU's doubles bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
