@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "element_engine.hpp"
+#include "element_frames.hpp"
 #include "element_state.hpp"
 #include "pinned_allocator.hpp"
 
