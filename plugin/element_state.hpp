@@ -8,6 +8,7 @@
 #include <gst/video/video.h>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,12 +71,22 @@ struct Published {
   bool cudaCapsAllowed = true;
 };
 
+// String property values that set_property refused (they do not parse). While the element runs a
+// refused value is posted at once as a warning and the previous value stays; before start (a
+// gst-launch line sets properties before the element has a bus) it is kept here and start() fails
+// with an error naming it, as gst-launch refuses a typed property value that does not parse.
+struct RefusedValues {
+  bool running = false;  // between a successful start() and stop()
+  std::map<std::string, std::string> beforeStart;  // property name -> why its last value was refused
+};
+
 }  // namespace nccmatch::plugin::element
 
 struct _GstNccMatch {
   GstVideoFilter parent;
   nccmatch::plugin::Settings* settings;    // guarded by the object lock
   nccmatch::plugin::element::Published* published;  // guarded by the object lock
+  nccmatch::plugin::element::RefusedValues* refused;  // guarded by the object lock
   nccmatch::plugin::element::StreamState* stream;   // streaming thread only
   // Set through GstContext (set_context, from any thread) and start(); guarded by the object lock
   // except in start()/stop(), when no other thread reads it for the engine.
