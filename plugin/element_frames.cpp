@@ -3,6 +3,7 @@
 #include "element_frames.hpp"
 
 #include <optional>
+#include <string>
 
 #include "box_drawing.hpp"
 #include "element_engine.hpp"
@@ -243,6 +244,26 @@ GstFlowReturn prepareEngine(GstNccMatch* self, InFlightFrame& f, const EngineCha
   return GST_FLOW_OK;
 }
 
+// When a system-memory frame cannot be mapped because it is too small: its size, the size the caps
+// need and GStreamer's strides for them (a buffer without GstVideoMeta must have GStreamer's default
+// layout, e.g. GRAY8 rows padded to a multiple of 4), as ": buffer of 1500 bytes, caps GRAY8 50x30
+// need 1560 (rows of stride 52)". Empty otherwise.
+std::string shortBufferReason(const GstVideoInfo& info, GstBuffer* buffer) {
+  const gsize size = gst_buffer_get_size(buffer);
+  if (gst_buffer_get_video_meta(buffer) != nullptr || size >= GST_VIDEO_INFO_SIZE(&info)) return "";
+  const guint planes = GST_VIDEO_INFO_N_PLANES(&info);
+  std::string strides;
+  for (guint p = 0; p < planes; ++p)
+    strides += (p > 0 ? "," : "") + std::to_string(GST_VIDEO_INFO_PLANE_STRIDE(&info, p));
+  gchar* text = g_strdup_printf(": buffer of %" G_GSIZE_FORMAT " bytes, caps %s %dx%d need %" G_GSIZE_FORMAT " (%s %s)",
+                                size, GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
+                                GST_VIDEO_INFO_HEIGHT(&info), gsize(GST_VIDEO_INFO_SIZE(&info)),
+                                planes == 1 ? "rows of stride" : "plane strides", strides.c_str());
+  std::string reason = text;
+  g_free(text);
+  return reason;
+}
+
 // Maps the frame for the engine; false after posting an error.
 bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
   // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas. A
@@ -254,8 +275,11 @@ bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
                                         | (f.cuda ? GST_MAP_CUDA : 0)
 #endif
   );
-  if (!gst_video_frame_map(&f.frame, &GST_VIDEO_FILTER(self)->in_info, f.buffer, flags)) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map %s", f.cuda ? "the CUDA memory of a frame" : "a frame"),
+  const GstVideoInfo& info = GST_VIDEO_FILTER(self)->in_info;
+  if (!gst_video_frame_map(&f.frame, &info, f.buffer, flags)) {
+    const std::string reason = f.cuda ? "" : shortBufferReason(info, f.buffer);
+    GST_ELEMENT_ERROR(self, STREAM, FAILED,
+                      ("Could not map %s%s", f.cuda ? "the CUDA memory of a frame" : "a frame", reason.c_str()),
                       (nullptr));
     return false;
   }

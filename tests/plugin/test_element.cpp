@@ -669,6 +669,37 @@ TEST_P(Element, InvalidValueBeforeStartFailsStartUntilAValidOneIsSet) {
   unrefMessages(&errors);
 }
 
+// A buffer without GstVideoMeta must hold GStreamer's default layout for its caps; one that is too
+// small (rows packed tightly at a width that is not a multiple of 4) fails with an error naming its
+// size, the size the caps need and the strides GStreamer expects.
+TEST_P(Element, ShortBufferFailsWithAnErrorNamingTheSizesAndTheStride) {
+  struct Case {
+    GstVideoFormat format;
+    gsize bytes;       // 50x30 packed tightly
+    const char* text;  // what the error says
+  };
+  const Case cases[] = {
+      {GST_VIDEO_FORMAT_GRAY8, 50 * 30, "buffer of 1500 bytes, caps GRAY8 50x30 need 1560 (rows of stride 52)"},
+      {GST_VIDEO_FORMAT_I420, 50 * 30 * 3 / 2,
+       "buffer of 2250 bytes, caps I420 50x30 need 2400 (plane strides 52,28,28)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    makeElement();
+    g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(), nullptr);
+    start(makeLayout(c.format, 50, 30, 0));
+    EXPECT_EQ(gst_harness_push(harness_, gst_buffer_new_and_alloc(c.bytes)), GST_FLOW_ERROR);
+    std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(messageText(errors[0]).find(c.text), std::string::npos) << messageText(errors[0]);
+    unrefMessages(&errors);
+    gst_harness_teardown(harness_);
+    harness_ = nullptr;
+    gst_object_unref(element_);
+    element_ = nullptr;
+  }
+}
+
 TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   TemplateImage t = makeTemplate(12, 12, Fill::Random);
   makeElement();
