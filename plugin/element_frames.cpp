@@ -289,7 +289,8 @@ bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
 
 // Places the search region in the frame (f.area), warning about templates larger than it.
 void placeRegion(GstNccMatch* self, InFlightFrame& f) {
-  f.area = placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame));
+  f.area =
+      placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame));
   warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
 }
 
