@@ -1,6 +1,6 @@
 // The element's templates and engine: settings copied under the lock, the bank loaded, refreshed
-// and handed to the engine, the engine created and destroyed in its CUDA context.
-#include "element_state.hpp"
+// and handed to the engine, the engine created, moved and destroyed in its CUDA context.
+#include "element_engine.hpp"
 
 #include <cstring>
 
@@ -217,6 +217,19 @@ GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
     GST_OBJECT_UNLOCK(self);
   }
   return context;
+}
+
+// A decoder on another device (or with a context of its own) hands memory of another context than
+// the one negotiated: the engine is made again in that context with the same bank and scales.
+bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context) {
+  StreamState& stream = *self->stream;
+  GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
+  std::vector<nccmatch::TemplateImage> bank = stream.originals;
+  const std::vector<double> scales = stream.scales;
+  destroyEngine(self);
+  if (!createEngine(self, nccmatch::Backend::Cuda, -1, context)) return false;
+  nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+  return installBank(self, std::move(bank), scales, false);
 }
 #endif
 

@@ -1,8 +1,12 @@
 // The element's frames in flight: each frame is mapped and handed to the engine as it arrives,
 // held until its result is collected, then finished (ROI meta, messages, boxes) and pushed.
-#include "element_state.hpp"
+#include "element_frames.hpp"
+
+#include <optional>
+#include <string>
 
 #include "box_drawing.hpp"
+#include "element_engine.hpp"
 #include "match_reporting.hpp"
 #include "nccmatch/draw.hpp"
 
@@ -66,8 +70,6 @@ void toFrameCoordinates(const SearchRegion& area, nccmatch::FrameResult* result)
   for (std::optional<nccmatch::Match>& b : result->best)
     if (b) shift(*b);
 }
-
-
 
 void releaseFrame(InFlightFrame& f) {
   if (f.mapped) gst_video_frame_unmap(&f.frame);
@@ -186,63 +188,84 @@ int framesInFlightNow(GstNccMatch* self, const Settings& settings) {
   return depth;
 }
 
-// Maps a writable frame and submits its luma plane to the engine; the frame joins the frames in
-// flight (also when there is nothing to match, so output order is kept). Takes the buffer.
-GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
-  StreamState& stream = *self->stream;
+namespace {
+
+// Null when the element can take a frame; else the flow to return, after posting an error.
+std::optional<GstFlowReturn> refuseEarlyFrame(GstNccMatch* self) {
   if (!GST_VIDEO_FILTER(self)->negotiated) {
-    gst_buffer_unref(buffer);
     GST_ELEMENT_ERROR(self, CORE, NOT_IMPLEMENTED, ("nccmatch received a frame before caps"), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (!stream.engine) {
-    gst_buffer_unref(buffer);
+  if (!self->stream->engine) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("nccmatch received a frame before it was started"), (nullptr));
     return GST_FLOW_ERROR;
   }
-  InFlightFrame f;
+  return std::nullopt;
+}
+
+// What a new frame changes for the engine. Frames in flight were matched with the current bank and
+// context, so they are finished before either changes.
+struct EngineChanges {
+  bool bank = false;     // template, templates, scales or grab-template set since the last load
+  bool context = false;  // CUDA memory of another context than the engine's
+  GstCudaContext* memoryContext = nullptr;  // the frame's CUDA context (no reference), or null
+};
+
+// Reads the frame's settings and memory: sets f.settings and f.cuda.
+EngineChanges readFrameSettings(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
   f.settings = copySettings(self);
-  f.buffer = buffer;
-  GstFlowReturn flow = GST_FLOW_OK;
-  // Frames in flight were matched with the current bank and context: finish them before either
-  // changes.
-  const bool bankChanges = f.settings.templatesGeneration != stream.loadedGeneration;
-  GstCudaContext* memoryContext = nullptr;
+  EngineChanges changes;
+  changes.bank = f.settings.templatesGeneration != stream.loadedGeneration;
 #ifdef NCCMATCH_HAVE_GST_CUDA
-  if (stream.cudaMemoryInput) memoryContext = nccmatch::plugin::bufferCudaContext(buffer);
-  f.cuda = memoryContext != nullptr;
-  const bool contextChanges = f.cuda && memoryContext != stream.engineContext;
-#else
-  const bool contextChanges = false;
-  (void)memoryContext;
+  if (stream.cudaMemoryInput) changes.memoryContext = nccmatch::plugin::bufferCudaContext(f.buffer);
+  f.cuda = changes.memoryContext != nullptr;
+  changes.context = f.cuda && changes.memoryContext != stream.engineContext;
 #endif
-  if ((bankChanges || contextChanges) && !stream.inFlight.empty()) flow = pushFramesInFlight(self);
-  if (flow != GST_FLOW_OK) {
-    releaseFrame(f);
-    return flow;
+  return changes;
+}
+
+// Finishes the frames in flight before the bank or the context changes, cuts a grab-template
+// request's patch from this frame (before it is mapped for matching) and moves the engine to the
+// frame's CUDA context when that changed. Anything but GST_FLOW_OK: the frame goes no further.
+GstFlowReturn prepareEngine(GstNccMatch* self, InFlightFrame& f, const EngineChanges& changes,
+                            std::optional<nccmatch::TemplateImage>* grabbed) {
+  if ((changes.bank || changes.context) && !self->stream->inFlight.empty()) {
+    const GstFlowReturn flow = pushFramesInFlight(self);
+    if (flow != GST_FLOW_OK) return flow;
   }
-  // A grab-template request takes its patch from this frame, before the frame is mapped for matching.
-  nccmatch::TemplateImage grabbed;
-  const bool haveGrab = bankChanges && f.settings.grab && cutGrabbedTemplate(self, buffer, *f.settings.grab, &grabbed);
+  if (changes.bank && f.settings.grab) {
+    nccmatch::TemplateImage patch;
+    if (cutGrabbedTemplate(self, f.buffer, *f.settings.grab, &patch)) *grabbed = std::move(patch);
+  }
 #ifdef NCCMATCH_HAVE_GST_CUDA
-  if (contextChanges) {
-    // Another context than the one negotiated (e.g. a decoder on another device): the engine
-    // moves to it, keeping its bank, so the memory is read in place.
-    GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
-    std::vector<nccmatch::TemplateImage> bank = stream.originals;
-    const std::vector<double> scales = stream.scales;
-    destroyEngine(self);
-    bool installed = createEngine(self, nccmatch::Backend::Cuda, -1, memoryContext);
-    if (installed) {
-      nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-      installed = installBank(self, std::move(bank), scales, false);
-    }
-    if (!installed) {
-      releaseFrame(f);
-      return GST_FLOW_ERROR;
-    }
-  }
+  if (changes.context && !moveEngineToContext(self, changes.memoryContext)) return GST_FLOW_ERROR;
 #endif
+  return GST_FLOW_OK;
+}
+
+// When a system-memory frame cannot be mapped because it is too small: its size, the size the caps
+// need and GStreamer's strides for them (a buffer without GstVideoMeta must have GStreamer's default
+// layout, e.g. GRAY8 rows padded to a multiple of 4), as ": buffer of 1500 bytes, caps GRAY8 50x30
+// need 1560 (rows of stride 52)". Empty otherwise.
+std::string shortBufferReason(const GstVideoInfo& info, GstBuffer* buffer) {
+  const gsize size = gst_buffer_get_size(buffer);
+  if (gst_buffer_get_video_meta(buffer) != nullptr || size >= GST_VIDEO_INFO_SIZE(&info)) return "";
+  const guint planes = GST_VIDEO_INFO_N_PLANES(&info);
+  std::string strides;
+  for (guint p = 0; p < planes; ++p)
+    strides += (p > 0 ? "," : "") + std::to_string(GST_VIDEO_INFO_PLANE_STRIDE(&info, p));
+  gchar* text = g_strdup_printf(": buffer of %" G_GSIZE_FORMAT " bytes, caps %s %dx%d need %" G_GSIZE_FORMAT " (%s %s)",
+                                size, GST_VIDEO_INFO_NAME(&info), GST_VIDEO_INFO_WIDTH(&info),
+                                GST_VIDEO_INFO_HEIGHT(&info), gsize(GST_VIDEO_INFO_SIZE(&info)),
+                                planes == 1 ? "rows of stride" : "plane strides", strides.c_str());
+  std::string reason = text;
+  g_free(text);
+  return reason;
+}
+
+// Maps the frame for the engine; false after posting an error.
+bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
   // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas. A
   // system frame is mapped for writing only when boxes are drawn: a read-only map of memory that
   // upstream still references costs no copy.
@@ -252,43 +275,72 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
                                         | (f.cuda ? GST_MAP_CUDA : 0)
 #endif
   );
-  if (!gst_video_frame_map(&f.frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Could not map %s", f.cuda ? "the CUDA memory of a frame" : "a frame"),
+  const GstVideoInfo& info = GST_VIDEO_FILTER(self)->in_info;
+  if (!gst_video_frame_map(&f.frame, &info, f.buffer, flags)) {
+    const std::string reason = f.cuda ? "" : shortBufferReason(info, f.buffer);
+    GST_ELEMENT_ERROR(self, STREAM, FAILED,
+                      ("Could not map %s%s", f.cuda ? "the CUDA memory of a frame" : "a frame", reason.c_str()),
                       (nullptr));
-    releaseFrame(f);
-    return GST_FLOW_ERROR;
+    return false;
   }
   f.mapped = true;
-  {
-    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    if (!scope.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
-      flow = GST_FLOW_ERROR;
-    } else if (!refreshBank(self, f.settings, haveGrab ? &grabbed : nullptr)) {
-      flow = GST_FLOW_ERROR;
-    } else {
-      f.area = placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame),
-                                 GST_VIDEO_FRAME_HEIGHT(&f.frame));
-      warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
-      if (!stream.names.empty()) {
-        const gint64 begin = g_get_monotonic_time();
-        nccmatch::Status status =
-            stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
-        f.engineMicros = g_get_monotonic_time() - begin;
-        if (!status.ok()) {
-          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
-                            (nullptr));
-          flow = GST_FLOW_ERROR;
-        }
-        f.submitted = status.ok();
-      }
-    }
+  return true;
+}
+
+// Places the search region in the frame (f.area), warning about templates larger than it.
+void placeRegion(GstNccMatch* self, InFlightFrame& f) {
+  f.area =
+      placeSearchRegion(f.settings.searchRegion, GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame));
+  warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
+}
+
+// Hands the area's luma to the engine when there are templates; false after posting an error.
+bool submitArea(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
+  if (stream.names.empty()) return true;
+  const gint64 begin = g_get_monotonic_time();
+  nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
+  f.engineMicros = g_get_monotonic_time() - begin;
+  f.submitted = status.ok();
+  if (!status.ok())
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()), (nullptr));
+  return status.ok();
+}
+
+// In the engine's context: the bank refreshed for the frame's settings, the region placed, the
+// area submitted. False after posting an error.
+bool matchFrame(GstNccMatch* self, InFlightFrame& f, const nccmatch::TemplateImage* grabbed) {
+  nccmatch::plugin::CudaContextScope scope(self->stream->engineContext);
+  if (!scope.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
+    return false;
   }
+  if (!refreshBank(self, f.settings, grabbed)) return false;
+  placeRegion(self, f);
+  return submitArea(self, f);
+}
+
+}  // namespace
+
+// Maps a writable frame and submits its luma plane to the engine; the frame joins the frames in
+// flight (also when there is nothing to match, so output order is kept). Takes the buffer.
+GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
+  if (std::optional<GstFlowReturn> refusal = refuseEarlyFrame(self)) {
+    gst_buffer_unref(buffer);
+    return *refusal;
+  }
+  InFlightFrame f;
+  f.buffer = buffer;
+  const EngineChanges changes = readFrameSettings(self, f);
+  std::optional<nccmatch::TemplateImage> grabbed;
+  GstFlowReturn flow = prepareEngine(self, f, changes, &grabbed);
+  if (flow == GST_FLOW_OK && !(mapFrame(self, f) && matchFrame(self, f, grabbed ? &*grabbed : nullptr)))
+    flow = GST_FLOW_ERROR;
   if (flow != GST_FLOW_OK) {
     releaseFrame(f);
     return flow;
   }
-  stream.inFlight.push_back(f);
+  self->stream->inFlight.push_back(f);
   return GST_FLOW_OK;
 }
 

@@ -1,13 +1,14 @@
-// The nccmatch element's state and the functions its units share: what the streaming thread keeps
-// (engine, bank names, frames in flight), what it publishes (stats), and the instance struct.
-// gstnccmatch.cpp is the GObject/GstBaseTransform side; element_engine.cpp keeps the templates and
-// the engine; element_frames.cpp submits, holds, finishes and pushes frames.
+// The nccmatch element's state: what the streaming thread keeps (engine, bank names, frames in
+// flight), what it publishes (stats), and the instance struct. The functions that work on it are
+// declared by their own units: element_engine.hpp (templates and the engine's life) and
+// element_frames.hpp (frames in flight); gstnccmatch.cpp is the GObject/GstBaseTransform side.
 #pragma once
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,7 +19,6 @@
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 #include "nccmatch_settings.hpp"
-#include "template_loader.hpp"
 
 GST_DEBUG_CATEGORY_EXTERN(gst_nccmatch_debug);
 
@@ -71,71 +71,25 @@ struct Published {
   bool cudaCapsAllowed = true;
 };
 
+// String property values that set_property refused (they do not parse). While the element runs a
+// refused value is posted at once as a warning and the previous value stays; before start (a
+// gst-launch line sets properties before the element has a bus) it is kept here and start() fails
+// with an error naming it, as gst-launch refuses a typed property value that does not parse.
+struct RefusedValues {
+  bool running = false;  // between a successful start() and stop()
+  std::map<std::string, std::string> beforeStart;  // property name -> why its last value was refused
+};
+
 }  // namespace nccmatch::plugin::element
 
 struct _GstNccMatch {
   GstVideoFilter parent;
   nccmatch::plugin::Settings* settings;    // guarded by the object lock
   nccmatch::plugin::element::Published* published;  // guarded by the object lock
+  nccmatch::plugin::element::RefusedValues* refused;  // guarded by the object lock
   nccmatch::plugin::element::StreamState* stream;   // streaming thread only
   // Set through GstContext (set_context, from any thread) and start(); guarded by the object lock
   // except in start()/stop(), when no other thread reads it for the engine.
   GstCudaContext* cudaContext;
 };
 
-
-namespace nccmatch::plugin::element {
-
-// ---- element_engine.cpp: settings, templates, the engine's life ----
-
-// The settings, copied under the object lock.
-Settings copySettings(GstNccMatch* self);
-// GST_ELEMENT_ERROR for a bank that cannot be loaded at start.
-void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
-// Hands a freshly loaded bank to the engine at each of `scales` (an empty bank stays here:
-// nothing to match). A bank that cannot be scaled or prepared posts an error, or with
-// `keepOnFailure` (while running) a warning, keeping the previous bank.
-bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 bool keepOnFailure);
-// Reloads the bank when `template`/`templates`/`scales`/`grab-template` changed since the last
-// load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
-// cut for a pending grab-template (null when it could not be cut: the previous bank stays).
-bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed);
-// The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
-nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
-                                  const Settings& settings);
-// One warning per template (and scale) larger than the area searched (the engine skips it): the
-// frame, or the search region when `region` is true. Posted again when that size changes.
-void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool region);
-// The engine for `backend` (Cpu or Cuda), in `context` when one is given.
-bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
-// Destroys the engine inside its context.
-void destroyEngine(GstNccMatch* self);
-#ifdef NCCMATCH_HAVE_GST_CUDA
-// The shared gstcuda context (from a neighbour, the application, or made here and announced).
-GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId);
-#endif
-
-// Cuts the patch of a grab-template request from `buffer`'s luma plane (mapped for reading by
-// itself, so CUDA memory comes to the host through GStreamer). False, with a warning, when the
-// box is not inside the frame or the buffer cannot be read.
-bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
-                        nccmatch::TemplateImage* out);
-
-// ---- element_frames.cpp: frames in flight ----
-
-// Maps a writable frame and submits its luma plane; the frame joins the frames in flight. Takes
-// the buffer.
-GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer);
-// Collects a frame's result, attaches the metas, posts the messages, draws the boxes; the buffer
-// to push, or null after posting an error.
-GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& frame);
-// Drops every frame in flight unpushed (flush, stop).
-void discardFramesInFlight(GstNccMatch* self);
-// Finishes and pushes every frame in flight, oldest first; a failed push drops the rest.
-GstFlowReturn pushFramesInFlight(GstNccMatch* self);
-// Frames to hold for the current settings (upstream liveness asked once per caps); posts a
-// latency message when it changes.
-int framesInFlightNow(GstNccMatch* self, const Settings& settings);
-
-}  // namespace nccmatch::plugin::element

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "element_engine.hpp"
+#include "element_frames.hpp"
 #include "element_state.hpp"
 #include "pinned_allocator.hpp"
 
@@ -92,8 +94,28 @@ namespace {
 
 // ---- GstBaseTransform / GstVideoFilter virtual methods ----
 
-gboolean gst_nccmatch_start(GstBaseTransform* trans) {
-  GstNccMatch* self = GST_NCCMATCH(trans);
+// Values refused before start fail it (RefusedValues), each named in one error; otherwise the
+// element counts as running from here, so values refused from now on are warned about at once.
+bool claimStart(GstNccMatch* self) {
+  std::string refusals;
+  GST_OBJECT_LOCK(self);
+  for (const auto& [property, why] : self->refused->beforeStart)
+    refusals += (refusals.empty() ? "" : "; ") + ("Invalid '" + property + "': " + why);
+  self->refused->running = refusals.empty();
+  GST_OBJECT_UNLOCK(self);
+  if (refusals.empty()) return true;
+  GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", refusals.c_str()), (nullptr));
+  return false;
+}
+
+void markStopped(GstNccMatch* self) {
+  GST_OBJECT_LOCK(self);
+  self->refused->running = false;
+  GST_OBJECT_UNLOCK(self);
+}
+
+// The engine on the backend the settings ask for, holding the bank they name.
+bool startEngine(GstNccMatch* self) {
   Settings settings = copySettings(self);
   StreamState& stream = *self->stream;
 
@@ -109,7 +131,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
                          "unavailable: %s",
                          why.c_str()),
                         (nullptr));
-      return FALSE;
+      return false;
     } else {
       GST_WARNING_OBJECT(self, "device=auto: %s; matching on the CPU", why.c_str());
     }
@@ -128,7 +150,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
 #ifdef NCCMATCH_HAVE_GST_CUDA
   gst_clear_object(&context);
 #endif
-  if (!created) return FALSE;
+  if (!created) return false;
   GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
                   stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
   GST_OBJECT_LOCK(self);
@@ -143,7 +165,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
     postLoadError(self, error);
     destroyEngine(self);
-    return FALSE;
+    return false;
   }
   if (settings.templateFiles.empty() && !settings.grab)
     GST_WARNING_OBJECT(self, "no template set: frames pass through without matches");
@@ -156,13 +178,22 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   }
   if (!installed) {
     destroyEngine(self);
-    return FALSE;
+    return false;
   }
-  return TRUE;
+  return true;
+}
+
+gboolean gst_nccmatch_start(GstBaseTransform* trans) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  if (!claimStart(self)) return FALSE;
+  if (startEngine(self)) return TRUE;
+  markStopped(self);
+  return FALSE;
 }
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  markStopped(self);
   discardFramesInFlight(self);
   destroyEngine(self);
   *self->stream = StreamState();
@@ -386,9 +417,22 @@ gboolean gst_nccmatch_grab_template(GstNccMatch* self, const gchar* name, gint x
   return TRUE;
 }
 
+// Records how setting a parsed string property went: true when the refusal is to be posted now as
+// a warning (the element runs); before start it is kept for start() to fail on, until a valid value
+// of that property is set.
+bool noteRefusal(RefusedValues& refused, const char* property, const std::string& refusal) {
+  if (refusal.empty()) {
+    refused.beforeStart.erase(property);
+    return false;
+  }
+  if (refused.running) return true;
+  refused.beforeStart[property] = refusal;
+  return false;
+}
+
 void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  std::string scalesError, regionError;
+  std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
   GST_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -444,14 +488,14 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
       break;
     case PROP_SCALES: {
       std::vector<double> scales = s.scales;
-      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &scales, &scalesError) && scales != s.scales) {
+      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &scales, &refusal) && scales != s.scales) {
         s.scales = std::move(scales);
         ++s.templatesGeneration;  // the bank is made again before the next frame
       }
       break;
     }
     case PROP_SEARCH_REGION:
-      nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &regionError);
+      nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &refusal);
       break;
     case PROP_CPU_THREADS:
       s.cpuThreads = int(g_value_get_uint(value));
@@ -460,15 +504,13 @@ void gst_nccmatch_set_property(GObject* object, guint prop_id, const GValue* val
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
+  const bool warnNow =
+      (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
   GST_OBJECT_UNLOCK(self);
   // Posted outside the object lock: posting takes it.
-  if (!scalesError.empty())
-    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid 'scales': %s; keeping the previous factors",
-                                                   scalesError.c_str()),
-                        (nullptr));
-  if (!regionError.empty())
-    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid 'search-region': %s; keeping the previous region",
-                                                   regionError.c_str()),
+  if (warnNow)
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
+                                                   refusal.c_str(), prop_id == PROP_SCALES ? "factors" : "region"),
                         (nullptr));
 }
 
@@ -535,6 +577,7 @@ void gst_nccmatch_get_property(GObject* object, guint prop_id, GValue* value, GP
 void gst_nccmatch_finalize(GObject* object) {
   GstNccMatch* self = GST_NCCMATCH(object);
   delete self->stream;
+  delete self->refused;
   delete self->published;
   delete self->settings;
 #ifdef NCCMATCH_HAVE_GST_CUDA
@@ -548,6 +591,7 @@ void gst_nccmatch_finalize(GObject* object) {
 static void gst_nccmatch_init(GstNccMatch* self) {
   self->settings = new Settings();
   self->published = new Published();
+  self->refused = new RefusedValues();
   self->stream = new StreamState();
   self->cudaContext = nullptr;
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
@@ -659,8 +703,9 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "interpolation up) and the matches of all its sizes are merged best first with the same NMS and "
           "max-matches; a match's 'scale' field says at which factor it was found and its box has that "
           "size. Compare scores across sizes with a normalised method (the unnormalised scores grow with "
-          "the box). May be set while PLAYING (the templates are made again before the next frame); an "
-          "invalid list posts a warning and keeps the previous factors. Empty: 1",
+          "the box). May be set while PLAYING (the templates are made again before the next frame). An "
+          "invalid list set while running posts a warning naming the bad entry and keeps the previous factors; "
+          "set before start it makes start fail with an error naming it. Empty: 1",
           "1", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
@@ -672,7 +717,8 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
           "wholly inside the region searched and is reported in frame coordinates. A tracker moves it to "
           "the last match each frame (settable while PLAYING, taking effect on the next frame): the work per "
           "frame then follows the region's area, not the frame's. A template larger than the region is skipped with a "
-          "warning; an invalid value warns and keeps the previous region",
+          "warning. An invalid value set while running warns and keeps the previous region; set before start "
+          "it makes start fail with an error saying what is wrong",
           "", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_CPU_THREADS,

@@ -602,6 +602,104 @@ TEST_P(Element, BadTemplateFileAtStartStopsWithAnErrorNamingTheFile) {
   }
 }
 
+// A string property value that does not parse, set before start (a gst-launch line sets properties
+// before the element has a bus), stops the pipeline at start with an error naming the property and
+// the bad entry, as gst-launch refuses a typed property value that does not parse.
+TEST_P(Element, InvalidStringPropertyInALaunchLineStopsItWithAnErrorNamingIt) {
+  struct Case {
+    const char* setting;
+    const char* property;
+    const char* culprit;
+  };
+  const Case cases[] = {
+      {"scales=a,b", "'scales'", "'a'"},
+      {"scales=1,40", "'scales'", "40"},
+      {"search-region=1,2", "'search-region'", "'1,2'"},
+      {"search-region=1,2,-3,4", "'search-region'", "'-3'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.setting);
+    std::string description = "videotestsrc num-buffers=3 ! video/x-raw,format=GRAY8,width=64,height=48 ! nccmatch "
+                              "device=" + std::string(backendName(GetParam())) + " " + c.setting + " ! fakesink";
+    GError* error = nullptr;
+    GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
+    ASSERT_NE(pipeline, nullptr) << (error ? error->message : "");
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    GstBus* bus = gst_element_get_bus(pipeline);
+    GstMessage* end = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND,
+                                                 static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    ASSERT_NE(end, nullptr);
+    EXPECT_EQ(GST_MESSAGE_TYPE(end), GST_MESSAGE_ERROR) << "the pipeline ran with the value ignored";
+    if (GST_MESSAGE_TYPE(end) == GST_MESSAGE_ERROR) {
+      EXPECT_NE(messageText(end).find(c.property), std::string::npos) << messageText(end);
+      EXPECT_NE(messageText(end).find(c.culprit), std::string::npos) << messageText(end);
+    }
+    gst_message_unref(end);
+    gst_object_unref(bus);
+    gst_element_set_state(pipeline, GST_STATE_NULL);
+    gst_object_unref(pipeline);
+  }
+}
+
+// Before start, a refused value stays refused until a valid one is set: start fails again, then
+// succeeds once the property holds a value it can use; the value read back is the last valid one.
+TEST_P(Element, InvalidValueBeforeStartFailsStartUntilAValidOneIsSet) {
+  makeElement();
+  g_object_set(element_, "search-region", "5,5,20,20", "scales", "abc", nullptr);
+  EXPECT_EQ(stringProperty("scales"), "1");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_EQ(gst_element_set_state(element_, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
+    std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(messageText(errors[0]).find("'scales': scale factor 'abc'"), std::string::npos) << messageText(errors[0]);
+    unrefMessages(&errors);
+    gst_element_set_state(element_, GST_STATE_NULL);
+  }
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  EXPECT_TRUE(warnings.empty()) << "reported once, by the error at start";
+  unrefMessages(&warnings);
+  g_object_set(element_, "scales", "1,2", nullptr);
+  start(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0));
+  GstBuffer* out = pushPull(makeFrame(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0), makeImage(64, 48, Fill::Random)));
+  EXPECT_NE(out, nullptr);
+  if (out != nullptr) gst_buffer_unref(out);
+  EXPECT_EQ(stringProperty("search-region"), "5,5,20,20");
+  std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+  EXPECT_TRUE(errors.empty());
+  unrefMessages(&errors);
+}
+
+// A buffer without GstVideoMeta must hold GStreamer's default layout for its caps; one that is too
+// small (rows packed tightly at a width that is not a multiple of 4) fails with an error naming its
+// size, the size the caps need and the strides GStreamer expects.
+TEST_P(Element, ShortBufferFailsWithAnErrorNamingTheSizesAndTheStride) {
+  struct Case {
+    GstVideoFormat format;
+    gsize bytes;       // 50x30 packed tightly
+    const char* text;  // what the error says
+  };
+  const Case cases[] = {
+      {GST_VIDEO_FORMAT_GRAY8, 50 * 30, "buffer of 1500 bytes, caps GRAY8 50x30 need 1560 (rows of stride 52)"},
+      {GST_VIDEO_FORMAT_I420, 50 * 30 * 3 / 2,
+       "buffer of 2250 bytes, caps I420 50x30 need 2400 (plane strides 52,28,28)"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    makeElement();
+    g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(), nullptr);
+    start(makeLayout(c.format, 50, 30, 0));
+    EXPECT_EQ(gst_harness_push(harness_, gst_buffer_new_and_alloc(c.bytes)), GST_FLOW_ERROR);
+    std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(messageText(errors[0]).find(c.text), std::string::npos) << messageText(errors[0]);
+    unrefMessages(&errors);
+    gst_harness_teardown(harness_);
+    harness_ = nullptr;
+    gst_object_unref(element_);
+    element_ = nullptr;
+  }
+}
+
 TEST_P(Element, BadTemplateFileWhilePlayingWarnsAndKeepsThePreviousBank) {
   TemplateImage t = makeTemplate(12, 12, Fill::Random);
   makeElement();

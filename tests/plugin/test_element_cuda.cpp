@@ -282,7 +282,7 @@ TEST_F(CudaPipelines, ScalesSearchRegionAndGrabTemplateOnCudaMemoryMatchSystemMe
   for (GstBuffer* f : frames) gst_buffer_unref(f);
 }
 
-// The pipeline of the issue: videotestsrc ! cudaupload ! nccmatch ! cudadownload ! fakesink.
+// CUDA memory from a plain source: videotestsrc ! cudaupload ! nccmatch ! cudadownload ! fakesink.
 TEST_F(CudaPipelines, VideotestsrcThroughCudaUploadFindsWhatSystemMemoryFinds) {
   // The template: the moving ball's neighbourhood in the first frame.
   PipelineRun first = runPipeline(

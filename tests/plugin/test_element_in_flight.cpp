@@ -174,8 +174,6 @@ TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
   pullMatchesAt({{20, 9}, {21, 9}});
 }
 
-// The line from the "done when": gst-launch style, string properties as gst-launch sets them.
-
 }  // namespace
 
 NCCMATCH_INSTANTIATE_ELEMENT_TESTS();
