@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "nccmatch/host_memory.hpp"
+#include "pinned_block_cache.hpp"
 
 namespace {
 
@@ -12,7 +13,20 @@ struct PinnedMemory {
   GstMemory mem;
   uint8_t* data;
   void* block;
+  gsize blockBytes;
 };
+
+// Freed frames' blocks wait for the next pool's buffers: up to 16 blocks and 256 MiB (a few
+// frames in flight of 4K NV12 at several pools), released oldest first beyond that.
+nccmatch::plugin::PinnedBlockCache& blockCache() {
+  static nccmatch::plugin::PinnedBlockCache cache(
+      [](std::size_t bytes) -> void* {
+        void* block = nullptr;
+        return nccmatch::allocatePinnedHost(bytes, &block).ok() ? block : nullptr;
+      },
+      [](void* block) { nccmatch::freePinnedHost(block); }, 16, std::size_t(256) << 20);
+  return cache;
+}
 
 struct NccPinnedAllocator {
   GstAllocator parent;
@@ -27,16 +41,16 @@ G_DEFINE_TYPE(NccPinnedAllocator, ncc_pinned_allocator, GST_TYPE_ALLOCATOR)
 GstMemory* pinnedAlloc(GstAllocator* allocator, gsize size, GstAllocationParams* params) {
   // Pinned blocks are page aligned, which covers any alignment a video pool asks for (< 4096).
   const gsize maxsize = size + params->prefix + params->padding;
-  void* block = nullptr;
-  nccmatch::Status status = nccmatch::allocatePinnedHost(maxsize == 0 ? 1 : maxsize, &block);
-  if (!status.ok()) {
-    GST_WARNING_OBJECT(allocator, "pinned allocation of %" G_GSIZE_FORMAT " bytes failed: %s", maxsize,
-                       status.message().c_str());
+  const gsize blockBytes = maxsize == 0 ? 1 : maxsize;
+  void* block = blockCache().take(blockBytes);
+  if (block == nullptr) {
+    GST_WARNING_OBJECT(allocator, "pinned allocation of %" G_GSIZE_FORMAT " bytes failed", blockBytes);
     return nullptr;
   }
   auto* memory = g_new0(PinnedMemory, 1);
   memory->data = static_cast<uint8_t*>(block);
   memory->block = block;
+  memory->blockBytes = blockBytes;
   gst_memory_init(GST_MEMORY_CAST(memory), params->flags, allocator, nullptr, maxsize, params->align,
                   params->prefix, size);
   if (params->prefix != 0 && (params->flags & GST_MEMORY_FLAG_ZERO_PREFIXED))
@@ -48,7 +62,7 @@ GstMemory* pinnedAlloc(GstAllocator* allocator, gsize size, GstAllocationParams*
 
 void pinnedFree(GstAllocator*, GstMemory* mem) {
   auto* memory = reinterpret_cast<PinnedMemory*>(mem);
-  nccmatch::freePinnedHost(memory->block);
+  blockCache().give(memory->block, memory->blockBytes);
   g_free(memory);
 }
 

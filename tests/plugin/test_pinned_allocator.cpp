@@ -72,5 +72,30 @@ TEST_F(PinnedAllocator, MemoryOfEverySizeMapsWritesSharesAndCopies) {
   gst_object_unref(allocator);
 }
 
+TEST_F(PinnedAllocator, AFreedFrameIsReusedByTheNextPool) {
+  std::string why;
+  if (!nccmatch::cudaAvailable(&why)) GTEST_SKIP() << why;
+  GstAllocator* allocator = pinnedAllocator(&why);
+  ASSERT_NE(allocator, nullptr) << why;
+  // What a producer that renegotiates per frame does: a new pool, one frame, the pool freed.
+  const gsize frame = 1920 * 1080;
+  GstMemory* first = gst_allocator_alloc(allocator, frame, nullptr);
+  ASSERT_NE(first, nullptr);
+  GstMapInfo map;
+  ASSERT_TRUE(gst_memory_map(first, &map, GST_MAP_READ));
+  const guint8* block = map.data;
+  gst_memory_unmap(first, &map);
+  gst_memory_unref(first);
+  for (int i = 0; i < 10; ++i) {
+    GstMemory* again = gst_allocator_alloc(allocator, frame, nullptr);
+    ASSERT_NE(again, nullptr);
+    ASSERT_TRUE(gst_memory_map(again, &map, GST_MAP_READ));
+    EXPECT_EQ(map.data, block) << "frame " << i << " got a new pinned block";
+    gst_memory_unmap(again, &map);
+    gst_memory_unref(again);
+  }
+  gst_object_unref(allocator);
+}
+
 }  // namespace
 }  // namespace nccmatch::plugin
