@@ -1,0 +1,333 @@
+// The element's properties: their specs (flags say which may change while PLAYING) and how a
+// value is stored in the settings under the object lock or read back.
+#include "element_properties.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "element_state.hpp"
+
+#define GST_CAT_DEFAULT gst_nccmatch_debug
+
+using nccmatch::plugin::Settings;
+
+namespace nccmatch::plugin::element {
+
+namespace {
+
+enum {
+  PROP_0,
+  PROP_TEMPLATE,
+  PROP_TEMPLATES,
+  PROP_METHOD,
+  PROP_DISPLAY,
+  PROP_THRESHOLD,
+  PROP_MAX_MATCHES,
+  PROP_NMS_IOU,
+  PROP_POST_MESSAGES,
+  PROP_DEVICE,
+  PROP_CUDA_DEVICE_ID,
+  PROP_FRAMES_IN_FLIGHT,
+  PROP_SCALES,
+  PROP_SEARCH_REGION,
+  PROP_CPU_THREADS,
+  PROP_STATS,
+};
+
+constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+constexpr GParamFlags kReadyFlags = static_cast<GParamFlags>(
+    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+
+}  // namespace
+
+// Records how setting a parsed string property went: true when the refusal is to be posted now as
+// a warning (the element runs); before start it is kept for start() to fail on, until a valid value
+// of that property is set.
+namespace {
+
+bool noteRefusal(RefusedValues& refused, const char* property, const std::string& refusal) {
+  if (refusal.empty()) {
+    refused.beforeStart.erase(property);
+    return false;
+  }
+  if (refused.running) return true;
+  refused.beforeStart[property] = refusal;
+  return false;
+}
+
+}  // namespace
+
+void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+  GstNccMatch* self = GST_NCCMATCH(object);
+  std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
+  GST_OBJECT_LOCK(self);
+  Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_TEMPLATE: {
+      const char* file = g_value_get_string(value);
+      s.templateFiles.clear();
+      if (file != nullptr && file[0] != '\0') s.templateFiles.emplace_back(file);
+      s.grab.reset();
+      ++s.templatesGeneration;
+      break;
+    }
+    case PROP_TEMPLATES:
+      s.templateFiles = nccmatch::plugin::parseTemplateList(g_value_get_string(value));
+      s.grab.reset();
+      ++s.templatesGeneration;
+      break;
+    case PROP_METHOD:
+      s.method = static_cast<nccmatch::Method>(g_value_get_enum(value));
+      break;
+    case PROP_DISPLAY:
+      s.display = g_value_get_boolean(value);
+      break;
+    case PROP_THRESHOLD: {
+      double threshold = g_value_get_double(value);
+      if (std::isnan(threshold))
+        GST_WARNING_OBJECT(self, "threshold NaN ignored; keeping %g", s.threshold);
+      else
+        s.threshold = threshold;
+      break;
+    }
+    case PROP_MAX_MATCHES:
+      s.maxMatches = int(MIN(g_value_get_uint(value), guint(G_MAXINT)));
+      break;
+    case PROP_NMS_IOU: {
+      double iou = g_value_get_double(value);
+      if (!(iou >= 0.0 && iou <= 1.0))
+        GST_WARNING_OBJECT(self, "nms-iou %g ignored (must be 0..1); keeping %g", iou, s.nmsIou);
+      else
+        s.nmsIou = iou;
+      break;
+    }
+    case PROP_POST_MESSAGES:
+      s.postMessages = g_value_get_boolean(value);
+      break;
+    case PROP_DEVICE:
+      s.device = static_cast<nccmatch::Backend>(g_value_get_enum(value));
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      s.cudaDeviceId = g_value_get_int(value);
+      break;
+    case PROP_FRAMES_IN_FLIGHT:
+      s.framesInFlight = int(g_value_get_uint(value));
+      break;
+    case PROP_SCALES: {
+      std::vector<double> scales = s.scales;
+      if (nccmatch::plugin::parseScaleList(g_value_get_string(value), &scales, &refusal) && scales != s.scales) {
+        s.scales = std::move(scales);
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
+    case PROP_SEARCH_REGION:
+      nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &refusal);
+      break;
+    case PROP_CPU_THREADS:
+      s.cpuThreads = int(g_value_get_uint(value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+  const bool warnNow =
+      (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
+  GST_OBJECT_UNLOCK(self);
+  // Posted outside the object lock: posting takes it.
+  if (warnNow)
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
+                                                   refusal.c_str(), prop_id == PROP_SCALES ? "factors" : "region"),
+                        (nullptr));
+}
+
+void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  GstNccMatch* self = GST_NCCMATCH(object);
+  GST_OBJECT_LOCK(self);
+  const Settings& s = *self->settings;
+  switch (prop_id) {
+    case PROP_TEMPLATE:
+      g_value_set_string(value, s.templateFiles.empty() ? nullptr : s.templateFiles.front().c_str());
+      break;
+    case PROP_TEMPLATES:
+      g_value_set_string(value, s.templateFiles.empty() ? nullptr
+                                                        : nccmatch::plugin::joinTemplateList(s.templateFiles).c_str());
+      break;
+    case PROP_METHOD:
+      g_value_set_enum(value, int(s.method));
+      break;
+    case PROP_DISPLAY:
+      g_value_set_boolean(value, s.display);
+      break;
+    case PROP_THRESHOLD:
+      g_value_set_double(value, s.threshold);
+      break;
+    case PROP_MAX_MATCHES:
+      g_value_set_uint(value, guint(s.maxMatches));
+      break;
+    case PROP_NMS_IOU:
+      g_value_set_double(value, s.nmsIou);
+      break;
+    case PROP_POST_MESSAGES:
+      g_value_set_boolean(value, s.postMessages);
+      break;
+    case PROP_DEVICE:
+      g_value_set_enum(value, int(s.device));
+      break;
+    case PROP_CUDA_DEVICE_ID:
+      g_value_set_int(value, s.cudaDeviceId);
+      break;
+    case PROP_FRAMES_IN_FLIGHT:
+      g_value_set_uint(value, guint(s.framesInFlight));
+      break;
+    case PROP_SCALES:
+      g_value_set_string(value, nccmatch::plugin::joinScaleList(s.scales).c_str());
+      break;
+    case PROP_SEARCH_REGION:
+      g_value_set_string(value, nccmatch::plugin::joinSearchRegion(s.searchRegion).c_str());
+      break;
+    case PROP_CPU_THREADS:
+      g_value_set_uint(value, guint(s.cpuThreads));
+      break;
+    case PROP_STATS:
+      g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
+                                                                     self->published->memory,
+                                                                     self->published->threads));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK(self);
+}
+
+void installProperties(GObjectClass* gobject_class) {
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE,
+      g_param_spec_string(
+          "template", "Template",
+          "Image file to search for (any format GStreamer decodes: PNG, JPEG, PGM, ...; converted to 8-bit "
+          "gray). Replaces the whole template list with this one file, as templatematch's property. May be set "
+          "while PLAYING: the new file is loaded before the next frame; if it cannot be loaded a warning is "
+          "posted and the previous templates stay. Reading it gives the first template file",
+          nullptr, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATES,
+      g_param_spec_string(
+          "templates", "Templates",
+          "Comma-separated list of image files, all searched for in every frame (template index = position "
+          "in the list, template name = file name without extension). Replaces the list set by 'template'. "
+          "May be set while PLAYING (same rules as 'template'). A missing or undecodable file stops the "
+          "pipeline at start with an error naming the file",
+          nullptr, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_METHOD,
+      g_param_spec_enum("method", "Method",
+                        "Matching score, OpenCV's matchTemplate methods with templatematch's values 0-5. For "
+                        "sqdiff and sqdiff-normed lower scores are better matches (and 'threshold' is an upper "
+                        "limit); for the others higher is better",
+                        GST_TYPE_NCCMATCH_METHOD, int(nccmatch::plugin::kDefaultMethod), kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_DISPLAY,
+      g_param_spec_boolean("display", "Display",
+                           "Draw a box around each match on the luma plane (white 2-pixel ring with a black "
+                           "1-pixel ring inside; boxes are gray-level only on I420/NV12)",
+                           nccmatch::plugin::kDefaultDisplay, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_THRESHOLD,
+      g_param_spec_double(
+          "threshold", "Threshold",
+          "A position is a match when its score is >= threshold (<= threshold for sqdiff and sqdiff-normed). "
+          "Any value is accepted because the unnormalised methods (sqdiff, ccorr, ccoeff) have large scores; "
+          "for the normalised methods it lies in 0..1 (-1..1 for ccoeff-normed). NaN is ignored. The "
+          "template_match message reports the best position regardless of the threshold",
+          -G_MAXDOUBLE, G_MAXDOUBLE, nccmatch::plugin::kDefaultThreshold, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_MATCHES,
+      g_param_spec_uint("max-matches", "Maximum matches",
+                        "At most this many matches per template and frame, best first (0: report none; the "
+                        "template_match message is still posted)",
+                        0, G_MAXINT, guint(nccmatch::plugin::kDefaultMaxMatches), kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_NMS_IOU,
+      g_param_spec_double("nms-iou", "NMS IoU limit",
+                          "Non-maximum suppression: a match whose box overlaps a better match of the same "
+                          "template by more than this intersection-over-union is dropped (0: boxes may not "
+                          "overlap at all; 1: keep overlapping boxes)",
+                          0.0, 1.0, nccmatch::plugin::kDefaultNmsIou, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_POST_MESSAGES,
+      g_param_spec_boolean("post-messages", "Post messages",
+                           "Post per frame the element messages 'template_match' (best position of the first "
+                           "template, as templatematch) and 'nccmatch' (every match of every template, with "
+                           "timestamps). Region-of-interest meta is attached to buffers either way",
+                           nccmatch::plugin::kDefaultPostMessages, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_DEVICE,
+      g_param_spec_enum("device", "Device",
+                        "Where matching runs. 'cuda' when this build has no CUDA backend or no GPU is usable "
+                        "makes the element fail to start with an error saying why",
+                        GST_TYPE_NCCMATCH_DEVICE, int(nccmatch::plugin::kDefaultDevice), kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_DEVICE_ID,
+      g_param_spec_int("cuda-device-id", "CUDA device id",
+                       "GPU to match on with the CUDA backend (-1: the device of the CUDA context shared by "
+                       "neighbouring CUDA elements, or else the first device)",
+                       -1, G_MAXINT, nccmatch::plugin::kDefaultCudaDeviceId, kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_IN_FLIGHT,
+      g_param_spec_uint(
+          "frames-in-flight", "Frames in flight",
+          "Frames matched at once: a frame is pushed when this many later ones have been handed to the "
+          "engine, so on the GPU frame n+1 uploads while frame n is matched and upstream works meanwhile. "
+          "Each held frame adds one frame duration to the latency the element reports; output order and "
+          "content do not change. 0 (auto): 2 on the CUDA backend, 1 (no holding) on the CPU or when "
+          "upstream is live",
+          0, guint(nccmatch::Engine::kMaxFramesInFlight), guint(nccmatch::plugin::kDefaultFramesInFlight),
+          kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_SCALES,
+      g_param_spec_string(
+          "scales", "Scales",
+          "Comma-separated scale factors (0.01-16) at which every template is searched for, e.g. "
+          "\"0.8,0.9,1,1.1,1.25\": each template is resized once per factor (area averaging down, linear "
+          "interpolation up) and the matches of all its sizes are merged best first with the same NMS and "
+          "max-matches; a match's 'scale' field says at which factor it was found and its box has that "
+          "size. Compare scores across sizes with a normalised method (the unnormalised scores grow with "
+          "the box). May be set while PLAYING (the templates are made again before the next frame). An "
+          "invalid list set while running posts a warning naming the bad entry and keeps the previous factors; "
+          "set before start it makes start fail with an error naming it. Empty: 1",
+          "1", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_REGION,
+      g_param_spec_string(
+          "search-region", "Search region",
+          "Only this part of each frame is searched: \"x,y,width,height\" in frame pixels (empty: the whole "
+          "frame). A region reaching past the frame's edge is moved inside it with its size kept (a side "
+          "longer than the frame's is cut to it), so a tracker's region keeps one size. A match's box lies "
+          "wholly inside the region searched and is reported in frame coordinates. A tracker moves it to "
+          "the last match each frame (settable while PLAYING, taking effect on the next frame): the work per "
+          "frame then follows the region's area, not the frame's. A template larger than the region is skipped with a "
+          "warning. An invalid value set while running warns and keeps the previous region; set before start "
+          "it makes start fail with an error saying what is wrong",
+          "", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_CPU_THREADS,
+      g_param_spec_uint("cpu-threads", "CPU threads",
+                        "Threads the CPU backend matches on (0: one per core). Several pipelines on one "
+                        "machine can share its cores this way; the CUDA backend matches on the GPU and "
+                        "ignores it. Read at start; the stats' 'threads' field gives the number in use",
+                        0, guint(nccmatch::plugin::kMaxCpuThreads), guint(nccmatch::plugin::kDefaultCpuThreads),
+                        kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_STATS,
+      g_param_spec_boxed("stats", "Statistics",
+                         "Frames matched since start, mean and max wall-clock time of the engine's match per "
+                         "frame in microseconds (CUDA: including the wait for the GPU), the backend in use, the "
+                         "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
+                         "element message at EOS)",
+                         GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+}
+
+}  // namespace nccmatch::plugin::element
