@@ -1,6 +1,7 @@
 #include "cpu/cpu_numerator_fft.hpp"
 #include "cpu/fftw_wisdom.hpp"
 #include "cpu/simd_clones.hpp"
+#include "common/integer_math.hpp"
 
 #include <fftw3.h>
 
@@ -39,8 +40,6 @@ std::vector<int> tileCandidates(int frameSize, int templateSize) {
   }
   return out;
 }
-
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 // Complex values per tile spectrum, rounded up so that every slot stays 64-byte aligned.
 std::size_t spectrumSlot(int tileWidth, int tileHeight) {

@@ -5,6 +5,7 @@
 #include "cuda/numerator/numerator_fft.hpp"
 #include "cuda/numerator/numerator_spatial.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
+#include "common/integer_math.hpp"
 
 namespace nccmatch::cuda {
 
@@ -30,8 +31,6 @@ constexpr double kSatScoreScanMicrosPerMegaOutput = 31.0;
 // templates 128 and 256 (157 us at 2048x1152, 466 us at 4096x2304).
 constexpr double kFftMicrosPerMegaPoint = 43.7;
 constexpr double kFftFixedMicros = 53.9;
-
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
 

@@ -4,12 +4,11 @@
 #include <cstdint>
 
 #include "cuda/cuda_check.hpp"
+#include "common/integer_math.hpp"
 
 namespace nccmatch::cuda {
 
 namespace {
-
-std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
 
 Match toMatch(const DeviceMatch& d, uint32_t templateIndex, const TemplateImage& t) {
   Match m;

@@ -5,12 +5,11 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
+#include "common/integer_math.hpp"
 
 namespace nccmatch::cuda {
 
 namespace {
-
-std::size_t roundUp(std::size_t v, std::size_t m) { return (v + m - 1) / m * m; }
 
 int bandRowsFor(int height) {
   const int bands = std::max(1, std::min(kMaxBands, height / 256));

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "cuda/numerator/spatial_scores.hpp"
+#include "common/integer_math.hpp"
 
 namespace nccmatch::cuda::fused_spatial {
 
@@ -53,8 +54,6 @@ static_assert(kFixedSharedWords % 4 == 0, "the image tile starts on a 16-byte bo
 constexpr int kMaxSharedBytes =
     4 * (kFixedSharedWords + (kFusedTileHeight + kFusedMaxSide - 1) * kTilePitchWords);
 constexpr int kStaticSharedLimit = 48 * 1024;
-
-__host__ __device__ inline int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 __host__ __device__ inline int kStepsFor(int w) { return (w + 15 + 31) / 32; }
 

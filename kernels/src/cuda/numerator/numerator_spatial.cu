@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "cuda/cuda_check.hpp"
+#include "common/integer_math.hpp"
 
 namespace nccmatch::cuda {
 
@@ -18,8 +19,6 @@ constexpr int kTileRows = kThreadsY + kMaxChunkHeight - 1;
 // Odd on purpose: rows then start on alternating banks, so the two half-warps never collide.
 constexpr int kTilePitchWords = kSpatialTileWidth / 4 + kMaxChunkWidth / 4 + 1;
 static_assert(kOutputsPerThread == 8, "the inner loop below is written for eight outputs");
-
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 template <bool Wide>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY)

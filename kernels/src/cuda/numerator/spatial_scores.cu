@@ -12,7 +12,6 @@ namespace nccmatch::cuda {
 
 namespace {
 
-using fused_spatial::ceilDiv;
 using fused_spatial::kEpilogueOutputs;
 using fused_spatial::kEpilogueRows;
 using fused_spatial::kPrefixPitch;
