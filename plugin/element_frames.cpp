@@ -35,7 +35,8 @@ void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::F
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
   }
   GstStructure* s =
-      nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer));
+      nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer),
+                                              settings.generation);
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 

@@ -32,6 +32,7 @@ enum {
   PROP_SEARCH_REGION,
   PROP_CPU_THREADS,
   PROP_STATS,
+  PROP_SETTINGS_GENERATION,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -132,6 +133,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
+  ++s.generation;  // also for a refused value: the generation counts sets, not changes
   const bool warnNow =
       (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
   GST_OBJECT_UNLOCK(self);
@@ -194,6 +196,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
                                                                      self->published->memory,
                                                                      self->published->threads));
+      break;
+    case PROP_SETTINGS_GENERATION:
+      g_value_set_uint64(value, s.generation);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -328,6 +333,15 @@ void installProperties(GObjectClass* gobject_class) {
                          "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
                          "element message at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property(
+      gobject_class, PROP_SETTINGS_GENERATION,
+      g_param_spec_uint64("settings-generation", "Settings generation",
+                          "Counts the property sets and grab-template requests so far (each one adds 1, also a "
+                          "refused value). Each frame is matched with one copy of all the settings, and its "
+                          "'nccmatch' message carries that copy's count in 'settings-generation': a value set "
+                          "while PLAYING took effect on the first frame whose message has a count at least the "
+                          "one read here right after the set",
+                          0, G_MAXUINT64, 0, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 }
 
 }  // namespace nccmatch::plugin::element

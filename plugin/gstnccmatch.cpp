@@ -391,6 +391,7 @@ gboolean gst_nccmatch_grab_template(GstNccMatch* self, const gchar* name, gint x
   s.templateFiles.clear();
   s.grab = request;
   ++s.templatesGeneration;
+  ++s.generation;
   GST_OBJECT_UNLOCK(self);
   return TRUE;
 }
