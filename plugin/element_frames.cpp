@@ -99,9 +99,9 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
       } else {
         result = mergeScales(self, result, f.settings);
         toFrameCoordinates(f.area, &result);
-        GST_OBJECT_LOCK(self);
+        NCCMATCH_OBJECT_LOCK(self);
         self->published->stats.add(f.engineMicros);
-        GST_OBJECT_UNLOCK(self);
+        NCCMATCH_OBJECT_UNLOCK(self);
       }
     }
     if (ok && f.settings.display && !result.matches.empty()) {

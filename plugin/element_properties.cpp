@@ -62,7 +62,7 @@ bool noteRefusal(RefusedValues& refused, const char* property, const std::string
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
   std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
     case PROP_TEMPLATE: {
@@ -136,7 +136,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
   ++s.generation;  // also for a refused value: the generation counts sets, not changes
   const bool warnNow =
       (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   // Posted outside the object lock: posting takes it.
   if (warnNow)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
@@ -146,7 +146,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
 
 void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
   switch (prop_id) {
     case PROP_TEMPLATE:
@@ -204,7 +204,7 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
 }
 
 void installProperties(GObjectClass* gobject_class) {
