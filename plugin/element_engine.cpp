@@ -9,9 +9,9 @@
 namespace nccmatch::plugin::element {
 
 Settings copySettings(GstNccMatch* self) {
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   Settings copy = *self->settings;
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   return copy;
 }
 
@@ -207,14 +207,14 @@ GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
     return nullptr;
   }
   GstCudaContext* context = nullptr;
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   if (self->cudaContext != nullptr) context = static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext));
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   if (context == nullptr) {
     if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), deviceId, &context)) return nullptr;
-    GST_OBJECT_LOCK(self);
+    NCCMATCH_OBJECT_LOCK(self);
     if (self->cudaContext == nullptr) self->cudaContext = static_cast<GstCudaContext*>(gst_object_ref(context));
-    GST_OBJECT_UNLOCK(self);
+    NCCMATCH_OBJECT_UNLOCK(self);
   }
   return context;
 }

@@ -35,7 +35,8 @@ void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::F
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
   }
   GstStructure* s =
-      nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer));
+      nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer),
+                                              settings.generation);
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
@@ -98,9 +99,9 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
       } else {
         result = mergeScales(self, result, f.settings);
         toFrameCoordinates(f.area, &result);
-        GST_OBJECT_LOCK(self);
+        NCCMATCH_OBJECT_LOCK(self);
         self->published->stats.add(f.engineMicros);
-        GST_OBJECT_UNLOCK(self);
+        NCCMATCH_OBJECT_UNLOCK(self);
       }
     }
     if (ok && f.settings.display && !result.matches.empty()) {

@@ -32,6 +32,7 @@ enum {
   PROP_SEARCH_REGION,
   PROP_CPU_THREADS,
   PROP_STATS,
+  PROP_SETTINGS_GENERATION,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -61,7 +62,7 @@ bool noteRefusal(RefusedValues& refused, const char* property, const std::string
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
   std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
     case PROP_TEMPLATE: {
@@ -132,9 +133,10 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
+  ++s.generation;  // also for a refused value: the generation counts sets, not changes
   const bool warnNow =
       (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   // Posted outside the object lock: posting takes it.
   if (warnNow)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
@@ -144,7 +146,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
 
 void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   const Settings& s = *self->settings;
   switch (prop_id) {
     case PROP_TEMPLATE:
@@ -195,11 +197,14 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
                                                                      self->published->memory,
                                                                      self->published->threads));
       break;
+    case PROP_SETTINGS_GENERATION:
+      g_value_set_uint64(value, s.generation);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
 }
 
 void installProperties(GObjectClass* gobject_class) {
@@ -328,6 +333,15 @@ void installProperties(GObjectClass* gobject_class) {
                          "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
                          "element message at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property(
+      gobject_class, PROP_SETTINGS_GENERATION,
+      g_param_spec_uint64("settings-generation", "Settings generation",
+                          "Counts the property sets and grab-template requests so far (each one adds 1, also a "
+                          "refused value). Each frame is matched with one copy of all the settings, and its "
+                          "'nccmatch' message carries that copy's count in 'settings-generation': a value set "
+                          "while PLAYING took effect on the first frame whose message has a count at least the "
+                          "one read here right after the set",
+                          0, G_MAXUINT64, 0, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 }
 
 }  // namespace nccmatch::plugin::element

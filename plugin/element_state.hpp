@@ -19,6 +19,7 @@
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 #include "nccmatch_settings.hpp"
+#include "thread_annotations.hpp"  // NCCMATCH_OBJECT_LOCK, StreamingSection: the ordering TSan must see
 
 GST_DEBUG_CATEGORY_EXTERN(gst_nccmatch_debug);
 
@@ -67,6 +68,10 @@ struct Published {
   std::string backend = "none";
   std::string memory = "system";
   int threads = 0;  // the engine's host threads (0: not started)
+  // The negotiated framerate, for the latency query: that query is answered on whichever thread
+  // asks (the application's, a sink's) while GstVideoFilter's in_info is written by the streaming
+  // thread with no lock, so the query reads this copy instead.
+  int fpsN = 0, fpsD = 1;
   // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
   bool cudaCapsAllowed = true;
 };

@@ -76,20 +76,20 @@ namespace {
 // element counts as running from here, so values refused from now on are warned about at once.
 bool claimStart(GstNccMatch* self) {
   std::string refusals;
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   for (const auto& [property, why] : self->refused->beforeStart)
     refusals += (refusals.empty() ? "" : "; ") + ("Invalid '" + property + "': " + why);
   self->refused->running = refusals.empty();
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   if (refusals.empty()) return true;
   GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", refusals.c_str()), (nullptr));
   return false;
 }
 
 void markStopped(GstNccMatch* self) {
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   self->refused->running = false;
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
 }
 
 // The engine on the backend the settings ask for, holding the bank they name.
@@ -131,12 +131,12 @@ bool startEngine(GstNccMatch* self) {
   if (!created) return false;
   GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
                   stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   self->published->stats.reset();
   self->published->backend = nccmatch::backendName(stream.engine->backend());
   self->published->threads = stream.engine->workerThreads();
   self->published->cudaCapsAllowed = stream.engineContext != nullptr;
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
 
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -163,6 +163,7 @@ bool startEngine(GstNccMatch* self) {
 
 gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  nccmatch::plugin::StreamingSection section(self);
   if (!claimStart(self)) return FALSE;
   if (startEngine(self)) return TRUE;
   markStopped(self);
@@ -171,25 +172,26 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  nccmatch::plugin::StreamingSection section(self);
   markStopped(self);
   discardFramesInFlight(self);
   destroyEngine(self);
   *self->stream = StreamState();
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   self->published->cudaCapsAllowed = true;
 #ifdef NCCMATCH_HAVE_GST_CUDA
   gst_clear_object(&self->cudaContext);
 #endif
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   return TRUE;
 }
 
 // In place, the same caps on both sides; memory:CUDAMemory only while the engine can take it.
 GstCaps* gst_nccmatch_transform_caps(GstBaseTransform* trans, GstPadDirection, GstCaps* caps, GstCaps* filter) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   const bool cudaAllowed = self->published->cudaCapsAllowed && self->settings->device != nccmatch::Backend::Cpu;
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   GstCaps* result = gst_caps_copy(caps);
   if (!cudaAllowed) {
     for (guint i = gst_caps_get_size(result); i > 0; --i) {
@@ -209,6 +211,7 @@ GstCaps* gst_nccmatch_transform_caps(GstBaseTransform* trans, GstPadDirection, G
 gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideoInfo* in_info, GstCaps*,
                                GstVideoInfo*) {
   GstNccMatch* self = GST_NCCMATCH(filter);
+  nccmatch::plugin::StreamingSection section(self);  // from the caps event, serialized
   StreamState& stream = *self->stream;
   const bool cudaMemory = nccmatch::plugin::capsHaveCudaMemory(incaps);
   if (cudaMemory && stream.engineContext == nullptr) {
@@ -224,9 +227,11 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   stream.upstreamLiveKnown = false;
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   self->published->memory = cudaMemory ? "cuda" : "system";
-  GST_OBJECT_UNLOCK(self);
+  self->published->fpsN = GST_VIDEO_INFO_FPS_N(in_info);
+  self->published->fpsD = GST_VIDEO_INFO_FPS_D(in_info);
+  NCCMATCH_OBJECT_UNLOCK(self);
   return TRUE;
 }
 
@@ -236,6 +241,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
 // before this, in GstBaseTransform's submit_input_buffer.)
 GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  nccmatch::plugin::StreamingSection section(self);
   StreamState& stream = *self->stream;
   *outbuf = nullptr;
   if (GstBuffer* input = trans->queued_buf) {
@@ -262,6 +268,7 @@ GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** 
 // GstVideoFilter's own proposal.
 gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  nccmatch::plugin::StreamingSection section(self);  // the allocation query is serialized
   GstCaps* caps = nullptr;
   gboolean needPool = FALSE;
   gst_query_parse_allocation(query, &caps, &needPool);
@@ -303,13 +310,16 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
 // "nccmatch-stats" (the `stats` property's value).
 gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
-  else if (GST_EVENT_IS_SERIALIZED(event)) pushFramesInFlight(self);
+  if (GST_EVENT_IS_SERIALIZED(event)) {  // flush-stop included; flush-start touches no stream state
+    nccmatch::plugin::StreamingSection section(self);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
+    else pushFramesInFlight(self);
+  }
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-    GST_OBJECT_LOCK(self);
+    NCCMATCH_OBJECT_LOCK(self);
     GstStructure* s = nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
                                                            self->published->memory, self->published->threads);
-    GST_OBJECT_UNLOCK(self);
+    NCCMATCH_OBJECT_UNLOCK(self);
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
   }
   return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->sink_event(trans, event);
@@ -319,32 +329,33 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
 // upstream's; a drain query gets every held frame pushed first.
 gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) pushFramesInFlight(self);
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) {  // serialized
+    nccmatch::plugin::StreamingSection section(self);
+    pushFramesInFlight(self);
+  }
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
     if (!GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->query(trans, direction, query)) return FALSE;
     gboolean live = FALSE;
     GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
     gst_query_parse_latency(query, &live, &min, &max);
-    GST_OBJECT_LOCK(self);
+    NCCMATCH_OBJECT_LOCK(self);
     const int setting = self->settings->framesInFlight;
     const bool cuda = self->published->backend == "cuda";
-    GST_OBJECT_UNLOCK(self);
+    const int fpsN = self->published->fpsN, fpsD = self->published->fpsD;
+    NCCMATCH_OBJECT_UNLOCK(self);
     const int depth = nccmatch::plugin::framesInFlightFor(setting, cuda, live, nccmatch::Engine::kMaxFramesInFlight);
-    const GstVideoInfo* info = &GST_VIDEO_FILTER(self)->in_info;
     GstClockTime held = 0;
-    if (depth > 1 && GST_VIDEO_INFO_FPS_N(info) > 0)
-      held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), GST_VIDEO_INFO_FPS_D(info),
-                                       GST_VIDEO_INFO_FPS_N(info));
+    if (depth > 1 && fpsN > 0) held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), fpsD, fpsN);
     GST_DEBUG_OBJECT(self, "latency: %d frame(s) in flight hold %" GST_TIME_FORMAT, depth, GST_TIME_ARGS(held));
     gst_query_set_latency(query, live, min + held, GST_CLOCK_TIME_IS_VALID(max) ? max + held : max);
     return TRUE;
   }
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (GST_QUERY_TYPE(query) == GST_QUERY_CONTEXT) {
-    GST_OBJECT_LOCK(self);
+    NCCMATCH_OBJECT_LOCK(self);
     GstCudaContext* context =
         self->cudaContext != nullptr ? static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext)) : nullptr;
-    GST_OBJECT_UNLOCK(self);
+    NCCMATCH_OBJECT_UNLOCK(self);
     const gboolean answered = gst_cuda_handle_context_query(GST_ELEMENT(self), query, context);
     if (context != nullptr) gst_object_unref(context);
     if (answered) return TRUE;
@@ -356,16 +367,16 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
 #ifdef NCCMATCH_HAVE_GST_CUDA
 void gst_nccmatch_set_context(GstElement* element, GstContext* context) {
   GstNccMatch* self = GST_NCCMATCH(element);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   const int deviceId = self->settings->cudaDeviceId;
   GstCudaContext* current = self->cudaContext;
   self->cudaContext = nullptr;
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   gst_cuda_handle_set_context(element, context, deviceId, &current);
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   if (self->cudaContext == nullptr) self->cudaContext = current;
   else if (current != nullptr) gst_object_unref(current);
-  GST_OBJECT_UNLOCK(self);
+  NCCMATCH_OBJECT_UNLOCK(self);
   GST_ELEMENT_CLASS(gst_nccmatch_parent_class)->set_context(element, context);
 }
 #endif
@@ -386,18 +397,22 @@ gboolean gst_nccmatch_grab_template(GstNccMatch* self, const gchar* name, gint x
   request.y = y;
   request.width = width;
   request.height = height;
-  GST_OBJECT_LOCK(self);
+  NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   s.templateFiles.clear();
   s.grab = request;
   ++s.templatesGeneration;
-  GST_OBJECT_UNLOCK(self);
+  ++s.generation;
+  NCCMATCH_OBJECT_UNLOCK(self);
   return TRUE;
 }
 
 void gst_nccmatch_finalize(GObject* object) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  delete self->stream;
+  {
+    nccmatch::plugin::StreamingSection section(self);
+    delete self->stream;
+  }
   delete self->refused;
   delete self->published;
   delete self->settings;
@@ -410,11 +425,16 @@ void gst_nccmatch_finalize(GObject* object) {
 }  // namespace
 
 static void gst_nccmatch_init(GstNccMatch* self) {
+  // The instance's parts are handed to the streaming thread (StreamingSection) and to whichever
+  // thread sets a property (object lock) by GStreamer, out of TSan's sight: both are announced.
+  nccmatch::plugin::StreamingSection section(self);
+  NCCMATCH_OBJECT_LOCK(self);
   self->settings = new Settings();
   self->published = new Published();
   self->refused = new RefusedValues();
   self->stream = new StreamState();
   self->cudaContext = nullptr;
+  NCCMATCH_OBJECT_UNLOCK(self);
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
   // As GstVideoFilter: frames that a downstream QoS event marks late are dropped unmatched.
   gst_base_transform_set_qos_enabled(GST_BASE_TRANSFORM(self), TRUE);

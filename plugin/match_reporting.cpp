@@ -46,7 +46,8 @@ GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector
 }
 
 GstStructure* makeNccMatchStructure(const std::vector<nccmatch::Match>& matches,
-                                    const std::vector<std::string>& names, const FrameTiming& timing) {
+                                    const std::vector<std::string>& names, const FrameTiming& timing,
+                                    uint64_t settingsGeneration) {
   GValue list = G_VALUE_INIT;
   g_value_init(&list, GST_TYPE_LIST);
   for (const nccmatch::Match& match : matches) {
@@ -60,6 +61,7 @@ GstStructure* makeNccMatchStructure(const std::vector<nccmatch::Match>& matches,
                                       "stream-time", G_TYPE_UINT64, guint64(timing.streamTime),
                                       "running-time", G_TYPE_UINT64, guint64(timing.runningTime),
                                       "duration", G_TYPE_UINT64, guint64(timing.duration),
+                                      "settings-generation", G_TYPE_UINT64, guint64(settingsGeneration),
                                       nullptr);
   gst_structure_take_value(s, "matches", &list);
   return s;

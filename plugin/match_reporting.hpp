@@ -29,9 +29,11 @@ struct FrameTiming {
 GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector<std::string>& names);
 
 // "nccmatch": timestamp, stream-time, running-time, duration (guint64, GST_CLOCK_TIME_NONE when
-// unknown) and matches (a GstValueList of `match` structures, possibly empty).
+// unknown), settings-generation (guint64: the element's settings the frame was matched with, see
+// Settings::generation) and matches (a GstValueList of `match` structures, possibly empty).
 GstStructure* makeNccMatchStructure(const std::vector<nccmatch::Match>& matches,
-                                    const std::vector<std::string>& names, const FrameTiming& timing);
+                                    const std::vector<std::string>& names, const FrameTiming& timing,
+                                    uint64_t settingsGeneration);
 
 // Adds one GstVideoRegionOfInterestMeta per match (roi_type = template name) with a parameter
 // structure "nccmatch": score (double), template (uint), sub-x, sub-y, scale (double). `buffer` must

@@ -41,6 +41,10 @@ struct GrabRequest {
 };
 
 struct Settings {
+  // Bumped by every property set and every grab-template request (under the object lock, as every
+  // field): a frame's copy names the values it was matched with, and its `nccmatch` message says
+  // which (`settings-generation`), so an application knows when a change took effect.
+  uint64_t generation = 0;
   // Template image files, in bank order (template index = position here).
   std::vector<std::string> templateFiles;
   // Set by `grab-template` (and cleared by `template`/`templates`): the bank is this one patch of

@@ -9,3 +9,5 @@ nccmatch_build "${BUILD_DIR:-build}"
 meson test -C "${BUILD_DIR:-build}" --print-errorlogs --num-processes "$(nproc)"
 # The installed library, as an application outside this tree uses it.
 bash scripts/check-install.sh "${BUILD_DIR:-build}"
+# The element's tests under ThreadSanitizer (a second build, the library and the plugin only).
+bash scripts/tsan-test.sh

@@ -529,6 +529,47 @@ TEST_P(Element, MessagesCarryTheFrameTimes) {
   unrefMessages(&messages);
 }
 
+// settings-generation counts every property set (a refused value too) and grab-template request;
+// each frame's nccmatch message carries the count of the settings it was matched with.
+TEST_P(Element, SettingsGenerationCountsEverySetAndStampsEachFrame) {
+  TemplateImage t = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  auto generation = [&] {
+    guint64 g = 0;
+    g_object_get(element_, "settings-generation", &g, nullptr);
+    return g;
+  };
+  auto frameGeneration = [&](const FrameLayout& layout) {
+    gst_buffer_unref(pushPull(makeFrame(layout, scene(64, 48, {{&t, {3, 4}}}))));
+    std::vector<GstMessage*> messages = popMessages(bus_, GST_MESSAGE_ELEMENT);
+    auto ncc = structuresNamed(messages, "nccmatch");
+    guint64 g = 0;
+    EXPECT_EQ(ncc.size(), 1u);
+    if (!ncc.empty()) {
+      EXPECT_TRUE(gst_structure_get_uint64(ncc[0], "settings-generation", &g));
+    }
+    unrefMessages(&messages);
+    return g;
+  };
+  GParamSpec* spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element_), "settings-generation");
+  ASSERT_NE(spec, nullptr);
+  EXPECT_FALSE(spec->flags & G_PARAM_WRITABLE);
+  const guint64 created = generation();  // the device set by makeElement()
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "threshold", 0.9, nullptr);
+  EXPECT_EQ(generation(), created + 2);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  EXPECT_EQ(frameGeneration(layout), created + 2);
+  g_object_set(element_, "max-matches", 2u, nullptr);
+  g_object_set(element_, "scales", "not-a-number", nullptr);  // refused (a warning), still counted
+  EXPECT_EQ(generation(), created + 4);
+  EXPECT_EQ(frameGeneration(layout), created + 4);
+  gboolean grabbed = FALSE;
+  g_signal_emit_by_name(element_, "grab-template", "patch", 3, 4, 8, 8, &grabbed);
+  EXPECT_TRUE(grabbed);
+  EXPECT_EQ(frameGeneration(layout), created + 5);
+}
+
 TEST_P(Element, PostMessagesFalsePostsNothingButKeepsMeta) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();

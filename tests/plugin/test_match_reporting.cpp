@@ -84,12 +84,13 @@ TEST_F(MatchReporting, NccMatchMessageListsEveryMatch) {
     std::vector<Match> matches;
     for (std::size_t i = 0; i < count; ++i) matches.push_back(randomMatch(uint32_t(i % names.size())));
     FrameTiming timing{3 * GST_SECOND, 2 * GST_SECOND, GST_SECOND, GST_SECOND / 30};
-    GstStructure* s = makeNccMatchStructure(matches, names, timing);
+    GstStructure* s = makeNccMatchStructure(matches, names, timing, 7);
     EXPECT_TRUE(gst_structure_has_name(s, "nccmatch"));
     EXPECT_EQ(getUint64(s, "timestamp"), timing.timestamp);
     EXPECT_EQ(getUint64(s, "stream-time"), timing.streamTime);
     EXPECT_EQ(getUint64(s, "running-time"), timing.runningTime);
     EXPECT_EQ(getUint64(s, "duration"), timing.duration);
+    EXPECT_EQ(getUint64(s, "settings-generation"), 7u);
     const GValue* list = gst_structure_get_value(s, "matches");
     ASSERT_NE(list, nullptr);
     ASSERT_TRUE(GST_VALUE_HOLDS_LIST(list));
@@ -116,7 +117,7 @@ TEST_F(MatchReporting, NccMatchMessageListsEveryMatch) {
 }
 
 TEST_F(MatchReporting, UnknownTimesStayNone) {
-  GstStructure* s = makeNccMatchStructure({}, {}, FrameTiming{});
+  GstStructure* s = makeNccMatchStructure({}, {}, FrameTiming{}, 0);
   EXPECT_EQ(getUint64(s, "timestamp"), GST_CLOCK_TIME_NONE);
   EXPECT_EQ(getUint64(s, "running-time"), GST_CLOCK_TIME_NONE);
   gst_structure_free(s);
