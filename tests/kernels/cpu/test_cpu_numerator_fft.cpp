@@ -211,3 +211,56 @@ TEST(FftEngine, BankAndFrameSizeChanges) {
 
 }  // namespace
 }  // namespace nccmatch::test
+
+namespace nccmatch::test {
+namespace {
+
+// Found by tests/fuzz/fuzz_engine (corpus/fuzz_engine/crash-de561860...): matches were chosen on
+// float scores and only then given their exact ones, so an sqdiff of exactly 0 (a copy of the
+// template) was reported against a threshold just below 0, which no sqdiff passes. Every reported
+// match passes the threshold with its exact score, and the Fft path reports what the Reference
+// path does: nothing below 0, the copies at 0 or any threshold they pass.
+TEST(FftEngine, ReportedMatchesPassTheThresholdWithTheirExactScores) {
+  SKIP_WITHOUT_FFTW();
+  struct Case {
+    int frameW, frameH, tplW, tplH;
+    Fill frameFill;
+  };
+  const Case cases[] = {
+      {40, 30, 8, 6, Fill::Random}, {64, 64, 16, 16, Fill::Random}, {33, 17, 5, 9, Fill::Smooth},
+      {90, 20, 12, 4, Fill::Random}, {25, 25, 25, 25, Fill::Random}, {48, 40, 3, 3, Fill::Smooth},
+  };
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto fft = makeCpuEngine(CpuPath::Fft);
+  for (const Case& c : cases) {
+    Image img = makeImage(c.frameW, c.frameH, c.frameFill);
+    TemplateImage t = makeTemplate(c.tplW, c.tplH, Fill::Random);
+    paste(&img, t, 0, 0);
+    paste(&img, t, c.frameW - c.tplW, c.frameH - c.tplH);
+    ASSERT_TRUE(reference->setTemplates({t}).ok());
+    ASSERT_TRUE(fft->setTemplates({t}).ok());
+    for (Method method : {Method::SqDiff, Method::SqDiffNormed}) {
+      for (double threshold : {-1e-120, -1e-300, 0.0, 1e-9}) {
+        SCOPED_TRACE(::testing::Message() << c.frameW << "x" << c.frameH << " template " << c.tplW << "x"
+                                          << c.tplH << " " << methodName(method) << " threshold " << threshold);
+        MatchParams p;
+        p.method = method;
+        p.threshold = threshold;
+        p.maxMatches = 4;
+        FrameResult want, got;
+        ASSERT_TRUE(reference->match(img.view(), p, &want).ok());
+        ASSERT_TRUE(fft->match(img.view(), p, &got).ok());
+        for (const Match& m : got.matches) EXPECT_LE(m.score, threshold) << "at " << m.x << "," << m.y;
+        ASSERT_EQ(got.matches.size(), want.matches.size());
+        for (std::size_t k = 0; k < want.matches.size(); ++k) {
+          EXPECT_EQ(got.matches[k].x, want.matches[k].x);
+          EXPECT_EQ(got.matches[k].y, want.matches[k].y);
+          EXPECT_EQ(got.matches[k].score, want.matches[k].score);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nccmatch::test
