@@ -67,6 +67,18 @@ bool copySample(GstSample* sample, const std::string& path, nccmatch::TemplateIm
   return true;
 }
 
+// decodebin's "autoplug-select" answers (GstAutoplugSelectResult, which no public header declares).
+constexpr int kAutoplugTry = 0;
+constexpr int kAutoplugSkip = 2;
+
+// A template is one still image: libav's container demuxers are never needed for one, and one of
+// them, avdemux_gif, spins for over a minute on a truncated GIF header ("GIF8" and 5 bytes, found
+// by tests/fuzz/fuzz_template_loader), far past the loader's 10-second bound, because the pipeline
+// cannot be stopped while its streaming thread is inside the demuxer.
+int skipContainerDemuxers(GstElement*, GstPad*, GstCaps*, GstElementFactory* factory, gpointer) {
+  return g_str_has_prefix(GST_OBJECT_NAME(factory), "avdemux_") ? kAutoplugSkip : kAutoplugTry;
+}
+
 }  // namespace
 
 std::string templateNameFromPath(const std::string& path) {
@@ -92,7 +104,7 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   // GStreamer's type finder needs more bytes than a tiny PNM image (e.g. a 2x2 PGM) has, so PNM
   // files (magic "P1".."P6") go straight to pnmdec; everything else is typefound by decodebin.
   bool pnm = magicBytes == 2 && magic[0] == 'P' && magic[1] >= '1' && magic[1] <= '6';
-  std::string description = std::string("filesrc name=src ! ") + (pnm ? "pnmdec" : "decodebin") +
+  std::string description = std::string("filesrc name=src ! ") + (pnm ? "pnmdec" : "decodebin name=decoder") +
                             " ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=sink sync=false max-buffers=1";
 
   GError* parseError = nullptr;
@@ -108,6 +120,10 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   GstElement* src = gst_bin_get_by_name(GST_BIN(raw), "src");
   g_object_set(src, "location", path.c_str(), nullptr);
   gst_object_unref(src);
+  if (GstElement* decoder = gst_bin_get_by_name(GST_BIN(raw), "decoder")) {
+    g_signal_connect(decoder, "autoplug-select", G_CALLBACK(skipContainerDemuxers), nullptr);
+    gst_object_unref(decoder);
+  }
 
   // Preroll: the appsink holds the first decoded image once the pipeline reaches PAUSED.
   if (gst_element_set_state(raw, GST_STATE_PAUSED) == GST_STATE_CHANGE_FAILURE) {

@@ -6,6 +6,8 @@ nccmatch_packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
   python3-gi python3-gst-1.0
   gstreamer1.0-plugins-ugly gstreamer1.0-libav gir1.2-gst-rtsp-server-1.0
+  # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer for reports
+  clang libclang-rt-14-dev llvm-14
 )
 
 nccmatch_install_deps() {

@@ -101,6 +101,31 @@ TEST_F(TemplateLoader, FailuresNameTheFile) {
   EXPECT_EQ(error.kind, TemplateLoadFailure::NotFound);
 }
 
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/leak-8ab83a15...): a
+// truncated GIF header sent decodebin to libav's GIF demuxer, which never produced an image: the
+// load failed only at the 10-second bound (here; about 100 s, and a leak, under ASan, where the
+// pipeline could not be stopped while the demuxer spun). Each file is now refused at once.
+TEST_F(TemplateLoader, TruncatedGifIsRefusedWithinTheBound) {
+  const BadFile cases[] = {
+      {"fuzz.gif", {'G', 'I', 'F', '8', 0xdf, 0xdf, 0xdf, 0xdf, '%'}, TemplateLoadFailure::Undecodable},
+      {"header.gif", {'G', 'I', 'F', '8', '9', 'a'}, TemplateLoadFailure::Undecodable},
+      {"screen.gif", {'G', 'I', 'F', '8', '9', 'a', 4, 0, 4, 0, 0x80, 0, 0}, TemplateLoadFailure::Undecodable},
+  };
+  for (const BadFile& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, c.bytes);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    EXPECT_LT(seconds, 10.0) << "the loader's bound is 10 s";
+    EXPECT_EQ(error.kind, c.kind);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
 TEST_F(TemplateLoader, UnreadableFileIsReported) {
   if (geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop reading";
   std::string path = dir.path("locked.pgm");

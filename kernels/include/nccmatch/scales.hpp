@@ -44,7 +44,8 @@ Status validateTemplateScales(const std::vector<double>& scales);
 // Every original at every factor: sizes round(width * s) x round(height * s), at least 1x1. A
 // factor giving a size the template already has at an earlier factor is skipped for it (the
 // earlier factor is reported), so the bank holds no two equal copies. Fails, naming the template
-// and factor, when a side would exceed kMaxScaledTemplateSide.
+// and factor, when a side would exceed kMaxScaledTemplateSide, and, as Engine::setTemplates does,
+// for a template smaller than 1x1, larger than 16384x16384 or without width*height pixels.
 Status scaleTemplates(const std::vector<TemplateImage>& originals, const std::vector<double>& scales,
                       ScaledBank* out);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/peaks.hpp"
+#include "common/validate.hpp"
 
 namespace nccmatch {
 
@@ -100,6 +101,9 @@ Status validateTemplateScales(const std::vector<double>& scales) {
 Status scaleTemplates(const std::vector<TemplateImage>& originals, const std::vector<double>& scales,
                       ScaledBank* out) {
   NCC_RETURN_IF_ERROR(validateTemplateScales(scales));
+  // The engine's own rules for a template: resampling a 0x0 template or one whose pixels do not
+  // fill its size would read past them (found by tests/fuzz/fuzz_engine).
+  NCC_RETURN_IF_ERROR(validateTemplates(originals));
   ScaledBank bank;
   bank.originals = originals.size();
   for (std::size_t i = 0; i < originals.size(); ++i) {

@@ -155,9 +155,13 @@ double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t t
   return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
 }
 
-// The FFT path's reported scores are made exact, and ties ordered as on the exact paths.
-void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+// The FFT path's reported scores are made exact, and ties ordered as on the exact paths. A match
+// chosen on its float score whose exact score misses the threshold is dropped: the float score
+// can pass a threshold the exact one misses by the rounding bound (an sqdiff of exactly 0 against
+// a threshold just below 0 was reported; found by tests/fuzz/fuzz_engine).
+void CpuEngine::refineMatches(const FrameView& frame, const MatchParams& params, uint32_t templateIndex,
                               std::size_t firstMatch, FrameResult* result) const {
+  const Method method = params.method;
   const TemplateImage& t = bank_[templateIndex];
   const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
   const double sign = goodnessSign(method);
@@ -171,6 +175,10 @@ void CpuEngine::refineMatches(const FrameView& frame, Method method, uint32_t te
   };
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
+  const double goodEnough = sign * params.threshold;  // as findPeaksParallel compares
+  result->matches.erase(std::remove_if(result->matches.begin() + firstMatch, result->matches.end(),
+                                       [&](const Match& m) { return !(sign * m.score >= goodEnough); }),
+                        result->matches.end());
   auto better = [&](const Match& a, const Match& b) {
     return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
   };
@@ -234,7 +242,7 @@ Status CpuEngine::match(const FrameView& frame, const MatchParams& params, Frame
     const std::size_t firstMatch = result->matches.size();
     findPeaksParallel(map_.data(), mapW, mapH, t.width, t.height, i, params, pool_, &result->matches,
                       &result->best[i]);
-    if (resolved_[i] == CpuPath::Fft) refineMatches(frame, params.method, i, firstMatch, result);
+    if (resolved_[i] == CpuPath::Fft) refineMatches(frame, params, i, firstMatch, result);
   }
   return Status();
 }

@@ -41,7 +41,7 @@ class CpuEngine final : public Engine {
   void computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
   void computeScoresFft(const FrameView& frame, Method method, uint32_t templateIndex, double* out);
   double exactScoreAt(const FrameView& frame, Method method, uint32_t templateIndex, int x, int y) const;
-  void refineMatches(const FrameView& frame, Method method, uint32_t templateIndex,
+  void refineMatches(const FrameView& frame, const MatchParams& params, uint32_t templateIndex,
                      std::size_t firstMatch, FrameResult* result) const;
 
   ThreadPool pool_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -165,6 +166,37 @@ TEST(ScaleTemplates, RefusesBadFactorsNamingThem) {
   EXPECT_NE(s.message().find("'wide'"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("18000x90"), std::string::npos) << s.message();
   EXPECT_TRUE(validateTemplateScales({0.01, 16.0}).ok());
+}
+
+// Found by tests/fuzz/fuzz_engine (corpus/fuzz_engine/crash-ae55b865...): a template the engine
+// would refuse reached the resampler, which threw std::length_error (a negative size) or read
+// past the pixels. Each bad template is refused with the engine's message, at any factor.
+TEST(ScaleTemplates, RefusesTemplatesTheEngineRefuses) {
+  struct Case {
+    const char* what;
+    int width, height;
+    std::size_t pixels;
+  };
+  const Case cases[] = {
+      {"0x0", 0, 0, 0},           {"negative width", -5, 3, 0},         {"INT_MIN height", 2, INT_MIN, 4},
+      {"too few pixels", 4, 4, 15}, {"too many pixels", 4, 4, 17},      {"past 16384", 16385, 1, 16385},
+      {"empty 3x3", 3, 3, 0},
+  };
+  for (const Case& c : cases) {
+    for (double scale : {0.5, 1.0, 2.0}) {
+      TemplateImage bad;
+      bad.name = "bad";
+      bad.width = c.width;
+      bad.height = c.height;
+      bad.pixels.assign(c.pixels, 7);
+      ScaledBank bank;
+      bank.originals = 99;  // untouched on failure
+      Status s = scaleTemplates({makeTemplate(3, 3, Fill::Random, "good"), bad}, {scale}, &bank);
+      ASSERT_FALSE(s.ok()) << c.what << " at " << scale;
+      EXPECT_NE(s.message().find("template 1 ('bad')"), std::string::npos) << c.what << ": " << s.message();
+      EXPECT_EQ(bank.originals, 99u) << c.what;
+    }
+  }
 }
 
 Match box(uint32_t entry, int x, int y, int w, int h, double score) {

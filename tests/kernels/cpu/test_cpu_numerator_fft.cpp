@@ -211,3 +211,59 @@ TEST(FftEngine, BankAndFrameSizeChanges) {
 
 }  // namespace
 }  // namespace nccmatch::test
+
+namespace nccmatch::test {
+namespace {
+
+// Found by tests/fuzz/fuzz_engine (corpus/fuzz_engine/crash-de561860...): matches were chosen on
+// float scores and only then given their exact ones, so an sqdiff of exactly 0 (a copy of the
+// template) was reported against a threshold just below 0, which no sqdiff passes. Every reported
+// match passes the threshold with its exact score and is one of the Reference path's matches; below
+// 0 neither path reports any.
+TEST(FftEngine, ReportedMatchesPassTheThresholdWithTheirExactScores) {
+  SKIP_WITHOUT_FFTW();
+  struct Case {
+    int frameW, frameH, tplW, tplH;
+    Fill frameFill;
+  };
+  const Case cases[] = {
+      {40, 30, 8, 6, Fill::Random}, {64, 64, 16, 16, Fill::Random}, {33, 17, 5, 9, Fill::Smooth},
+      {90, 20, 12, 4, Fill::Random}, {25, 25, 25, 25, Fill::Random}, {48, 40, 3, 3, Fill::Smooth},
+  };
+  auto reference = makeCpuEngine(CpuPath::Reference);
+  auto fft = makeCpuEngine(CpuPath::Fft);
+  for (const Case& c : cases) {
+    Image img = makeImage(c.frameW, c.frameH, c.frameFill);
+    TemplateImage t = makeTemplate(c.tplW, c.tplH, Fill::Random);
+    paste(&img, t, 0, 0);
+    paste(&img, t, c.frameW - c.tplW, c.frameH - c.tplH);
+    ASSERT_TRUE(reference->setTemplates({t}).ok());
+    ASSERT_TRUE(fft->setTemplates({t}).ok());
+    for (Method method : {Method::SqDiff, Method::SqDiffNormed}) {
+      for (double threshold : {-1e-120, -1e-300, 0.0, 1e-9}) {
+        SCOPED_TRACE(::testing::Message() << c.frameW << "x" << c.frameH << " template " << c.tplW << "x"
+                                          << c.tplH << " " << methodName(method) << " threshold " << threshold);
+        MatchParams p;
+        p.method = method;
+        p.threshold = threshold;
+        p.maxMatches = 4;
+        FrameResult want, got;
+        ASSERT_TRUE(reference->match(img.view(), p, &want).ok());
+        ASSERT_TRUE(fft->match(img.view(), p, &got).ok());
+        for (const Match& m : got.matches) {
+          EXPECT_LE(m.score, threshold) << "at " << m.x << "," << m.y;
+          // Each is one of the Reference's matches. Not all of them: at a threshold equal to a
+          // copy's exact score the float score may land on either side (the Fft path equals the
+          // Reference where the threshold separates the scores).
+          bool found = false;
+          for (const Match& w : want.matches) found = found || (w.x == m.x && w.y == m.y && w.score == m.score);
+          EXPECT_TRUE(found) << "at " << m.x << "," << m.y << " score " << m.score;
+        }
+        if (threshold < 0) EXPECT_TRUE(got.matches.empty() && want.matches.empty());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nccmatch::test

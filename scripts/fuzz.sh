@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan+UBSan, folder build-fuzz, no CUDA),
+# generates their seed corpora, replays the committed inputs of tests/fuzz/corpus/<target> (each
+# once found a bug: they must pass now) and fuzzes each target for a budget:
+#   scripts/fuzz.sh [SECONDS_PER_TARGET | -runs=N] [TARGET...]
+# (default 60 seconds; targets: fuzz_engine fuzz_properties fuzz_template_loader, default all).
+# A finding (crash, sanitizer report, leak, timeout, failed check) stops that target, leaves the
+# input in build-fuzz/fuzz-artifacts/<target>/ and makes the script fail. The corpus grown while
+# fuzzing stays in build-fuzz/fuzz-corpus/<target>, so later runs start from it.
+# FUZZ_BUILD_DIR overrides the build folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+nccmatch_install_deps
+
+budget=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_engine fuzz_properties fuzz_template_loader)
+case "$budget" in
+  -runs=*) budget_flag=$budget ;;
+  *[!0-9]* | '') echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET | -runs=N] [TARGET...]" >&2; exit 2 ;;
+  *) budget_flag=-max_total_time=$budget ;;
+esac
+
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+  # -fsanitize=fuzzer-no-link: coverage feedback from the library and the plugin's units too.
+  # -fno-sanitize-recover=all: a UBSan report stops the target, so libFuzzer keeps the input.
+  CC=clang CXX=clang++ meson setup "$build" -Dcuda=disabled -Dtests=disabled -Dfuzz=true \
+    -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dcpp_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=all"
+fi
+ninja -C "$build" "${targets[@]/#/tests/fuzz/}"
+
+# Seed corpora, made here rather than committed: small valid inputs of each kind.
+seeds=$build/fuzz-seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{fuzz_engine,fuzz_properties,fuzz_template_loader}
+# fuzz_engine: bytes from a fixed-seed generator (the input is a description, any bytes are one).
+RANDOM=15
+for i in $(seq 1 32); do
+  n=$((16 + RANDOM % 240))
+  for _ in $(seq 1 "$n"); do
+    printf -v byte '%02x' $((RANDOM % 256))
+    printf "\\x$byte"
+  done >"$seeds/fuzz_engine/seed-$i"
+done
+# fuzz_properties: a property value, a NUL, then the frame size and the property (taken from the
+# input's end: 2 bytes width, 2 bytes height, 1 byte property 0 templates, 1 scales, 2 region).
+i=0
+for text in "" "1" "0.5,1,2" " 0.75 , 1.25 " "1e-2,16" "16.0001" "nan" "inf" "-1" "0x10" "1,,2" \
+  "10,20,30,40" " 1 , 2 , 3 , 4 " "0,0,0,0" "1,2,3" "1,2,3,4,5" "2147483647,1,1,1" "4294967296,0,1,1" \
+  "a.png,b.png" " dir/star.png , , x.pgm " ",,," "1.5e308" "0.0100000000000000002"; do
+  for property in 0 1 2; do
+    i=$((i + 1))
+    { printf '%s' "$text"; printf '\0\x07\x80\x04\x38'; printf "\\x0$property"; } >"$seeds/fuzz_properties/seed-$i"
+  done
+done
+# fuzz_template_loader: one tiny image per format the loader meets (PNM through pnmdec, the rest
+# through decodebin), and files that are no image.
+loader=$seeds/fuzz_template_loader
+printf 'P5\n3 2\n255\n\x01\x02\x03\x04\x05\x06' >"$loader/gray.pgm"
+printf 'P2\n2 2\n15\n0 5 10 15\n' >"$loader/ascii.pgm"
+printf 'P6\n1 1\n255\n\xff\x80\x00' >"$loader/color.ppm"
+printf 'P4\n8 1\n\xa5' >"$loader/bits.pbm"
+printf 'P5\n2 2\n65535\n\x00\x01\x00\x02\x00\x03\x00\x04' >"$loader/deep.pgm"
+printf '' >"$loader/empty"
+printf 'P5' >"$loader/magic-only"
+printf 'not an image at all' >"$loader/text"
+for format in png:pngenc jpeg:jpegenc gif:avenc_gif bmp:avenc_bmp; do
+  gst-launch-1.0 -q videotestsrc num-buffers=1 ! video/x-raw,width=5,height=3 ! videoconvert ! \
+    "${format#*:}" ! filesink location="$loader/tiny.${format%%:*}" 2>/dev/null ||
+    rm -f "$loader/tiny.${format%%:*}"  # that encoder is not installed: one seed fewer
+done
+
+# GStreamer: a registry of our own, made here by the usual out-of-process scanner, so that no
+# target loads every installed plugin into itself (only the decoders an input needs are loaded).
+export GST_REGISTRY_1_0=$PWD/$build/fuzz-registry.bin
+gst-inspect-1.0 >/dev/null
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+failed=()
+for target in "${targets[@]}"; do
+  exe=$build/tests/fuzz/$target
+  committed=tests/fuzz/corpus/$target
+  corpus=$build/fuzz-corpus/$target
+  artifacts=$build/fuzz-artifacts/$target/
+  mkdir -p "$corpus" "$artifacts" "$committed"
+  # -timeout: the loader's own bound on one file is 10 s; -rss_limit_mb: a runaway allocation.
+  flags=(-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts")
+  log=$build/fuzz-$target.log
+  echo "== $target: replaying $(find "$committed" -type f | wc -l) committed inputs, then fuzzing ($budget_flag)"
+  start=$(date +%s)
+  if [ -n "$(ls -A "$committed")" ] && ! "$exe" "${flags[@]}" "$committed"/* >"$log.replay" 2>&1; then
+    tail -40 "$log.replay"
+    echo "== $target: a committed input fails again (log: $log.replay)"
+    failed+=("$target")
+    continue
+  fi
+  if "$exe" "${flags[@]}" "$budget_flag" "$corpus" "$seeds/$target" "$committed" >"$log" 2>&1; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    echo "== $target: ${runs:-?} executions in $(($(date +%s) - start)) s, no finding (corpus: $(ls "$corpus" | wc -l) inputs)"
+  else
+    tail -60 "$log"
+    echo "== $target: FINDING (log: $log; input kept in $artifacts)"
+    failed+=("$target")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz.sh: findings in: ${failed[*]}" >&2
+  exit 1
+fi
