@@ -76,7 +76,7 @@ done
 
 # GStreamer: a registry of our own, made here by the usual out-of-process scanner, so that no
 # target loads every installed plugin into itself (only the decoders an input needs are loaded).
-export GST_REGISTRY_1_0=$PWD/$build/fuzz-registry.bin
+export GST_REGISTRY_1_0=$(cd "$build" && pwd)/fuzz-registry.bin  # FUZZ_BUILD_DIR may be absolute
 gst-inspect-1.0 >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 failed=()
