@@ -1,4 +1,4 @@
-// Properties changed while PLAYING (issue 15): a setter thread changes templates, method,
+// Properties changed while PLAYING: a setter thread changes templates, method,
 // threshold, max-matches, scales, search-region and display while thousands of frames flow through
 // the element (CPU backend, small GRAY8 frames). Every frame must come out as ONE snapshot of the
 // settings gives it: its `nccmatch` message names the settings generation it was matched with, the

@@ -1,4 +1,4 @@
-// Caps changes mid-stream (issue 15): one element sees its format and size change while PLAYING
+// Caps changes mid-stream: one element sees its format and size change while PLAYING
 // (GRAY8 -> NV12 -> I420 -> GRAY8, and sizes in the ratios of 1080p -> 720p -> 4K -> 1x1 at a
 // tenth of the size for speed, then a frame smaller than one template and back). Each frame's
 // output (its matches with scores and scales, and its pixels with the boxes drawn) must equal what

@@ -1,4 +1,4 @@
-// Soak (issue 15, CI part): 10 000 frames through the element on the CPU backend, every frame
+// Soak: 10 000 frames through the element on the CPU backend, every frame
 // matched, its boxes drawn, its messages posted and read, its ROI metas attached. The process's
 // resident memory (/proc/self/statm) is sampled every 1000 frames; after a warm-up of 2000 frames
 // it must stay within a tolerance of its value then: a leak of one frame buffer (19 KiB), one
