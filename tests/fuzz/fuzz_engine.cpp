@@ -32,6 +32,7 @@
 #include <memory>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "cpu/cpu_cost_model.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
@@ -43,17 +44,6 @@ using namespace nccmatch;
 constexpr int kMaxSide = 16384;         // the engine's frame and template limit
 constexpr long kMaxFramePixels = 1 << 15;
 constexpr int kMaxTemplateSide = 24;
-
-// A finding: prints what broke and aborts, so libFuzzer saves the input.
-#define FUZZ_CHECK(cond, ...)                                      \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      std::fprintf(stderr, "fuzz_engine: check failed: %s: ", #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                           \
-      std::fprintf(stderr, "\n");                                  \
-      std::abort();                                                \
-    }                                                              \
-  } while (0)
 
 struct Engines {
   std::unique_ptr<Engine> reference, direct, fft;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_check.hpp"
 #include "element_state.hpp"
 #include "gstnccmatch.hpp"
 #include "leak_checks_after_start.hpp"
@@ -26,16 +27,6 @@
 namespace {
 
 using namespace nccmatch::plugin;
-
-#define FUZZ_CHECK(cond, ...)                                           \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      std::fprintf(stderr, "fuzz_properties: check failed: %s: ", #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                \
-      std::fprintf(stderr, "\n");                                       \
-      std::abort();                                                     \
-    }                                                                   \
-  } while (0)
 
 // The blanks parseTemplateList trims (nccmatch_settings.cpp): space, tab, newline, carriage return.
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }

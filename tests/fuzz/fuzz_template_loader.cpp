@@ -12,22 +12,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_check.hpp"
 #include "leak_checks_after_start.hpp"
 #include "template_loader.hpp"
 
 namespace {
 
 using namespace nccmatch::plugin;
-
-#define FUZZ_CHECK(cond, ...)                                                \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
-      std::fprintf(stderr, "fuzz_template_loader: check failed: %s: ", #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                                     \
-      std::fprintf(stderr, "\n");                                            \
-      std::abort();                                                          \
-    }                                                                        \
-  } while (0)
 
 // The file each input is written to: one per process, in a folder of its own.
 const std::string& inputPath() {
