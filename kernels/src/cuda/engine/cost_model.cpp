@@ -31,6 +31,8 @@ constexpr double kSatScoreScanMicrosPerMegaOutput = 31.0;
 // templates 128 and 256 (157 us at 2048x1152, 466 us at 4096x2304).
 constexpr double kFftMicrosPerMegaPoint = 43.7;
 constexpr double kFftFixedMicros = 53.9;
+// Templates of one size from which the GEMM bank replaces the fused loop (bench_ncc, gemm rows).
+constexpr int kGemmBankMinTemplates = 4;
 
 }  // namespace
 
@@ -57,6 +59,16 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
 CudaNumerator chooseNumerator(int w, int h, int frameWidth, int frameHeight, int smCount) {
   const NumeratorCosts c = predictNumeratorCosts(w, h, frameWidth, frameHeight, smCount);
   return c.spatialMicros <= c.fftMicros ? CudaNumerator::Spatial : CudaNumerator::Fft;
+}
+
+bool gemmBankPays(int w, int h, int count, int frameWidth, int frameHeight) {
+  (void)w;
+  (void)h;
+  (void)frameWidth;
+  (void)frameHeight;
+  // The GEMM reads each A fragment once for up to 64 templates where the fused loop reads the
+  // frame tile's B fragments once per template: from a few templates of one size on it wins.
+  return count >= kGemmBankMinTemplates;
 }
 
 }  // namespace nccmatch::cuda

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/numerator/image_tile.cuh"
+#include "cuda/numerator/mma_u8.cuh"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "common/integer_math.hpp"
 
@@ -79,120 +81,18 @@ __device__ __forceinline__ SharedTile carveSharedTile(uint32_t* shared) {
   return s;
 }
 
-// Frame rows outY0 .. outY0+tileRows-1, columns from outX0, into sImage in 16-byte chunks:
-// cp.async where the chunk lies whole in the frame and both sides are 16-byte aligned (every load
-// in flight at once), bytes with zeros elsewhere. Ends with a barrier.
+// Frame rows outY0 .. outY0+tileRows-1, columns from outX0, into sImage (image_tile::load).
 __device__ __forceinline__ void loadImageTile(const uint8_t* __restrict__ image, std::size_t pitch, int width,
                                               int height, bool chunkAligned, int outX0, int outY0, int tileRows,
                                               int tileWords, uint32_t* sImage) {
-  const int tid = threadIdx.x;
-  const int chunks = (tileWords + 3) / 4;
-  for (int i = tid; i < tileRows * chunks; i += kThreads) {
-    const int r = i / chunks, q = i - r * chunks;
-    const int gy = outY0 + r, gx = outX0 + 16 * q;
-    uint32_t* dst = sImage + r * kTilePitchWords + 4 * q;
-    const uint8_t* p = image + std::size_t(gy) * pitch + gx;
-    if (chunkAligned && gy < height && gx + 15 < width) {
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                       uint32_t(__cvta_generic_to_shared(dst))),
-                   "l"(p));
-    } else {
-      uint4 chunk = make_uint4(0, 0, 0, 0);
-#pragma unroll
-      for (int b = 0; b < 16; ++b) {
-        const uint32_t v = gy < height && gx + b < width ? uint32_t(p[b]) << (8 * (b & 3)) : 0u;
-        if (b < 4) chunk.x |= v;
-        else if (b < 8) chunk.y |= v;
-        else if (b < 12) chunk.z |= v;
-        else chunk.w |= v;
-      }
-      *reinterpret_cast<uint4*>(dst) = chunk;
-    }
-  }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-  __syncthreads();
+  image_tile::load<kThreads>(image, pitch, width, height, chunkAligned, outX0, outY0, tileRows, (tileWords + 3) / 4,
+                             kTilePitchWords, sImage);
 }
 
-// Window sums for templates of height h: first each column's running sum over h tile rows, one
-// column per thread (exact in uint32), stored one place to the right so that entry 0 of a row is
-// the empty prefix; then, after a barrier, the prefix sums along each output row (six columns per
-// lane, then the lanes' totals). The caller's next barrier orders these writes before their reads.
+// Window sums for templates of height h (image_tile::windowSums over the output tile's rows).
 __device__ __forceinline__ void windowSums(const SharedTile& s, int h, int tileWords) {
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int c = tid;
-  if (c < kPrefixColumns) {
-    uint32_t* p1 = s.p1 + c + 1;
-    uint32_t* p2 = s.p2 + c + 1;
-    if (c < 4 * tileWords) {
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(s.image) + c;
-      constexpr int kPitchBytes = kTilePitchWords * 4;
-      uint32_t s1 = 0, s2 = 0;
-#pragma unroll 4
-      for (int r = 0; r < h; ++r) {
-        const uint32_t v = bytes[r * kPitchBytes];
-        s1 += v;
-        s2 += v * v;
-      }
-      p1[0] = s1;
-      p2[0] = s2;
-#pragma unroll 4
-      for (int oy = 1; oy < kFusedTileHeight; ++oy) {
-        const uint32_t in = bytes[(oy + h - 1) * kPitchBytes], out = bytes[(oy - 1) * kPitchBytes];
-        s1 = s1 + in - out;
-        s2 = s2 + in * in - out * out;
-        p1[oy * kPrefixPitch] = s1;
-        p2[oy * kPrefixPitch] = s2;
-      }
-    } else {
-      for (int oy = 0; oy < kFusedTileHeight; ++oy) p1[oy * kPrefixPitch] = p2[oy * kPrefixPitch] = 0;
-    }
-  }
-  __syncthreads();
-  for (int row = warp; row < kFusedTileHeight; row += kWarps) {
-    uint32_t* p1 = s.p1 + row * kPrefixPitch;
-    uint32_t* p2 = s.p2 + row * kPrefixPitch;
-    constexpr int kPerLane = kPrefixColumns / 32;
-    uint32_t a1[kPerLane], a2[kPerLane];
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      a1[j] = p1[1 + lane * kPerLane + j] + (j > 0 ? a1[j - 1] : 0u);
-      a2[j] = p2[1 + lane * kPerLane + j] + (j > 0 ? a2[j - 1] : 0u);
-    }
-    uint32_t t1 = a1[kPerLane - 1], t2 = a2[kPerLane - 1];
-#pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-      const uint32_t u1 = __shfl_up_sync(0xffffffffu, t1, offset);
-      const uint32_t u2 = __shfl_up_sync(0xffffffffu, t2, offset);
-      if (lane >= offset) {
-        t1 += u1;
-        t2 += u2;
-      }
-    }
-    t1 -= a1[kPerLane - 1];  // the lanes before this one
-    t2 -= a2[kPerLane - 1];
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) {
-      p1[1 + lane * kPerLane + j] = a1[j] + t1;
-      p2[1 + lane * kPerLane + j] = a2[j] + t2;
-    }
-    if (lane == 0) p1[0] = p2[0] = 0;
-  }
-}
-
-// D (16x8, s32) += A (16x32, u8, row) * B (32x8, u8, col): exact integer products.
-__device__ inline void mmaU8(uint32_t (&d)[4], const uint4& a, uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
-}
-
-// The same with K = 16: A (16x16) in two registers, B (16x8) in one.
-__device__ inline void mmaU8K16(uint32_t (&d)[4], const uint2& a, uint32_t b0) {
-  asm("mma.sync.aligned.m16n8k16.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a.x), "r"(a.y), "r"(b0));
+  image_tile::windowSums<kThreads, kFusedTileHeight, kPrefixColumns>(s.image, kTilePitchWords, h, 4 * tileWords,
+                                                                     kPrefixPitch, s.p1, s.p2);
 }
 
 // Template rows [rBegin, rEnd) applied to output rows v0..v0+3 (tile rows), K in S32 steps of

@@ -240,6 +240,49 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(BankCase{320, 240, 1, 40}, BankCase{641, 479, 2, 64},
                                          BankCase{640, 480, 16, 48}, BankCase{1920, 1080, 16, 32})));
 
+// Banks with groups of equal-size templates (the cost model gives groups of four or more to the
+// GEMM bank numerator) beside single sizes (the fused loop) and a large template (spatial with
+// SAT or fft): every method's matches equal the CPU engine's, bit for bit.
+TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(643, 367, Fill::Random, 5);
+  std::vector<TemplateImage> bank;
+  const std::vector<std::pair<int, int>> groups = {{32, 32}, {16, 16}, {24, 20}, {9, 9}, {64, 64}};
+  const std::vector<int> counts = {12, 5, 4, 1, 6};
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (int i = 0; i < counts[g]; ++i) {
+      const auto [w, h] = groups[g];
+      // Every other template is cut from the frame: it is found there with a score of 1.
+      if (i % 2 == 0) {
+        bank.push_back(makeTemplate(w, h, Fill::Random, "g" + std::to_string(g)));
+      } else {
+        const int x = int(rng()() % (img.width - w + 1)), y = int(rng()() % (img.height - h + 1));
+        bank.push_back(cutTemplate(img, x, y, w, h, "c" + std::to_string(g)));
+      }
+    }
+  bank.push_back(makeTemplate(100, 90, Fill::Random, "large"));
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  for (int m = 0; m <= 5; ++m) {
+    MatchParams p;
+    p.method = static_cast<Method>(m);
+    p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.95
+                  : p.method == Method::SqDiffNormed                                  ? 0.05
+                  : p.method == Method::SqDiff                                        ? 1000.0
+                                                                                      : 1e18;
+    p.maxMatches = 2;
+    FrameResult want, got;
+    Status s = cpu->match(img.view(), p, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    SCOPED_TRACE(methodName(p.method));
+    expectSameMatches(got, want, true);
+  }
+}
+
 // A scaled bank (scales.hpp) is a bank of mixed sizes: the CUDA engine's merged matches equal the
 // CPU engine's, scale included, on both numerators.
 TEST(CudaEngine, ScaledBankMatchesTheCpuEngine) {

@@ -13,6 +13,7 @@
 
 #include "cuda/numerator/spatial_scores.hpp"
 #include "gpu_test_support.hpp"
+#include "handoff_check.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -68,57 +69,19 @@ struct FusedOutputs {
   }
 };
 
-// The map bit-identical to `want`; each 128x16 block's best the first best in raster order;
-// the above-threshold list exactly the positions whose goodness reaches goodEnough.
+// The map bit-identical to `want`, each 128x16 block's best and the above list (expectHandoff).
 void expectOutputs(const FusedOutputs& o, const std::vector<double>& want, double sign,
                    double goodEnough, bool collect) {
-  const int mapW = o.mapW, mapH = o.mapH, blocks = o.blocks;
-  const std::size_t n = std::size_t(mapW) * mapH;
-  std::vector<double> got(n);
-  std::vector<cuda::Ranked> best(blocks);
-  int count = -1;
-  ASSERT_EQ(cudaMemcpy(got.data(), o.map, n * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(best.data(), o.best, blocks * sizeof(cuda::Ranked), cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(&count, o.count, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-  for (std::size_t i = 0; i < n; ++i)
-    ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
-  std::vector<double> good(n);
-  for (std::size_t i = 0; i < n; ++i) good[i] = sign * want[i];
-
-  // Block bests: the best goodness of each 128x16 tile, the first in raster order on ties.
-  const int blocksX = (mapW + 127) / 128;
-  for (int b = 0; b < blocks; ++b) {
-    const int x0 = (b % blocksX) * 128, y0 = (b / blocksX) * 16;
-    int at = -1;
-    for (int y = y0; y < std::min(mapH, y0 + 16); ++y)
-      for (int x = x0; x < std::min(mapW, x0 + 128); ++x) {
-        const int i = y * mapW + x;
-        if (at < 0 || good[i] > good[at] || (good[i] == good[at] && i < at)) at = i;
-      }
-    ASSERT_EQ(best[b].index, at) << "block " << b;
-    ASSERT_EQ(best[b].goodness, good[at]) << "block " << b;
-  }
-
-  // Above the threshold: each such position once, nothing else.
-  if (!collect) {
-    ASSERT_EQ(count, 0);
-    return;
-  }
-  std::vector<int> above(std::max(count, 0));
-  ASSERT_EQ(cudaMemcpy(above.data(), o.above, above.size() * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-  std::sort(above.begin(), above.end());
-  std::vector<int> wantAbove;
-  for (std::size_t i = 0; i < n; ++i)
-    if (good[i] >= goodEnough) wantAbove.push_back(int(i));
-  ASSERT_EQ(above, wantAbove);
-}
-
-// A threshold that some but not all positions pass: the median goodness.
-double medianGoodness(const std::vector<double>& map, double sign) {
-  std::vector<double> good(map.size());
-  for (std::size_t i = 0; i < map.size(); ++i) good[i] = sign * map[i];
-  std::nth_element(good.begin(), good.begin() + good.size() / 2, good.end());
-  return good[good.size() / 2];
+  HandoffView v;
+  v.mapW = o.mapW;
+  v.mapH = o.mapH;
+  v.tileW = cuda::kFusedTileWidth;
+  v.tileH = cuda::kFusedTileHeight;
+  v.map = o.map;
+  v.best = o.best;
+  v.above = o.above;
+  v.count = o.count;
+  expectHandoff(v, want, sign, goodEnough, collect);
 }
 
 TEST(FusedSpatial, FitsUpTo64AndPacksWholeWords) {

@@ -1,0 +1,120 @@
+// The first two tiers of the spatial kernels, shared by the fused kernel and the GEMM bank:
+// a block loads a tile of the frame into shared memory, then forms the window sums sum(I) and
+// sum(I^2) of every output of the tile from the tile's column sums.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nccmatch::cuda::image_tile {
+
+// Frame rows y0 .. y0+rows-1, columns from x0, into tile (pitchWords words a row) in 16-byte
+// chunks, `chunks` a row: cp.async where the chunk lies whole in the frame and both sides are
+// 16-byte aligned (every load in flight at once), bytes with zeros elsewhere. Ends with a
+// barrier. x0 must be a multiple of 16 for the aligned path to apply.
+template <int kThreads>
+__device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
+                                     bool chunkAligned, int x0, int y0, int rows, int chunks, int pitchWords,
+                                     uint32_t* tile) {
+  for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
+    const int r = i / chunks, q = i - r * chunks;
+    const int gy = y0 + r, gx = x0 + 16 * q;
+    uint32_t* dst = tile + r * pitchWords + 4 * q;
+    const uint8_t* p = image + std::size_t(gy) * pitch + gx;
+    if (chunkAligned && gy < height && gx + 15 < width) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                       uint32_t(__cvta_generic_to_shared(dst))),
+                   "l"(p));
+    } else {
+      uint4 chunk = make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int b = 0; b < 16; ++b) {
+        const uint32_t v = gy < height && gx + b < width ? uint32_t(p[b]) << (8 * (b & 3)) : 0u;
+        if (b < 4) chunk.x |= v;
+        else if (b < 8) chunk.y |= v;
+        else if (b < 12) chunk.z |= v;
+        else chunk.w |= v;
+      }
+      *reinterpret_cast<uint4*>(dst) = chunk;
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+}
+
+// Window sums of templates of height h for kOutputRows output rows: first each column's running
+// sum over h tile rows, one column per thread (exact in uint32), stored one place to the right so
+// that entry 0 of a row is the empty prefix; then, after a barrier, the prefix sums along each
+// output row (kColumns / 32 columns per lane, then the lanes' totals). Columns at or beyond
+// loadedColumns count as zero. p1, p2: kOutputRows rows, prefixPitch apart. The sum of
+// window (x, row) is p[row][x + w] - p[row][x]. The caller's next barrier orders these writes
+// before their reads.
+template <int kThreads, int kOutputRows, int kColumns>
+__device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords, int h, int loadedColumns,
+                                           int prefixPitch, uint32_t* p1s, uint32_t* p2s) {
+  static_assert(kColumns % 32 == 0 && kColumns <= kThreads, "one thread per column, whole lanes in the scan");
+  constexpr int kWarps = kThreads / 32;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int c = tid;
+  if (c < kColumns) {
+    uint32_t* p1 = p1s + c + 1;
+    uint32_t* p2 = p2s + c + 1;
+    if (c < loadedColumns) {
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(tile) + c;
+      const int pitchBytes = pitchWords * 4;
+      uint32_t s1 = 0, s2 = 0;
+#pragma unroll 4
+      for (int r = 0; r < h; ++r) {
+        const uint32_t v = bytes[r * pitchBytes];
+        s1 += v;
+        s2 += v * v;
+      }
+      p1[0] = s1;
+      p2[0] = s2;
+#pragma unroll 4
+      for (int oy = 1; oy < kOutputRows; ++oy) {
+        const uint32_t in = bytes[(oy + h - 1) * pitchBytes], out = bytes[(oy - 1) * pitchBytes];
+        s1 = s1 + in - out;
+        s2 = s2 + in * in - out * out;
+        p1[oy * prefixPitch] = s1;
+        p2[oy * prefixPitch] = s2;
+      }
+    } else {
+      for (int oy = 0; oy < kOutputRows; ++oy) p1[oy * prefixPitch] = p2[oy * prefixPitch] = 0;
+    }
+  }
+  __syncthreads();
+  for (int row = warp; row < kOutputRows; row += kWarps) {
+    uint32_t* p1 = p1s + row * prefixPitch;
+    uint32_t* p2 = p2s + row * prefixPitch;
+    constexpr int kPerLane = kColumns / 32;
+    uint32_t a1[kPerLane], a2[kPerLane];
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      a1[j] = p1[1 + lane * kPerLane + j] + (j > 0 ? a1[j - 1] : 0u);
+      a2[j] = p2[1 + lane * kPerLane + j] + (j > 0 ? a2[j - 1] : 0u);
+    }
+    uint32_t t1 = a1[kPerLane - 1], t2 = a2[kPerLane - 1];
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const uint32_t u1 = __shfl_up_sync(0xffffffffu, t1, offset);
+      const uint32_t u2 = __shfl_up_sync(0xffffffffu, t2, offset);
+      if (lane >= offset) {
+        t1 += u1;
+        t2 += u2;
+      }
+    }
+    t1 -= a1[kPerLane - 1];  // the lanes before this one
+    t2 -= a2[kPerLane - 1];
+#pragma unroll
+    for (int j = 0; j < kPerLane; ++j) {
+      p1[1 + lane * kPerLane + j] = a1[j] + t1;
+      p2[1 + lane * kPerLane + j] = a2[j] + t2;
+    }
+    if (lane == 0) p1[0] = p2[0] = 0;
+  }
+}
+
+}  // namespace nccmatch::cuda::image_tile

@@ -1,0 +1,222 @@
+// The GEMM bank numerator: banks of 1 to 1000 templates of one size, every map bit-identical to
+// the CPU Reference engine's, every tile best and above-threshold list what the map implies, for
+// frames whose sizes are no multiple of a tile, odd strides, sub-frames at odd addresses, bands
+// of output rows, all-255 frames and templates, and every method.
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "cuda/numerator/gemm_bank.hpp"
+#include "gpu_test_support.hpp"
+#include "handoff_check.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+struct GemmCase {
+  int frameW, frameH;
+  std::size_t padding;   // an odd stride sends the tile load down its byte path
+  std::size_t offset;    // the frame starts this many bytes into its allocation (a sub-frame)
+  int tplW, tplH, count;
+  Fill fill;             // Flat: frame and templates all 255 (the largest sums)
+  int bandRows;          // output rows per launch (a multiple of 16); 0: one launch
+  std::vector<Method> methods;
+};
+
+std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " offset " << c.offset << ", " << c.count << " x "
+            << c.tplW << "x" << c.tplH << " bands " << c.bandRows;
+}
+
+// Device outputs of one member: map, tile bests, above list.
+struct MemberOutputs {
+  int mapW, mapH, tiles;
+  double* map = nullptr;
+  cuda::Ranked* best = nullptr;
+  int *above = nullptr, *count = nullptr;
+  MemberOutputs(int w, int h, int frameW, int frameH, const cuda::GemmBankShape& shape)
+      : mapW(frameW - w + 1), mapH(frameH - h + 1), tiles(cuda::gemmBankTiles(mapW, mapH, shape)) {
+    const std::size_t n = std::size_t(mapW) * mapH;
+    EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&best, tiles * sizeof(cuda::Ranked)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&count, sizeof(int)), cudaSuccess);
+  }
+  MemberOutputs(const MemberOutputs&) = delete;
+  ~MemberOutputs() {
+    cudaFree(map);
+    cudaFree(best);
+    cudaFree(above);
+    cudaFree(count);
+  }
+  void poison() const {
+    EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);  // NaN
+    EXPECT_EQ(cudaMemset(best, 0xff, tiles * sizeof(cuda::Ranked)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
+  }
+};
+
+class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
+  SKIP_WITHOUT_GPU();
+  const GemmCase c = GetParam();
+  SCOPED_TRACE(::testing::PrintToString(c));
+  const bool flat = c.fill == Fill::Flat;
+  Image img = makeImage(c.frameW, c.frameH, flat ? Fill::Flat : c.fill, c.padding, 255);
+  std::vector<TemplateImage> templates;
+  for (int i = 0; i < c.count; ++i) {
+    if (flat) {
+      templates.push_back(makeTemplate(c.tplW, c.tplH, Fill::Flat, "t", 255));
+    } else if (i % 3 == 1) {  // cut from the frame: some windows score near 1
+      const int x = int(rng()() % (c.frameW - c.tplW + 1)), y = int(rng()() % (c.frameH - c.tplH + 1));
+      templates.push_back(cutTemplate(img, x, y, c.tplW, c.tplH));
+    } else {
+      templates.push_back(makeTemplate(c.tplW, c.tplH, i % 3 == 2 ? Fill::Smooth : Fill::Random));
+    }
+  }
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(cpu->setTemplates(templates).ok());
+
+  const cuda::GemmBankShape shape = cuda::gemmBankShape(c.tplW, c.tplH, c.count);
+  ASSERT_GT(shape.kSteps, 0);
+  std::vector<std::unique_ptr<MemberOutputs>> outs;
+  std::vector<cuda::FusedBankTemplate> members;
+  std::vector<const uint8_t*> pixels;
+  for (const TemplateImage& t : templates) {
+    outs.push_back(std::make_unique<MemberOutputs>(t.width, t.height, c.frameW, c.frameH, shape));
+    cuda::FusedBankTemplate m;
+    m.templateWidth = t.width;
+    m.templateHeight = t.height;
+    m.stats = templateStats(t);
+    m.map = outs.back()->map;
+    m.blockBest = outs.back()->best;
+    m.above = outs.back()->above;
+    m.aboveCount = outs.back()->count;
+    members.push_back(m);
+    pixels.push_back(t.pixels.data());
+  }
+  cuda::GemmBank bank;
+  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(bank.size(), templates.size());
+
+  uint8_t* allocation = nullptr;
+  ASSERT_EQ(cudaMalloc(&allocation, img.bytes.size() + c.offset), cudaSuccess);
+  uint8_t* dImage = allocation + c.offset;
+  ASSERT_EQ(cudaMemcpy(dImage, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  const int mapH = outs[0]->mapH;
+  for (Method method : c.methods) {
+    SCOPED_TRACE(methodName(method));
+    std::vector<std::vector<double>> want(templates.size());
+    for (std::size_t i = 0; i < templates.size(); ++i) {
+      s = cpu->scoreMap(img.view(), method, uint32_t(i), &want[i]);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    cuda::FusedBankRule rule;
+    rule.sign = lowerIsBetter(method) ? -1.0 : 1.0;
+    rule.goodEnough = medianGoodness(want[0], rule.sign);
+    rule.collect = true;
+    for (const auto& o : outs) o->poison();
+    const int band = c.bandRows > 0 ? c.bandRows : mapH;
+    for (int y0 = 0; y0 < mapH; y0 += band) {
+      s = bank.score(dImage, img.stride, img.width, img.height, method, rule, y0, std::min(mapH, y0 + band),
+                     nullptr);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (std::size_t i = 0; i < templates.size(); ++i) {
+      SCOPED_TRACE("template " + std::to_string(i));
+      HandoffView v;
+      v.mapW = outs[i]->mapW;
+      v.mapH = outs[i]->mapH;
+      v.tileW = shape.tileWidth;
+      v.tileH = cuda::kGemmTileRows;
+      v.map = outs[i]->map;
+      v.best = outs[i]->best;
+      v.above = outs[i]->above;
+      v.count = outs[i]->count;
+      expectHandoff(v, want[i], rule.sign, rule.goodEnough, true);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  cudaFree(allocation);
+}
+
+const std::vector<Method> kAll = {Method::SqDiff, Method::SqDiffNormed, Method::CCorr,
+                                  Method::CCorrNormed, Method::CCoeff, Method::CCoeffNormed};
+const std::vector<Method> kTwo = {Method::CCoeffNormed, Method::SqDiff};
+
+INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
+    //       frame      pad off template count  fill          bands methods
+    GemmCase{1, 1,      0,  0,  1, 1,   1,      Fill::Random, 0,    kAll},
+    GemmCase{9, 7,      3,  1,  1, 1,   7,      Fill::Random, 0,    kAll},
+    GemmCase{13, 11,    0,  0,  13, 11, 3,      Fill::Random, 0,    kAll},  // template == frame
+    GemmCase{101, 67,   0,  0,  8, 8,   32,     Fill::Random, 16,   kAll},
+    GemmCase{97, 61,    5,  3,  12, 12, 7,      Fill::Random, 0,    kAll},  // odd stride, odd address
+    GemmCase{130, 70,   0,  0,  16, 16, 64,     Fill::Random, 32,   kAll},
+    GemmCase{150, 90,   1,  0,  24, 24, 33,     Fill::Smooth, 0,    kAll},
+    GemmCase{157, 93,   0,  0,  32, 32, 64,     Fill::Random, 48,   kAll},
+    GemmCase{171, 88,   0,  16, 48, 48, 20,     Fill::Random, 0,    kAll},
+    GemmCase{200, 130,  0,  0,  64, 64, 16,     Fill::Random, 32,   kAll},
+    GemmCase{133, 99,   7,  0,  63, 17, 9,      Fill::Binary, 16,   kAll},
+    GemmCase{77, 80,    0,  0,  5, 64,  11,     Fill::Random, 0,    kAll},
+    GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    kTwo},
+    GemmCase{64, 48,    0,  0,  8, 8,   1000,   Fill::Random, 16,   {Method::CCoeffNormed}},
+    GemmCase{100, 90,   0,  0,  64, 64, 9,      Fill::Flat,   0,    kAll},  // all 255: the largest sums
+    GemmCase{40, 40,    0,  0,  32, 32, 17,     Fill::Flat,   0,    kAll},
+    GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
+
+TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
+  // 64 templates of 32x32: K = 1024 (32 steps), 8 n-tiles of 8 templates, 64 KB of fragments.
+  cuda::GemmBankShape s = cuda::gemmBankShape(32, 32, 64);
+  EXPECT_EQ(s.kSteps, 32);
+  EXPECT_EQ(s.nTiles, 8);
+  EXPECT_EQ(s.tileWidth, 32);
+  EXPECT_EQ(s.chunks, 1);
+  EXPECT_LE(s.chunkBytes(), cuda::kGemmChunkBytesLimit);
+  // 64x64 takes two n-tiles (64 KB a chunk); a few templates take two as well.
+  s = cuda::gemmBankShape(64, 64, 100);
+  EXPECT_EQ(s.nTiles, 2);
+  EXPECT_EQ(s.chunks, 7);
+  EXPECT_EQ(cuda::gemmBankShape(8, 8, 3).nTiles, 2);
+  EXPECT_EQ(cuda::gemmBankShape(8, 8, 30).nTiles, 4);
+  // Rows are padded to whole words: 5 -> 8 bytes, K = 3 * 8 = 24 -> one step.
+  s = cuda::gemmBankShape(5, 3, 1);
+  EXPECT_EQ(s.rowBytes, 8);
+  EXPECT_EQ(s.kSteps, 1);
+  EXPECT_EQ(cuda::gemmBankShape(65, 8, 4).kSteps, 0);
+  EXPECT_EQ(cuda::gemmBankShape(8, 8, 0).kSteps, 0);
+  // Lane (g, t) = (1, 2) of step 0, n-tile 0: template 1 at k = 8..11 and 24..27; with 5-byte
+  // rows padded to 8, k = 8..11 is row 1, columns 0..3, and k = 24..27 lies past the 3 rows.
+  const std::vector<uint8_t> a(15, 1), b = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const std::vector<uint8_t> frags = cuda::gemmBankFragments({a.data(), b.data()}, s);
+  ASSERT_EQ(frags.size(), s.chunkBytes());
+  const std::size_t lane = 1 * 4 + 2;
+  EXPECT_EQ(std::vector<uint8_t>(frags.begin() + lane * 8, frags.begin() + lane * 8 + 8),
+            (std::vector<uint8_t>{6, 7, 8, 9, 0, 0, 0, 0}));
+  EXPECT_EQ(cuda::gemmBankTiles(32, 8, cuda::gemmBankShape(32, 32, 64)), 1);
+  EXPECT_EQ(cuda::gemmBankTiles(33, 9, cuda::gemmBankShape(32, 32, 64)), 4);
+}
+
+TEST(GemmBank, BadArgumentsAreErrors) {
+  cuda::GemmBank bank;
+  EXPECT_FALSE(bank.set({}, 8, 8, {}, 1).ok());
+  cuda::FusedBankRule rule;
+  EXPECT_FALSE(bank.score(nullptr, 100, 100, 100, Method::CCoeffNormed, rule, 0, 10, nullptr).ok());
+  const std::vector<uint8_t> px(64 * 65, 1);
+  cuda::FusedBankTemplate t;
+  t.templateWidth = 65;
+  t.templateHeight = 8;
+  EXPECT_FALSE(bank.set({px.data()}, 65, 8, {t}, 1).ok());  // too wide
+  t.templateWidth = 8;
+  EXPECT_FALSE(bank.set({px.data()}, 8, 8, {t}, 1).ok());   // no buffers
+  EXPECT_FALSE(bank.set({px.data()}, 8, 7, {t}, 1).ok());   // sizes disagree
+}
+
+}  // namespace
+}  // namespace nccmatch::test
