@@ -128,7 +128,8 @@ int main() {
   struct Bank {
     int count, side;
   };
-  const Bank banks[] = {{1, 8}, {1, 16}, {1, 32}, {1, 64}, {1, 128}, {1, 256}, {16, 32}};
+  const Bank banks[] = {{1, 8},   {1, 16},  {1, 32},  {1, 64},   {1, 128},
+                       {1, 256}, {16, 32}, {64, 32}, {64, 16}, {256, 16}, {16, 64}, {1024, 16}};
   for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
     const std::size_t bytes = std::size_t(W) * H;
     std::vector<void*> blocks;
@@ -143,6 +144,8 @@ int main() {
     }
     const double upload = uploadMicros(frames[0].data, bytes);
     for (const Bank& bank : banks) {
+      // Every template of a bank keeps a map of doubles: the largest banks at 1080p only.
+      if (bank.count > 64 && W > 1920) continue;
       std::vector<TemplateImage> templates;
       for (int i = 0; i < bank.count; ++i) {
         TemplateImage t;

@@ -31,8 +31,6 @@ constexpr double kSatScoreScanMicrosPerMegaOutput = 31.0;
 // templates 128 and 256 (157 us at 2048x1152, 466 us at 4096x2304).
 constexpr double kFftMicrosPerMegaPoint = 43.7;
 constexpr double kFftFixedMicros = 53.9;
-// Templates of one size from which the GEMM bank replaces the fused loop (bench_ncc, gemm rows).
-constexpr int kGemmBankMinTemplates = 4;
 
 }  // namespace
 
@@ -64,11 +62,15 @@ CudaNumerator chooseNumerator(int w, int h, int frameWidth, int frameHeight, int
 bool gemmBankPays(int w, int h, int count, int frameWidth, int frameHeight) {
   (void)w;
   (void)h;
+  (void)count;
   (void)frameWidth;
   (void)frameHeight;
-  // The GEMM reads each A fragment once for up to 64 templates where the fused loop reads the
-  // frame tile's B fragments once per template: from a few templates of one size on it wins.
-  return count >= kGemmBankMinTemplates;
+  // Measured on the H200 (bench_bank, RESULTS.md, session 6): with every position's score
+  // written to a map, both kernels are bound by that epilogue (exact double scores, 8 bytes a
+  // position and template), not by the numerator, and the GEMM bank takes 1.1x-3.2x the fused
+  // loop's time for 16-1024 templates of 16x16-64x64 at 1080p and 2160p. It pays only once its
+  // epilogue stops writing maps; until then the fused loop scores every bank.
+  return false;
 }
 
 }  // namespace nccmatch::cuda

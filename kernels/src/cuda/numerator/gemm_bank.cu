@@ -153,42 +153,38 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[16 / kNTiles][kNT
   constexpr int kMTiles = 16 / kNTiles;
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
-  for (int n = 0; n < kNTiles; ++n) {  // one n-tile at a time: few registers beside acc
-    Ranked best[2] = {Ranked{0.0, -1}, Ranked{0.0, -1}};
+  for (int n = 0; n < kNTiles; ++n) {  // one template at a time: few registers beside acc
 #pragma unroll
-    for (int m = 0; m < kMTiles; ++m) {
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      // The template's descriptor, read from shared memory once (not per position).
+      const MemberDesc e = s.desc[min(member, count - 1)];
+      Ranked best{0.0, -1};
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int xl = 16 * m + 8 * half + g, x = x0 + xl;
-        if (!rowValid || x >= mapWidth) continue;
-        const int64_t s1 = int64_t(p1[xl + w] - p1[xl]), s2 = int64_t(p2[xl + w] - p2[xl]);
-        const int index = y * mapWidth + x;
+      for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int member = 8 * n + 2 * t + j;
-          if (member >= count) continue;
-          const MemberDesc& e = s.desc[member];
+        for (int half = 0; half < 2; ++half) {
+          const int xl = 16 * m + 8 * half + g, x = x0 + xl;
+          if (member >= count || !rowValid || x >= mapWidth) continue;
+          const int64_t s1 = int64_t(p1[xl + w] - p1[xl]), s2 = int64_t(p2[xl + w] - p2[xl]);
+          const int index = y * mapWidth + x;
           const int64_t c = int64_t(acc[m][n][2 * half + j]);
           const double score = method == Method::CCoeffNormed && e.stats.n <= kInt64SafePixels
                                    ? ccoeffNormedScore(e.stats, e.normed, s1, s2, c)
                                    : scoreFromSums(method, e.stats, s1, s2, c);
           e.map[index] = score;
           const Ranked here{rule.sign * score, index};
-          if (better(here, best[j])) best[j] = here;
+          if (better(here, best)) best = here;
           if (rule.collect && here.goodness >= rule.goodEnough) e.above[atomicAdd(e.aboveCount, 1)] = index;
         }
       }
-    }
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      Ranked r = best[j];
       for (int offset = 4; offset < 32; offset <<= 1) {
         Ranked o;
-        o.goodness = __shfl_xor_sync(0xffffffffu, r.goodness, offset);
-        o.index = __shfl_xor_sync(0xffffffffu, r.index, offset);
-        if (better(o, r)) r = o;
+        o.goodness = __shfl_xor_sync(0xffffffffu, best.goodness, offset);
+        o.index = __shfl_xor_sync(0xffffffffu, best.index, offset);
+        if (better(o, best)) best = o;
       }
-      if (g == 0) bestRow[8 * n + 2 * t + j] = r;
+      if (g == 0) bestRow[member] = best;
     }
   }
 }

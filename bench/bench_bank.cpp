@@ -1,0 +1,165 @@
+// Banks of templates of one size on the H200: the GEMM bank numerator (gemm_bank.hpp) against
+// the fused kernel's loop over the same templates (FusedSpatialBank, the path before it), each
+// launch timed alone with CUDA events (median after warm-up), and the achieved integer tensor
+// throughput (2 ops per multiply-add of the template's w*h pixels, padding not counted) as a
+// share of the H200's dense INT8 peak. The whole per-frame cost through the library is in
+// bench_stream.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_check.hpp"
+#include "cuda/numerator/gemm_bank.hpp"
+#include "cuda/numerator/spatial_scores.hpp"
+#include "median.hpp"
+#include "nccmatch/engine.hpp"
+#include "rules/score_rules.hpp"
+
+using namespace nccmatch;
+using namespace nccmatch::cuda;
+
+namespace {
+
+constexpr double kInt8PeakTops = 1979.0;  // H200 dense INT8
+constexpr int kRuns = 15;
+
+struct Outputs {
+  double* maps = nullptr;
+  Ranked* best = nullptr;
+  int *above = nullptr, *counts = nullptr;
+};
+
+// Median microseconds of `launch` (kRuns after 3 warm-up runs).
+template <typename Launch>
+double timeLaunch(Launch launch) {
+  cudaEvent_t a, b;
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  for (int i = 0; i < kRuns + 3; ++i) {
+    BENCH_CUDA_CHECK(cudaEventRecord(a));
+    bench::exitOnError(launch());
+    BENCH_CUDA_CHECK(cudaEventRecord(b));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 3) t.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return bench::median(t);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!cudaAvailable(&why)) {
+    std::printf("no GPU: %s\n", why.c_str());
+    return 0;
+  }
+  // Options: --gemm-only (no fused loop), --method NAME (default ccoeff-normed), --case N (one row).
+  bool withLoop = true;
+  Method method = Method::CCoeffNormed;
+  int onlyCase = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--gemm-only") withLoop = false;
+    else if (a == "--method" && i + 1 < argc && parseMethod(argv[i + 1], &method)) ++i;
+    else if (a == "--case" && i + 1 < argc) onlyCase = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N]\n");
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("GPU: %s, %d SMs\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
+              "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
+              prop.name, prop.multiProcessorCount, methodName(method), kRuns, kInt8PeakTops);
+  std::printf("| frame | bank | fused loop | GEMM bank | speed-up | GEMM TOPS | share of peak |\n|---|---|---|---|---|---|---|\n");
+  struct Case {
+    int W, H, count, side;
+  };
+  const Case cases[] = {{1920, 1080, 16, 16}, {1920, 1080, 64, 16}, {1920, 1080, 256, 16}, {1920, 1080, 1024, 16},
+                        {1920, 1080, 16, 32}, {1920, 1080, 64, 32},  {1920, 1080, 256, 32}, {1920, 1080, 16, 64},
+                        {1920, 1080, 64, 64}, {3840, 2160, 64, 32},  {3840, 2160, 16, 64}};
+  std::mt19937 gen(2026);
+  for (int ci = 0; ci < int(sizeof(cases) / sizeof(cases[0])); ++ci) {
+    if (onlyCase >= 0 && ci != onlyCase) continue;
+    const Case& c = cases[ci];
+    const std::size_t frameBytes = std::size_t(c.W) * c.H;
+    std::vector<uint8_t> frame(frameBytes);
+    for (auto& v : frame) v = uint8_t(gen());
+    uint8_t* dFrame = nullptr;
+    BENCH_CUDA_CHECK(cudaMalloc(&dFrame, frameBytes));
+    BENCH_CUDA_CHECK(cudaMemcpy(dFrame, frame.data(), frameBytes, cudaMemcpyHostToDevice));
+    const int mapW = c.W - c.side + 1, mapH = c.H - c.side + 1;
+    const std::size_t positions = std::size_t(mapW) * mapH;
+    const GemmBankShape shape = gemmBankShape(c.side, c.side, c.count);
+    const std::size_t partials =
+        std::size_t(std::max(gemmBankTiles(mapW, mapH, shape), fusedSpatialBlocks(mapW, mapH)));
+    Outputs o;
+    BENCH_CUDA_CHECK(cudaMalloc(&o.maps, positions * c.count * sizeof(double)));
+    BENCH_CUDA_CHECK(cudaMalloc(&o.above, positions * c.count * sizeof(int)));
+    BENCH_CUDA_CHECK(cudaMalloc(&o.best, partials * c.count * sizeof(Ranked)));
+    BENCH_CUDA_CHECK(cudaMalloc(&o.counts, c.count * sizeof(int)));
+    std::vector<std::vector<uint8_t>> pixels(c.count, std::vector<uint8_t>(std::size_t(c.side) * c.side));
+    std::vector<const uint8_t*> pixelPtrs;
+    std::vector<uint8_t*> fragments(c.count, nullptr);
+    std::vector<FusedBankTemplate> members;
+    for (int i = 0; i < c.count; ++i) {
+      for (auto& v : pixels[i]) v = uint8_t(gen());
+      pixelPtrs.push_back(pixels[i].data());
+      const std::vector<uint8_t> f = fusedSpatialFragments(pixels[i].data(), c.side, c.side);
+      BENCH_CUDA_CHECK(cudaMalloc(&fragments[i], f.size()));
+      BENCH_CUDA_CHECK(cudaMemcpy(fragments[i], f.data(), f.size(), cudaMemcpyHostToDevice));
+      TemplateImage t;
+      t.width = t.height = c.side;
+      t.pixels = pixels[i];
+      FusedBankTemplate m;
+      m.packedTemplate = fragments[i];
+      m.templateWidth = m.templateHeight = c.side;
+      m.stats = templateStats(t);
+      m.map = o.maps + positions * i;
+      m.blockBest = o.best + partials * i;
+      m.above = o.above + positions * i;
+      m.aboveCount = o.counts + i;
+      members.push_back(m);
+    }
+    FusedBankRule rule;
+    rule.sign = lowerIsBetter(method) ? -1.0 : 1.0;
+    rule.goodEnough = method == Method::CCoeffNormed || method == Method::CCorrNormed ? 0.9 : 1e300;  // raw scores: nothing collected
+    rule.collect = true;
+    GemmBank gemm;
+    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount));
+    const double gemmMicros = timeLaunch([&] {
+      BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
+      return gemm.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);
+    });
+    double loopMicros = 0;
+    if (withLoop) {
+      FusedSpatialBank loop;
+      bench::exitOnError(loop.set(members, FusedNumerator::TensorCores));
+      loopMicros = timeLaunch([&] {
+        BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
+        return loop.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);
+      });
+    }
+    const double tops = 2.0 * c.count * double(c.side) * c.side * double(positions) / (gemmMicros * 1e-6) / 1e12;
+    std::printf("| %dx%d | %d x %dx%d | %.1f | %.1f | %.2fx | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side, c.side,
+                loopMicros, gemmMicros, withLoop ? loopMicros / gemmMicros : 0.0, tops, 100.0 * tops / kInt8PeakTops);
+    std::fflush(stdout);
+    for (uint8_t* f : fragments) cudaFree(f);
+    cudaFree(o.maps);
+    cudaFree(o.above);
+    cudaFree(o.best);
+    cudaFree(o.counts);
+    cudaFree(dFrame);
+  }
+  return 0;
+}
