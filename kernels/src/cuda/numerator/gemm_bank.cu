@@ -142,6 +142,14 @@ __device__ __forceinline__ void mainLoop(const GemmShared& s, int kSteps, int ro
   }
 }
 
+// One (position, template) score by the rules. Not inlined: the epilogue calls it from 2 * 16
+// unrolled places per n-tile, and one copy keeps the kernel's code (and binaries) small.
+__device__ __noinline__ double scoreOf(Method method, const TemplateStats& stats, const NormedConstants& normed,
+                                       int64_t s1, int64_t s2, int64_t c) {
+  return method == Method::CCoeffNormed && stats.n <= kInt64SafePixels ? ccoeffNormedScore(stats, normed, s1, s2, c)
+                                                                       : scoreFromSums(method, stats, s1, s2, c);
+}
+
 // The epilogue of one warp's output row y: each (position, template) scored from the window
 // sums and C, written to the template's map and, reaching the threshold, to its above list; the
 // row's best per template (lanes of one t hold the same templates) goes to bestRow.
@@ -169,9 +177,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[16 / kNTiles][kNT
           const int64_t s1 = int64_t(p1[xl + w] - p1[xl]), s2 = int64_t(p2[xl + w] - p2[xl]);
           const int index = y * mapWidth + x;
           const int64_t c = int64_t(acc[m][n][2 * half + j]);
-          const double score = method == Method::CCoeffNormed && e.stats.n <= kInt64SafePixels
-                                   ? ccoeffNormedScore(e.stats, e.normed, s1, s2, c)
-                                   : scoreFromSums(method, e.stats, s1, s2, c);
+          const double score = scoreOf(method, e.stats, e.normed, s1, s2, c);
           e.map[index] = score;
           const Ranked here{rule.sign * score, index};
           if (better(here, best)) best = here;
