@@ -85,7 +85,8 @@ class Tracker {
   // call over every live track's window. The engine's bank is the templates tracked (template
   // index = bank index). The frame size may change only after endAll().
   Status track(Engine& engine, const FrameView& frame, const MatchParams& params, TrackerFrame* out);
-  // The same with a scaled bank (scales.hpp): the engine holds scaled.templates; tracks, matches
+  // The same with a scaled bank (scales.hpp): the engine holds scaled.templates (the bank's own
+  // copies of the images are not needed once the engine has them); tracks, matches
   // and templateIndex are of the originals, each track searched at every scale of its template.
   Status track(Engine& engine, const FrameView& frame, const MatchParams& params, const ScaledBank& scaled,
                TrackerFrame* out);

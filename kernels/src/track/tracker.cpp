@@ -83,8 +83,9 @@ Status Tracker::track(Engine& engine, const FrameView& frame, const MatchParams&
 
 Status Tracker::track(Engine& engine, const FrameView& frame, const MatchParams& params, const ScaledBank& scaled,
                       TrackerFrame* out) {
-  if (scaled.templates.size() != engine.templates().size() || scaled.original.size() != scaled.templates.size())
-    return Status::error("Tracker::track: the scaled bank has " + std::to_string(scaled.templates.size()) +
+  // The engine holds the images; the scaled bank's own copies may have been let go.
+  if (scaled.original.size() != engine.templates().size() || scaled.scale.size() != scaled.original.size())
+    return Status::error("Tracker::track: the scaled bank has " + std::to_string(scaled.original.size()) +
                          " entries, the engine's bank " + std::to_string(engine.templates().size()));
   return trackFrame(engine, frame, params, &scaled, out);
 }
@@ -134,11 +135,12 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   // Matches of the originals, each carrying the entry it was found at in `entryOf`.
   std::vector<uint32_t> entryOf;
   if (scaled != nullptr) {
-    // mergeScaledResult names originals; the entry is recovered from the scale and size.
+    // mergeScaledResult names originals; the entry is the one of that original at that scale
+    // (scaleTemplates gives each original one entry per distinct scale).
     FrameResult merged = mergeScaledResult(*scaled, found, params);
     for (const Match& m : merged.matches) {
       uint32_t entry = 0;
-      for (uint32_t e = 0; e < scaled->templates.size(); ++e)
+      for (uint32_t e = 0; e < scaled->original.size(); ++e)
         if (scaled->original[e] == m.templateIndex && scaled->scale[e] == m.scale) entry = e;
       entryOf.push_back(entry);
     }
