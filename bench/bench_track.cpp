@@ -3,7 +3,7 @@
 // Tracker::track with search-margin 48 (128x128 windows), all 16 windows in one matchRegions call,
 // no full-frame search after the first frame (acquire-interval 0); also matchRegions alone, and
 // the mean per frame with a full-frame search every 10 frames. Medians; prints a markdown table.
-//   bench_track [--backend cpu|cuda] [--frames N] [--threads N]
+//   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -64,20 +64,20 @@ struct Scene {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Backend backend = Backend::Cpu;
+  Backend backend = Backend::Auto;
   int frames = 30, threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backend" && i + 1 < argc) {
       const std::string b = argv[++i];
-      if (b != "cpu" && b != "cuda") return std::fprintf(stderr, "--backend cpu|cuda\n"), 2;
-      backend = b == "cuda" ? Backend::Cuda : Backend::Cpu;
+      if (b != "auto" && b != "cpu" && b != "cuda") return std::fprintf(stderr, "--backend auto|cpu|cuda\n"), 2;
+      backend = b == "cuda" ? Backend::Cuda : (b == "cpu" ? Backend::Cpu : Backend::Auto);
     } else if (a == "--frames" && i + 1 < argc) {
       frames = std::max(3, std::atoi(argv[++i]));
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::max(0, std::atoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: bench_track [--backend cpu|cuda] [--frames N] [--threads N]\n");
+      std::fprintf(stderr, "usage: bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]\n");
       return 2;
     }
   }

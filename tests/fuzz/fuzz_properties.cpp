@@ -1,4 +1,5 @@
-// Fuzz target (3): the element's string properties `templates`, `scales` and `search-region`.
+// Fuzz target (3): the element's string properties `templates`, `scales` and `search-region`, and
+// `mode` as a launch line sets it (text through gst_util_set_object_arg).
 // Each input is one property (first byte) and its text (the rest, up to the first NUL, as a
 // GValue string is a C string), tried at two levels:
 // - the parsers of plugin/nccmatch_settings.*: any text gives a value or a refusal message, and a
@@ -122,6 +123,27 @@ void checkElement(GstElement* element, const char* property, const char* text) {
   FUZZ_CHECK(keptRefusal == !accepted, "%s: refusal %s kept for start()", property, keptRefusal ? "wrongly" : "not");
 }
 
+// `mode` from text, as gst-launch sets it: "detect"/"0" and "track"/"1" (or the values' full
+// names) select a mode; any other text leaves the mode as it was.
+void checkMode(GstElement* element, const char* text) {
+  gint before = -1, after = -1;
+  g_object_get(element, "mode", &before, nullptr);
+  gst_util_set_object_arg(G_OBJECT(element), "mode", text);
+  g_object_get(element, "mode", &after, nullptr);
+  const std::string t(text);
+  FUZZ_CHECK(after == 0 || after == 1, "mode read back as %d", after);
+  if (t == "detect" || t == "0") FUZZ_CHECK(after == 0, "mode '%s' read back as %d", text, after);
+  if (t == "track" || t == "1") FUZZ_CHECK(after == 1, "mode '%s' read back as %d", text, after);
+  GEnumClass* modes = G_ENUM_CLASS(g_type_class_ref(GST_TYPE_NCCMATCH_MODE));
+  const bool known = g_enum_get_value_by_nick(modes, text) != nullptr || g_enum_get_value_by_name(modes, text) != nullptr;
+  g_type_class_unref(modes);
+  char* end = nullptr;
+  const long number = std::strtol(text, &end, 0);
+  const bool numeric = end != text && *end == '\0';
+  if (!known && !numeric) FUZZ_CHECK(after == before, "mode '%s' changed the mode from %d to %d", text, before, after);
+  if (numeric && number != 0 && number != 1) FUZZ_CHECK(after == before, "mode %ld accepted", number);
+}
+
 GstElement* fuzzedElement() {
   static GstElement* e = [] {
     GstElement* made = GST_ELEMENT(g_object_new(GST_TYPE_NCCMATCH, nullptr));
@@ -139,6 +161,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // GStreamer's once-per-process allocations (class data, quarks) are made before leak checks.
   for (const char* property : {"templates", "scales", "search-region"})
     for (const char* text : {"1,2,3,4", "x"}) checkElement(fuzzedElement(), property, text);
+  for (const char* text : {"track", "x", "detect"}) checkMode(fuzzedElement(), text);
   nccmatch::fuzz::startLeakChecks();
   return 0;
 }
@@ -157,5 +180,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   checkScales(text.c_str());
   checkRegion(text.c_str(), frameW, frameH);
   checkElement(fuzzedElement(), property, text.c_str());
+  checkMode(fuzzedElement(), text.c_str());
   return 0;
 }
