@@ -355,14 +355,15 @@ TEST_P(TrackElement, PropertiesHaveTheirRangesDefaultsAndFlags) {
 }
 
 // template-update: an object whose appearance drifts (one more column of it replaced by new
-// texture each frame) keeps its track with the update on (its copy follows it) and is lost with
-// it off (the loaded template no longer reaches the threshold).
+// texture each frame) keeps its track with the update on (its copy follows it; also in the
+// full-frame search every 3 frames, where its window is searched with its copy too) and is lost
+// with it off (the loaded template no longer reaches the threshold).
 TEST_P(TrackElement, TemplateUpdateFollowsADriftingAppearance) {
   const TemplateImage a = makeTemplate(16, 16, Fill::Random), b = makeTemplate(12, 10, Fill::Random);
   const TemplateImage noise = makeTemplate(16, 16, Fill::Random);
   makeElement();
   g_object_set(element_, "templates", (writeTemplate("a.pgm", a) + "," + writeTemplate("b.pgm", b)).c_str(), "mode",
-               1, "threshold", 0.8, "template-update", 0.5, "acquire-interval", 0u, nullptr);
+               1, "threshold", 0.8, "template-update", 0.5, "acquire-interval", 3u, nullptr);
   layout_ = makeLayout(GST_VIDEO_FORMAT_GRAY8, kWidth, kHeight, 0);
   start(layout_);
   auto drifted = [&](int t) {

@@ -82,7 +82,8 @@ class Tracker {
   const TrackerOptions& options() const { return options_; }
 
   // Tracks one frame: a full-frame Engine::match when one is due, else one Engine::matchRegions
-  // call over every live track's window. The engine's bank is the templates tracked (template
+  // call over every live track's window (with templateUpdate > 0 the windows, searched with the
+  // tracks' own copies, also in full-frame frames). The engine's bank is the templates tracked (template
   // index = bank index). The frame size may change only after endAll().
   Status track(Engine& engine, const FrameView& frame, const MatchParams& params, TrackerFrame* out);
   // The same with a scaled bank (scales.hpp): the engine holds scaled.templates (the bank's own

@@ -108,18 +108,18 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   }
 
   // The search: the whole frame, or every live track's window at every scale of its template.
-  FrameResult found;
+  // With template-update the windows are searched in full-frame frames too: a track's own copy
+  // may have drifted from the loaded template that the full-frame search uses.
   out->fullFrameSearch = track::fullSearchDue(now, lastFullSearch_, options_.acquireInterval, anyMatchedLastFrame_);
-  if (out->fullFrameSearch) {
-    NCC_RETURN_IF_ERROR(engine.match(frame, params, &found));
-    lastFullSearch_ = now;
-  } else {
-    std::vector<RegionQuery> regions;
+  const bool update = options_.templateUpdate > 0.0;
+  std::vector<RegionQuery> regions;
+  std::vector<RegionResult> results;
+  if (!out->fullFrameSearch || update) {
     for (std::size_t k = 0; k < tracks_.size(); ++k) {
       const Track& t = tracks_[k];
       for (uint32_t e = 0; e < entries.entries; ++e) {
         if (entries.original(e) != t.original) continue;
-        const bool own = options_.templateUpdate > 0.0 && e == t.entry && !t.own.pixels.empty();
+        const bool own = update && e == t.entry && !t.own.pixels.empty();
         const TemplateImage& image = own ? t.own : bank[e];
         const track::Window w = track::searchWindow(predictions[k].corner, image.width, image.height,
                                                     predictions[k].margin, frame.width, frame.height);
@@ -127,11 +127,24 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
         regions.push_back(RegionQuery{w.x, w.y, w.width, w.height, e, own ? &t.own : nullptr});
       }
     }
-    std::vector<RegionResult> results;
     if (!regions.empty()) NCC_RETURN_IF_ERROR(engine.matchRegions(frame, regions, params, &results));
-    found = track::combineRegionResults(regions, results, entries.entries, params);
     out->regionsSearched = regions.size();
   }
+  if (out->fullFrameSearch) {
+    // The whole frame's matches join the windows' as one more region per template.
+    FrameResult whole;
+    NCC_RETURN_IF_ERROR(engine.match(frame, params, &whole));
+    lastFullSearch_ = now;
+    for (uint32_t e = 0; e < entries.entries; ++e) {
+      RegionResult r;
+      for (const Match& m : whole.matches)
+        if (m.templateIndex == e) r.matches.push_back(m);
+      if (e < whole.best.size()) r.best = whole.best[e];
+      regions.push_back(RegionQuery{0, 0, frame.width, frame.height, e, nullptr});
+      results.push_back(std::move(r));
+    }
+  }
+  FrameResult found = track::combineRegionResults(regions, results, entries.entries, params);
   // Matches of the originals, each carrying the entry it was found at in `entryOf`.
   std::vector<uint32_t> entryOf;
   if (scaled != nullptr) {

@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/peaks.hpp"
+#include "common/region_peaks.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/region_scores.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
+#include "cuda/peaks/region_peaks.hpp"
 
 namespace nccmatch::cuda {
 
@@ -16,6 +17,10 @@ static_assert(kFusedNumerator == FusedNumerator::TensorCores,
 namespace {
 
 constexpr std::size_t kAlign = 16;  // region rows and blocks start 16-byte aligned (cp.async)
+// The peaks buffer: the candidate count, then one best per region, then the candidates. The first
+// copy back brings this many candidates with the count and the bests; more take a second copy.
+constexpr std::size_t kCountBytes = 64;
+constexpr std::size_t kFirstCandidates = 2048;
 
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -47,6 +52,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   std::vector<FusedRegion> fused;
   std::vector<std::size_t> onCpu;
   std::size_t pixelBytes = 0, fragmentBytes = 0, mapDoubles = 0;
+  std::size_t capacity = 0, bestsBytes = 0, firstCopyBytes = 0;
   int maxHeight = 1, maxMapW = 1, maxMapH = 1;
   for (std::size_t k = 0; k < regions.size(); ++k) {
     const RegionQuery& r = regions[k];
@@ -84,7 +90,12 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     NCC_RETURN_IF_ERROR(descs_.reserve(fused.size() * sizeof(RegionScoreDesc)));
     NCC_RETURN_IF_ERROR(hostDescs_.reserve(fused.size() * sizeof(RegionScoreDesc)));
     NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
-    NCC_RETURN_IF_ERROR(hostMaps_.reserve(mapDoubles * sizeof(double)));
+    // Every position may be a candidate at most once: room for all of them.
+    capacity = mapDoubles;
+    bestsBytes = fused.size() * sizeof(RegionPeak);
+    firstCopyBytes = kCountBytes + bestsBytes + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
+    NCC_RETURN_IF_ERROR(peaks_.reserve(kCountBytes + bestsBytes + capacity * sizeof(RegionPeak)));
+    NCC_RETURN_IF_ERROR(hostPeaks_.reserve(firstCopyBytes));
     if (pixelBytes > 0) {
       NCC_RETURN_IF_ERROR(pixels_.reserve(pixelBytes));
       NCC_RETURN_IF_ERROR(hostPixels_.reserve(pixelBytes));
@@ -135,8 +146,17 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
                                    cudaMemcpyHostToDevice, stream));
     NCC_RETURN_IF_ERROR(fusedRegionScores(descs_.as<RegionScoreDesc>(), int(fused.size()), maxHeight, maxMapW, maxMapH,
                                           params.method, stream));
-    NCC_CUDA_CHECK(cudaMemcpyAsync(hostMaps_.as<void>(), maps_.as<void>(), mapDoubles * sizeof(double),
-                                   cudaMemcpyDeviceToHost, stream));
+    // The peaks where the maps lie; only their samples come back.
+    uint8_t* peaks = peaks_.as<uint8_t>();
+    int* candidateCount = reinterpret_cast<int*>(peaks);
+    RegionPeak* bests = reinterpret_cast<RegionPeak*>(peaks + kCountBytes);
+    RegionPeak* candidates = reinterpret_cast<RegionPeak*>(peaks + kCountBytes + bestsBytes);
+    const double sign = goodnessSign(params.method);
+    NCC_CUDA_CHECK(cudaMemsetAsync(candidateCount, 0, sizeof(int), stream));
+    NCC_RETURN_IF_ERROR(findRegionPeaks(descs_.as<RegionScoreDesc>(), int(fused.size()), sign, sign * params.threshold,
+                                        params.maxMatches > 0, candidates, int(std::min<std::size_t>(capacity, 1u << 30)),
+                                        candidateCount, bests, stream));
+    NCC_CUDA_CHECK(cudaMemcpyAsync(hostPeaks_.as<void>(), peaks, firstCopyBytes, cudaMemcpyDeviceToHost, stream));
   }
   // The CPU's regions meanwhile (large templates), then the GPU's maps.
   if (!onCpu.empty()) {
@@ -148,11 +168,26 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   }
   if (fused.empty()) return Status();
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (const FusedRegion& f : fused) {
+  const uint8_t* host = hostPeaks_.as<uint8_t>();
+  const std::size_t count = std::size_t(*reinterpret_cast<const int*>(host));
+  if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
+  const RegionPeak* bests = reinterpret_cast<const RegionPeak*>(host + kCountBytes);
+  const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + kCountBytes + bestsBytes);
+  std::vector<std::vector<RegionPeak>> candidates(fused.size());
+  for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) candidates[first[k].region].push_back(first[k]);
+  if (count > kFirstCandidates) {  // many positions pass (a low threshold): the rest in a second copy
+    std::vector<RegionPeak> rest(count - kFirstCandidates);
+    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), peaks_.as<uint8_t>() + kCountBytes + bestsBytes +
+                                               kFirstCandidates * sizeof(RegionPeak),
+                              rest.size() * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
+    for (const RegionPeak& p : rest) candidates[p.region].push_back(p);
+  }
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    const FusedRegion& f = fused[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    findPeaks(hostMaps_.as<double>() + f.mapOffset, f.mapWidth, f.mapHeight, f.image->width, f.image->height,
-              r.templateIndex, params, &out.matches, &out.best);
+    finishRegionPeaks(std::move(candidates[i]), bests[i], f.mapWidth, f.mapHeight, f.image->width, f.image->height,
+                      r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);
   }
