@@ -20,7 +20,7 @@ constexpr std::size_t kAlign = 16;  // region rows and blocks start 16-byte alig
 // The peaks buffer: the candidate count, then one best per region, then the candidates. The first
 // copy back brings this many candidates with the count and the bests; more take a second copy.
 constexpr std::size_t kCountBytes = 64;
-constexpr std::size_t kFirstCandidates = 2048;
+constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows have a few each
 
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 

@@ -2,7 +2,7 @@
 // by one launch of the fused region kernel (numerator/region_scores.hpp) into its own map on the
 // device, and one launch of the region peak kernel (peaks/region_peaks.hpp) picks each region's
 // candidates and best there; only those samples come back (one copy, a second only when more than
-// 2048 positions pass), and the host ranks, suppresses and refines them as findPeaks does
+// 256 positions pass), and the host ranks, suppresses and refines them as findPeaks does
 // (common/region_peaks.hpp). Host frames: only the regions' pixels are uploaded, packed, in one
 // copy. Regions with larger templates take the CPU backend's exact path on the region's pixels.
 // Results are the CPU's bit for bit.
