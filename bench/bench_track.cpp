@@ -2,7 +2,9 @@
 // camera-like 1080p frame. detect: Engine::match of the whole frame with the bank of 16; track:
 // Tracker::track with search-margin 48 (128x128 windows), all 16 windows in one matchRegions call,
 // no full-frame search after the first frame (acquire-interval 0); also matchRegions alone, and
-// the mean per frame with a full-frame search every 10 frames. Medians; prints a markdown table.
+// the mean per frame with a full-frame search every 10 frames; on the CUDA backend also
+// matchRegions and Tracker::track on the frame already in device memory (a decoder's CUDA frames:
+// no upload of the windows). Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
@@ -12,6 +14,10 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#ifdef NCCMATCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include "median.hpp"
 #include "nccmatch/engine.hpp"
@@ -143,6 +149,38 @@ int main(int argc, char** argv) {
     if (!st.ok()) return std::fprintf(stderr, "matchRegions: %s\n", st.message().c_str()), 1;
   }
 
+  // The CUDA backend on the frame in device memory: the windows are read where they lie.
+  std::vector<double> deviceRegions, deviceTrack;
+#ifdef NCCMATCH_HAVE_CUDA
+  if (engine->backend() == Backend::Cuda) {
+    uint8_t* device = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&device), pixels.size()) != cudaSuccess ||
+        cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+      return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+    const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
+    for (int rep = 0; rep < frames; ++rep) {
+      std::vector<RegionResult> results;
+      const double t0 = nowMs();
+      st = engine->matchRegions(onDevice, windows, params, &results);
+      if (rep > 0) deviceRegions.push_back(nowMs() - t0);
+      if (!st.ok()) return std::fprintf(stderr, "matchRegions (device): %s\n", st.message().c_str()), 1;
+    }
+    Tracker onGpu(to);
+    for (int n = 0; n < frames; ++n) {
+      scene.frame(n, &pixels);
+      if (cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        return std::fprintf(stderr, "device frame copy failed\n"), 1;
+      TrackerFrame out;
+      const double t0 = nowMs();
+      st = onGpu.track(*engine, onDevice, params, &out);
+      if (n > 1) deviceTrack.push_back(nowMs() - t0);
+      if (!st.ok() || out.matches.size() != std::size_t(kObjects))
+        return std::fprintf(stderr, "track (device) frame %d: %s\n", n, st.message().c_str()), 1;
+    }
+    cudaFree(device);
+  }
+#endif
+
   const double d = bench::median(detect), t = bench::median(track), r = bench::median(regionsOnly);
   const double amortised = (d + 9 * t) / 10;
   std::printf("bench_track: %s backend, %d worker thread(s), %dx%d, %d objects of %dx%d, %dx%d windows, "
@@ -154,5 +192,10 @@ int main(int argc, char** argv) {
   std::printf("| track (Tracker::track, 16 windows) | %.3f | 1/%.0f |\n", t, d / t);
   std::printf("| matchRegions alone (16 windows) | %.3f | 1/%.0f |\n", r, d / r);
   std::printf("| track with a full-frame search every 10 frames (mean) | %.3f | 1/%.1f |\n", amortised, d / amortised);
+  if (!deviceRegions.empty()) {
+    const double dr = bench::median(deviceRegions), dt = bench::median(deviceTrack);
+    std::printf("| matchRegions alone, frame in device memory | %.3f | 1/%.0f |\n", dr, d / dr);
+    std::printf("| track, frame in device memory | %.3f | 1/%.0f |\n", dt, d / dt);
+  }
   return 0;
 }
