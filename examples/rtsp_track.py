@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
-"""Tracks an object on an RTSP stream with nccmatch, reading the element's `nccmatch` bus messages.
+"""Tracks objects on an RTSP stream with nccmatch mode=track, reading the element's `nccmatch` bus messages.
 
     rtspsrc location=URL latency=MS ! decodebin ! videoconvert ! video/x-raw,format=GRAY8
-        ! nccmatch templates=FILE[,FILE...] frames-in-flight=1 ! fakesink   (--show: ! autovideosink)
+        ! nccmatch templates=FILE[,FILE...] mode=track ! fakesink   (--show: ! autovideosink)
 
-prints one line per frame (frame time, each template's position and score) and says when a
-template is lost and found again. With --serve, or without a URL, it serves its own stream
+prints one line per frame (frame time, each track's id, state, position and score; the tracks
+lost and ended in that frame). The element keeps the tracks: each match carries `track-id`
+(an id that lasts while the object is followed, never reused) and `track-state` (new, tracked,
+reacquired); --mode detect shows the plain per-frame matches instead (each template's best). With --serve, or without a URL, it serves its own stream
 in-process (GstRtspServer: videotestsrc pattern=ball ! x264enc tune=zerolatency ! rtph264pay on a
 free port of 127.0.0.1), cuts the ball's template from a frame of the same source, tracks it and
-checks each position against the ball's known path; exits 77 (skip) when the server library,
-x264enc or an H.264 decoder is missing.
+checks each position against the ball's known path and, in track mode, that the ball keeps one
+track id over the whole stream; exits 77 (skip) when the server library, x264enc or an H.264
+decoder is missing.
 
     python3 examples/rtsp_track.py rtsp://camera/stream --template cup.png [--frames N] [--show]
     python3 examples/rtsp_track.py --serve --frames 60
 (from a build folder: meson devenv -C build python3 examples/rtsp_track.py ...)
 
-Latency: frames-in-flight=1 (the default here) pushes each frame as soon as it is matched; the
-element's auto (0) holds no frame behind a live source like rtspsrc either, while 2-3 overlap the
-GPU upload of one frame with the matching of the previous at one frame duration of latency each.
-rtspsrc's jitter buffer (--latency) usually dominates: lower it on a good network.
+Latency: track mode holds no frame (each frame's search windows come from the frame before); in
+detect mode frames-in-flight=1 (the default here) pushes each frame as soon as it is matched, while
+2-3 overlap the GPU upload of one frame with the matching of the previous at one frame duration of
+latency each. rtspsrc's jitter buffer (--latency) usually dominates: lower it on a good network.
 
 Exit status: 0 done (with --serve: the ball followed its path), 1 stream or tracking failure
 (error, timeout, no frames), 2 bad arguments (missing template file), 77 --serve cannot run here.
@@ -153,42 +156,59 @@ def client_launch(args):
     return (f"rtspsrc name=src latency={args.latency}{protocols} "
             f"tcp-timeout={args.timeout * 1000000} ! decodebin ! videoconvert ! "
             f"video/x-raw,format={args.format} ! "
-            f"nccmatch name=match threshold={args.threshold} max-matches=1 "
+            f"nccmatch name=match threshold={args.threshold} max-matches={args.max_matches} mode={args.mode} "
             f"frames-in-flight={args.frames_in_flight} device={args.device} "
             f"display={'true' if args.show else 'false'} ! {sink}")
 
 
 class Tracker:
-    """Turns the element's per-frame `nccmatch` messages into printed track lines and lost/found events."""
+    """Turns the element's per-frame `nccmatch` messages into printed lines.
 
-    def __init__(self, names):
+    Track mode: one entry per track (id, state, position, score), and the ids lost and ended in
+    the frame. Detect mode: each template's best match, and when a template is lost and found."""
+
+    def __init__(self, names, mode):
         self.names = names
+        self.mode = mode
         self.visible = {name: None for name in names}  # None: not seen yet
-        self.track = []  # (frame, pts in s, {name: (sub-x, sub-y, score)})
+        self.track = []  # (frame, pts in s, {name: (sub-x, sub-y, score)}) with each name's best
+        self.ids = {name: [] for name in names}  # track mode: each name's track id per frame seen
 
     def on_frame(self, structure):
         frame = len(self.track)
         seconds = structure.get_value("timestamp") / Gst.SECOND
         best = {}
+        parts = []
         for m in structure.get_value("matches").array:
             name = m.get_value("name")
+            x, y, score = m.get_value("sub-x"), m.get_value("sub-y"), m.get_value("score")
+            if self.mode == "track":
+                track_id, state = m.get_value("track-id"), m.get_value("track-state")
+                parts.append(f"{name}#{track_id} {state:10s} ({x:7.2f}, {y:7.2f}) {score:.3f}")
+                if name not in best:
+                    self.ids[name].append(track_id)
             if name not in best:  # best first
-                best[name] = (m.get_value("sub-x"), m.get_value("sub-y"), m.get_value("score"))
-        parts = []
-        for name in self.names:
-            if name in best:
-                x, y, score = best[name]
-                parts.append(f"{name} ({x:7.2f}, {y:7.2f}) {score:.3f}")
-            else:
-                parts.append(f"{name} -")
-        print(f"frame {frame:4d}  t={seconds:8.3f}s  " + "  ".join(parts))
-        for name in self.names:
-            now = name in best
-            if now and self.visible[name] is not True:
-                print(f"  found {name} at ({best[name][0]:.1f}, {best[name][1]:.1f})")
-            elif not now and self.visible[name] is True:
-                print(f"  lost {name}")
-            self.visible[name] = now
+                best[name] = (x, y, score)
+        if self.mode == "track":
+            lost = list(structure.get_value("lost-tracks").array)
+            ended = list(structure.get_value("ended-tracks").array)
+            extra = (f"  lost {lost}" if lost else "") + (f"  ended {ended}" if ended else "")
+            print(f"frame {frame:4d}  t={seconds:8.3f}s  " + ("  ".join(parts) or "-") + extra)
+        else:
+            for name in self.names:
+                if name in best:
+                    x, y, score = best[name]
+                    parts.append(f"{name} ({x:7.2f}, {y:7.2f}) {score:.3f}")
+                else:
+                    parts.append(f"{name} -")
+            print(f"frame {frame:4d}  t={seconds:8.3f}s  " + "  ".join(parts))
+            for name in self.names:
+                now = name in best
+                if now and self.visible[name] is not True:
+                    print(f"  found {name} at ({best[name][0]:.1f}, {best[name][1]:.1f})")
+                elif not now and self.visible[name] is True:
+                    print(f"  lost {name}")
+                self.visible[name] = now
         self.track.append((frame, seconds, best))
 
 
@@ -269,7 +289,7 @@ def serve_and_track(args):
         server = LocalServer(SERVED_LAUNCH)
         print(f"serving {server.url}")
         args.tcp = True  # interleaved in the RTSP connection: no UDP ports to open
-        tracker = Tracker([template_name(t) for t in templates])
+        tracker = Tracker([template_name(t) for t in templates], args.mode)
         try:
             error = run_pipeline(server.url, templates, args, tracker)
         finally:
@@ -283,6 +303,11 @@ def serve_and_track(args):
     print(f"ball on its path in {good} of {total} frames (stream starts at source frame {start})")
     if good < 0.9 * total or total < args.frames:
         return fail(f"the ball was on its path in only {good} of {total} frames")
+    if args.mode == "track":
+        ids = sorted(set(tracker.ids["ball"]))
+        print(f"ball track ids over the stream: {ids}")
+        if len(ids) != 1:
+            return fail(f"the ball's track id changed over the stream: {ids}")
     return 0
 
 
@@ -294,7 +319,7 @@ def track_url(args):
     missing = missing_elements(["rtspsrc", "decodebin", "videoconvert", "nccmatch"])
     if missing:
         return fail(f"missing elements: {', '.join(missing)}")
-    tracker = Tracker([template_name(t) for t in args.template])
+    tracker = Tracker([template_name(t) for t in args.template], args.mode)
     error = run_pipeline(args.url, args.template, args, tracker)
     if error:
         return fail(f"{args.url}: {error}")
@@ -317,11 +342,15 @@ def main():
                         "(default 200; 50 with --serve)")
     parser.add_argument("--tcp", action="store_true", help="RTP interleaved over the RTSP connection")
     parser.add_argument("--threshold", type=float, default=0.8, help="lowest NCC score of a match (default 0.8)")
+    parser.add_argument("--mode", default="track", choices=["track", "detect"],
+                        help="element property: track (default: ids that last) or detect (each frame on its own)")
+    parser.add_argument("--max-matches", type=int, default=4,
+                        help="element property: objects of one template per frame (default 4; the served ball is one)")
     parser.add_argument("--format", default="GRAY8", choices=["GRAY8", "NV12", "I420"])
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--frames-in-flight", type=int, default=1, choices=[0, 1, 2, 3],
-                        help="element property: 1 (default) for the lowest latency; 0 auto; 2-3 overlap "
-                        "GPU upload and matching at one frame of latency each")
+                        help="element property, detect mode: 1 (default) for the lowest latency; 0 auto; 2-3 "
+                        "overlap GPU upload and matching at one frame of latency each (track mode holds none)")
     parser.add_argument("--timeout", type=int, default=10, help="seconds to wait for the connection and "
                         "for each frame (default 10)")
     args = parser.parse_args()
@@ -332,6 +361,8 @@ def main():
         args.latency = 50 if serve else 200
     if args.frames < 0 or args.timeout <= 0 or (serve and args.frames == 0):
         return fail("--frames must be >= 0 (> 0 with --serve) and --timeout > 0", 2)
+    if args.max_matches < 1:
+        return fail("--max-matches must be >= 1", 2)
     if args.show and sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
                                                               or os.environ.get("WAYLAND_DISPLAY")):
         return fail("--show needs a display (DISPLAY or WAYLAND_DISPLAY is not set)", 2)

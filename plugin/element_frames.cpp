@@ -29,14 +29,14 @@ nccmatch::plugin::FrameTiming frameTiming(GstNccMatch* self, GstBuffer* buffer) 
 }
 
 void postMessages(GstNccMatch* self, const Settings& settings, const nccmatch::FrameResult& result,
-                  GstBuffer* buffer) {
+                  GstBuffer* buffer, const nccmatch::plugin::TrackReport* tracks) {
   if (!result.best.empty() && result.best[0].has_value()) {
     GstStructure* s = nccmatch::plugin::makeTemplateMatchStructure(*result.best[0], settings.method);
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
   }
   GstStructure* s =
       nccmatch::plugin::makeNccMatchStructure(result.matches, self->stream->names, frameTiming(self, buffer),
-                                              settings.generation);
+                                              settings.generation, tracks);
   gst_element_post_message(GST_ELEMENT(self), gst_message_new_element(GST_OBJECT(self), s));
 }
 
@@ -72,6 +72,23 @@ void toFrameCoordinates(const SearchRegion& area, nccmatch::FrameResult* result)
     if (b) shift(*b);
 }
 
+// A tracked frame as the element reports it: the matches (their best of template 0 as
+// template_match's best, which the tracker does not otherwise keep) and their tracks.
+nccmatch::FrameResult trackedResult(const nccmatch::TrackerFrame& tracked, std::size_t templates,
+                                    nccmatch::plugin::TrackReport* report) {
+  nccmatch::FrameResult result;
+  result.best.assign(templates, std::nullopt);
+  for (const nccmatch::TrackedMatch& m : tracked.matches) {
+    result.matches.push_back(m.match);
+    report->tags.push_back({m.trackId, nccmatch::trackStateName(m.state)});
+    const uint32_t t = m.match.templateIndex;
+    if (t < templates && !result.best[t]) result.best[t] = m.match;  // matches come best first
+  }
+  report->lost = tracked.lostTracks;
+  report->ended = tracked.endedTracks;
+  return result;
+}
+
 void releaseFrame(InFlightFrame& f) {
   if (f.mapped) gst_video_frame_unmap(&f.frame);
   f.mapped = false;
@@ -85,10 +102,17 @@ void releaseFrame(InFlightFrame& f) {
 GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   nccmatch::FrameResult result;
+  nccmatch::plugin::TrackReport report;
   bool ok = true;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    if (f.submitted) {
+    if (f.tracked) {
+      result = trackedResult(*f.tracked, stream.names.size(), &report);
+      toFrameCoordinates(f.area, &result);
+      NCCMATCH_OBJECT_LOCK(self);
+      self->published->stats.add(f.engineMicros);
+      NCCMATCH_OBJECT_UNLOCK(self);
+    } else if (f.submitted) {
       const gint64 begin = g_get_monotonic_time();
       nccmatch::Status status = stream.engine->collect(&result);
       f.engineMicros += g_get_monotonic_time() - begin;
@@ -136,8 +160,9 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
     gst_buffer_unref(buffer);
     return nullptr;
   }
-  nccmatch::plugin::attachRoiMetas(buffer, result.matches, stream.names);
-  if (f.settings.postMessages) postMessages(self, f.settings, result, buffer);
+  const nccmatch::plugin::TrackReport* tracks = f.tracked ? &report : nullptr;
+  nccmatch::plugin::attachRoiMetas(buffer, result.matches, stream.names, tracks);
+  if (f.settings.postMessages) postMessages(self, f.settings, result, buffer, tracks);
   return buffer;
 }
 
@@ -181,7 +206,7 @@ int framesInFlightNow(GstNccMatch* self, const Settings& settings) {
     stream.upstreamLiveKnown = true;
   }
   const int depth = nccmatch::plugin::framesInFlightFor(
-      settings.framesInFlight, stream.engine->backend() == nccmatch::Backend::Cuda, stream.upstreamLive,
+      settings.mode, settings.framesInFlight, stream.engine->backend() == nccmatch::Backend::Cuda, stream.upstreamLive,
       stream.engine->maxFramesInFlight());
   if (stream.depth != 0 && depth != stream.depth)  // the latency we report changes
     gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
@@ -209,6 +234,7 @@ std::optional<GstFlowReturn> refuseEarlyFrame(GstNccMatch* self) {
 struct EngineChanges {
   bool bank = false;     // template, templates, scales or grab-template set since the last load
   bool context = false;  // CUDA memory of another context than the engine's
+  bool mode = false;     // mode changed: frames in flight go out, tracks end
   GstCudaContext* memoryContext = nullptr;  // the frame's CUDA context (no reference), or null
 };
 
@@ -218,6 +244,7 @@ EngineChanges readFrameSettings(GstNccMatch* self, InFlightFrame& f) {
   f.settings = copySettings(self);
   EngineChanges changes;
   changes.bank = f.settings.templatesGeneration != stream.loadedGeneration;
+  changes.mode = (f.settings.mode == Mode::Track) != stream.tracking;
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (stream.cudaMemoryInput) changes.memoryContext = nccmatch::plugin::bufferCudaContext(f.buffer);
   f.cuda = changes.memoryContext != nullptr;
@@ -231,9 +258,13 @@ EngineChanges readFrameSettings(GstNccMatch* self, InFlightFrame& f) {
 // frame's CUDA context when that changed. Anything but GST_FLOW_OK: the frame goes no further.
 GstFlowReturn prepareEngine(GstNccMatch* self, InFlightFrame& f, const EngineChanges& changes,
                             std::optional<nccmatch::TemplateImage>* grabbed) {
-  if ((changes.bank || changes.context) && !self->stream->inFlight.empty()) {
+  if ((changes.bank || changes.context || changes.mode) && !self->stream->inFlight.empty()) {
     const GstFlowReturn flow = pushFramesInFlight(self);
     if (flow != GST_FLOW_OK) return flow;
+  }
+  if (changes.mode) {
+    self->stream->tracker.endAll();
+    self->stream->tracking = f.settings.mode == Mode::Track;
   }
   if (changes.bank && f.settings.grab) {
     nccmatch::TemplateImage patch;
@@ -295,10 +326,36 @@ void placeRegion(GstNccMatch* self, InFlightFrame& f) {
   warnOversizedTemplates(self, f.area.width, f.area.height, !f.settings.searchRegion.whole());
 }
 
-// Hands the area's luma to the engine when there are templates; false after posting an error.
+// mode=track: the tracker follows its tracks into this frame's area (a full-frame search or one
+// matchRegions call over their windows); the tracks end first when the area moved or changed
+// size. False after posting an error.
+bool trackArea(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
+  if (!(f.area == stream.trackArea)) {
+    stream.tracker.endAll();
+    stream.trackArea = f.area;
+  }
+  nccmatch::Status status = stream.tracker.setOptions(f.settings.trackerOptions());
+  nccmatch::TrackerFrame tracked;
+  const gint64 begin = g_get_monotonic_time();
+  if (status.ok())
+    status = stream.tracker.track(*stream.engine, lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(),
+                                  stream.scaled, &tracked);
+  f.engineMicros = g_get_monotonic_time() - begin;
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Tracking failed: %s", status.message().c_str()), (nullptr));
+    return false;
+  }
+  f.tracked = std::move(tracked);
+  return true;
+}
+
+// Hands the area's luma to the engine when there are templates (or to the tracker in track
+// mode); false after posting an error.
 bool submitArea(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   if (stream.names.empty()) return true;
+  if (f.settings.mode == Mode::Track) return trackArea(self, f);
   const gint64 begin = g_get_monotonic_time();
   nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
   f.engineMicros = g_get_monotonic_time() - begin;
@@ -316,7 +373,9 @@ bool matchFrame(GstNccMatch* self, InFlightFrame& f, const nccmatch::TemplateIma
     GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not make the CUDA context current"), (nullptr));
     return false;
   }
+  const uint64_t loaded = self->stream->loadedGeneration;
   if (!refreshBank(self, f.settings, grabbed)) return false;
+  if (self->stream->loadedGeneration != loaded) self->stream->tracker.endAll();  // tracks name the old bank
   placeRegion(self, f);
   return submitArea(self, f);
 }

@@ -33,6 +33,11 @@ enum {
   PROP_CPU_THREADS,
   PROP_STATS,
   PROP_SETTINGS_GENERATION,
+  PROP_MODE,
+  PROP_SEARCH_MARGIN,
+  PROP_LOST_FRAMES,
+  PROP_ACQUIRE_INTERVAL,
+  PROP_TEMPLATE_UPDATE,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -129,6 +134,26 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
     case PROP_CPU_THREADS:
       s.cpuThreads = int(g_value_get_uint(value));
       break;
+    case PROP_MODE:
+      s.mode = static_cast<nccmatch::plugin::Mode>(g_value_get_enum(value));
+      break;
+    case PROP_SEARCH_MARGIN:
+      s.searchMargin = int(MIN(g_value_get_uint(value), guint(nccmatch::plugin::kMaxSearchMargin)));
+      break;
+    case PROP_LOST_FRAMES:
+      s.lostFrames = int(MIN(g_value_get_uint(value), guint(nccmatch::plugin::kMaxTrackFrames)));
+      break;
+    case PROP_ACQUIRE_INTERVAL:
+      s.acquireInterval = int(MIN(g_value_get_uint(value), guint(nccmatch::plugin::kMaxTrackFrames)));
+      break;
+    case PROP_TEMPLATE_UPDATE: {
+      const double update = g_value_get_double(value);
+      if (!(update >= 0.0 && update <= 1.0))
+        GST_WARNING_OBJECT(self, "template-update %g ignored (must be 0..1); keeping %g", update, s.templateUpdate);
+      else
+        s.templateUpdate = update;
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -200,12 +225,82 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
     case PROP_SETTINGS_GENERATION:
       g_value_set_uint64(value, s.generation);
       break;
+    case PROP_MODE:
+      g_value_set_enum(value, int(s.mode));
+      break;
+    case PROP_SEARCH_MARGIN:
+      g_value_set_uint(value, guint(s.searchMargin));
+      break;
+    case PROP_LOST_FRAMES:
+      g_value_set_uint(value, guint(s.lostFrames));
+      break;
+    case PROP_ACQUIRE_INTERVAL:
+      g_value_set_uint(value, guint(s.acquireInterval));
+      break;
+    case PROP_TEMPLATE_UPDATE:
+      g_value_set_double(value, s.templateUpdate);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
   }
   NCCMATCH_OBJECT_UNLOCK(self);
 }
+
+namespace {
+
+// mode, search-margin, lost-frames, acquire-interval, template-update (nccmatch::Tracker).
+void installTrackingProperties(GObjectClass* gobject_class) {
+  g_object_class_install_property(
+      gobject_class, PROP_MODE,
+      g_param_spec_enum(
+          "mode", "Mode",
+          "detect: every frame is searched on its own (templatematch's behaviour). track: matches are followed "
+          "from frame to frame with ids that last: each match that passes threshold, NMS and max-matches starts or "
+          "continues a track (several objects of one template are several tracks), assigned greedily by the "
+          "distance to each track's predicted position (constant velocity); between full-frame searches "
+          "(acquire-interval) only a window of search-margin pixels around each track's predicted box is "
+          "searched, all windows in one engine call. Each match of the 'nccmatch' message then carries "
+          "'track-id' (guint64) and 'track-state' (new, tracked, reacquired), the message 'lost-tracks' and "
+          "'ended-tracks' (arrays of guint64), and each ROI meta's id and 'nccmatch' parameters the track id. "
+          "Track mode holds no frames in flight. May be set while PLAYING: switching ends every track. A "
+          "flush, a seek, new caps, a new bank or a moved search-region end every track too; ids are never reused "
+          "while the element runs",
+          GST_TYPE_NCCMATCH_MODE, int(nccmatch::plugin::kDefaultMode), kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_SEARCH_MARGIN,
+      g_param_spec_uint("search-margin", "Search margin",
+                        "mode=track: pixels searched on each side of a track's predicted box. A lost track's "
+                        "margin grows by this much for each frame it stays lost. Settable while PLAYING (next "
+                        "frame)",
+                        0, guint(nccmatch::plugin::kMaxSearchMargin), guint(nccmatch::plugin::kDefaultSearchMargin),
+                        kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_LOST_FRAMES,
+      g_param_spec_uint("lost-frames", "Lost frames",
+                        "mode=track: frames a track may go unmatched (lost: predicted on and searched in a growing "
+                        "window) and still keep its id when matched again; after that it ends and the object gets "
+                        "a new id when found again. Settable while PLAYING",
+                        0, guint(nccmatch::plugin::kMaxTrackFrames), guint(nccmatch::plugin::kDefaultLostFrames),
+                        kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_ACQUIRE_INTERVAL,
+      g_param_spec_uint("acquire-interval", "Acquire interval",
+                        "mode=track: frames between full-frame searches for new objects (0: only while no track "
+                        "was matched in the previous frame). The whole frame is always searched while nothing "
+                        "was matched. Settable while PLAYING",
+                        0, guint(nccmatch::plugin::kMaxTrackFrames), guint(nccmatch::plugin::kDefaultAcquireInterval),
+                        kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_TEMPLATE_UPDATE,
+      g_param_spec_double("template-update", "Template update",
+                          "mode=track: after each match a track's own copy of its template becomes (1 - a) * copy + "
+                          "a * matched patch, so slow changes of appearance are followed (0: the template stays "
+                          "as loaded). Settable while PLAYING",
+                          0.0, 1.0, nccmatch::plugin::kDefaultTemplateUpdate, kPlayingFlags));
+}
+
+}  // namespace
 
 void installProperties(GObjectClass* gobject_class) {
   g_object_class_install_property(
@@ -342,6 +437,7 @@ void installProperties(GObjectClass* gobject_class) {
                           "while PLAYING took effect on the first frame whose message has a count at least the "
                           "one read here right after the set",
                           0, G_MAXUINT64, 0, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  installTrackingProperties(gobject_class);
 }
 
 }  // namespace nccmatch::plugin::element

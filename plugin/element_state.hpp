@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "gstnccmatch.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
+#include "nccmatch/tracker.hpp"
 #include "nccmatch_settings.hpp"
 #include "thread_annotations.hpp"  // NCCMATCH_OBJECT_LOCK, StreamingSection: the ordering TSan must see
 
@@ -36,6 +38,9 @@ struct InFlightFrame {
   Settings settings;       // the values the frame is matched and reported with
   SearchRegion area;       // the part of the frame matched (search-region placed in the frame)
   gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
+  // mode=track: the frame's tracks, found when it was submitted (track mode holds no frames in
+  // flight: each frame's windows come from the frame before). Area coordinates.
+  std::optional<nccmatch::TrackerFrame> tracked;
 };
 
 // What only the streaming thread (and start/stop, while it is stopped) touches.
@@ -60,6 +65,12 @@ struct StreamState {
   int depth = 0;                       // frames held at most, as last resolved (0: not yet)
   bool upstreamLive = false;           // asked once per caps
   bool upstreamLiveKnown = false;
+  // mode=track: the tracks, whether the last frame was tracked, and the area (placed search
+  // region) they live in; a flush, a seek, new caps, a new bank, a moved area or a change of mode
+  // end them (ids go on counting until stop).
+  nccmatch::Tracker tracker;
+  bool tracking = false;
+  SearchRegion trackArea;
 };
 
 // What the streaming thread publishes for the `stats` property; guarded by the object lock.

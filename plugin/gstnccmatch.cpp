@@ -68,6 +68,17 @@ GType gst_nccmatch_device_get_type(void) {
   return type;
 }
 
+GType gst_nccmatch_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {int(nccmatch::plugin::Mode::Detect), "Every frame searched on its own (templatematch's behaviour)", "detect"},
+      {int(nccmatch::plugin::Mode::Track), "Matches followed from frame to frame with ids that last", "track"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstNccMatchMode", values));
+  return type;
+}
+
 namespace {
 
 // ---- GstBaseTransform / GstVideoFilter virtual methods ----
@@ -225,6 +236,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   }
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
+  stream.tracker.endAll();  // new caps: every track ends (mode=track)
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
   stream.frameHeight = GST_VIDEO_INFO_HEIGHT(in_info);
   NCCMATCH_OBJECT_LOCK(self);
@@ -314,6 +326,10 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
     nccmatch::plugin::StreamingSection section(self);
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
     else pushFramesInFlight(self);
+    // mode=track: a flush or a new segment (a seek) ends every track; its id is reported in the
+    // next frame's ended-tracks.
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT)
+      self->stream->tracker.endAll();
   }
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
     NCCMATCH_OBJECT_LOCK(self);
@@ -340,10 +356,12 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
     gst_query_parse_latency(query, &live, &min, &max);
     NCCMATCH_OBJECT_LOCK(self);
     const int setting = self->settings->framesInFlight;
+    const nccmatch::plugin::Mode mode = self->settings->mode;
     const bool cuda = self->published->backend == "cuda";
     const int fpsN = self->published->fpsN, fpsD = self->published->fpsD;
     NCCMATCH_OBJECT_UNLOCK(self);
-    const int depth = nccmatch::plugin::framesInFlightFor(setting, cuda, live, nccmatch::Engine::kMaxFramesInFlight);
+    const int depth =
+        nccmatch::plugin::framesInFlightFor(mode, setting, cuda, live, nccmatch::Engine::kMaxFramesInFlight);
     GstClockTime held = 0;
     if (depth > 1 && fpsN > 0) held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), fpsD, fpsN);
     GST_DEBUG_OBJECT(self, "latency: %d frame(s) in flight hold %" GST_TIME_FORMAT, depth, GST_TIME_ARGS(held));
@@ -485,4 +503,5 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
 
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_METHOD, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_DEVICE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_MODE, static_cast<GstPluginAPIFlags>(0));
 }

@@ -17,6 +17,19 @@ nccmatch::MatchParams Settings::matchParams() const {
   return params;
 }
 
+nccmatch::TrackerOptions Settings::trackerOptions() const {
+  nccmatch::TrackerOptions options;
+  options.searchMargin = searchMargin;
+  options.lostFrames = lostFrames;
+  options.acquireInterval = acquireInterval;
+  options.templateUpdate = templateUpdate;
+  return options;
+}
+
+int framesInFlightFor(Mode mode, int setting, bool cudaBackend, bool upstreamLive, int engineMax) {
+  return mode == Mode::Track ? 1 : framesInFlightFor(setting, cudaBackend, upstreamLive, engineMax);
+}
+
 int framesInFlightFor(int setting, bool cudaBackend, bool upstreamLive, int engineMax) {
   const int wanted = setting > 0 ? setting : (cudaBackend && !upstreamLive ? 2 : 1);
   return wanted < engineMax ? wanted : (engineMax > 0 ? engineMax : 1);

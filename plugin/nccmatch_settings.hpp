@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nccmatch/engine.hpp"
+#include "nccmatch/tracker.hpp"
 #include "nccmatch/types.hpp"
 
 namespace nccmatch::plugin {
@@ -23,6 +24,18 @@ inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the inc
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
 inline constexpr int kDefaultCpuThreads = 0;      // one per core
 inline constexpr int kMaxCpuThreads = 1024;
+
+// `mode`: detect (each frame searched on its own, as templatematch) or track (matches followed
+// from frame to frame with ids that last; nccmatch::Tracker).
+enum class Mode { Detect = 0, Track = 1 };
+inline constexpr Mode kDefaultMode = Mode::Detect;
+// The tracker's properties, with nccmatch::TrackerOptions' defaults and ranges.
+inline constexpr int kDefaultSearchMargin = 32;
+inline constexpr int kMaxSearchMargin = 16384;
+inline constexpr int kDefaultLostFrames = 15;
+inline constexpr int kDefaultAcquireInterval = 10;
+inline constexpr int kMaxTrackFrames = 1000000;  // lost-frames and acquire-interval
+inline constexpr double kDefaultTemplateUpdate = 0.0;
 
 // The part of each frame searched (`search-region`): x, y, width, height in frame pixels; width
 // 0 means the whole frame.
@@ -66,8 +79,14 @@ struct Settings {
   // Scale factors each template is matched at (`scales`); {1}: as loaded.
   std::vector<double> scales{1.0};
   SearchRegion searchRegion;
+  Mode mode = kDefaultMode;
+  int searchMargin = kDefaultSearchMargin;
+  int lostFrames = kDefaultLostFrames;
+  int acquireInterval = kDefaultAcquireInterval;
+  double templateUpdate = kDefaultTemplateUpdate;
 
   nccmatch::MatchParams matchParams() const;
+  nccmatch::TrackerOptions trackerOptions() const;
 };
 
 // Frames the element holds in flight for the `frames-in-flight` setting (0: auto), at most
@@ -75,6 +94,8 @@ struct Settings {
 // overlap) or behind a live source, where a held frame would add a frame of latency at camera
 // rates that the GPU does not need.
 int framesInFlightFor(int setting, bool cudaBackend, bool upstreamLive, int engineMax);
+// The same for a mode: track mode holds none (each frame's windows come from the frame before).
+int framesInFlightFor(Mode mode, int setting, bool cudaBackend, bool upstreamLive, int engineMax);
 
 // Splits the `templates` property value at commas; surrounding blanks and empty entries are dropped.
 // A null or empty text gives an empty list.

@@ -18,6 +18,9 @@
 //   formed;
 // - a search region matched as a view into the frame gives exactly what the same pixels copied
 //   into a tightly packed frame give (the stride never changes a result);
+// - matchRegions over that region with each template of the bank (Reference and Direct paths)
+//   gives exactly the view's matches and best of that template, in frame coordinates, and a
+//   region reaching outside the frame is refused;
 // - scaled banks merge to matches naming an original and one of its scales.
 // Sizes are bounded so that one input runs in milliseconds: a frame has at most 2^15 pixels and
 // templates at most 24x24 before scaling.
@@ -206,6 +209,45 @@ void checkScoreMaps(const FrameView& frame, const std::vector<TemplateImage>& ba
 
 }  // namespace
 
+// matchRegions over `region` with every template of the bank, on the Reference and Direct paths:
+// each result is the view's matches and best of that template (`want`, matched on the region as
+// a frame of its own), moved to frame coordinates. The same region one pixel past the frame's
+// right edge is refused.
+void checkRegions(const FrameView& frame, std::size_t templates, RegionQuery region, const MatchParams& params,
+                  const FrameResult& want) {
+  std::vector<RegionQuery> regions;
+  for (uint32_t i = 0; i < templates; ++i) {
+    region.templateIndex = i;
+    regions.push_back(region);
+  }
+  for (Engine* engine : {engines().reference.get(), engines().direct.get()}) {
+    std::vector<RegionResult> got;
+    Status s = engine->matchRegions(frame, regions, params, &got);
+    FUZZ_CHECK(s.ok() && got.size() == templates, "matchRegions refused a valid region: %s", s.message().c_str());
+    for (uint32_t i = 0; i < templates; ++i) {
+      FrameResult one, expected;
+      one.matches = got[i].matches;
+      one.best = {got[i].best};
+      expected.best = {want.best[i]};
+      for (const Match& m : want.matches)
+        if (m.templateIndex == i) expected.matches.push_back(m);
+      auto shift = [&](Match& m) {
+        m.x += region.x, m.y += region.y, m.subX += region.x, m.subY += region.y;
+      };
+      for (Match& m : expected.matches) shift(m);
+      if (expected.best[0]) shift(*expected.best[0]);
+      expectSameResult(one, expected, "matchRegions vs the view's matches");
+    }
+  }
+  if (templates > 0) {
+    RegionQuery outside = regions[0];
+    outside.x = frame.width - outside.width + 1;
+    std::vector<RegionResult> got;
+    FUZZ_CHECK(!engines().direct->matchRegions(frame, {outside}, params, &got).ok(),
+               "matchRegions accepted a region past the frame's edge");
+  }
+}
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("NCCMATCH_FFTW_WISDOM", "none", 1);  // no wisdom file written by the fuzzer
   engines();
@@ -293,9 +335,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   FrameView view = frame;
   std::vector<uint8_t> packed;
   const bool region = frameAccepted && in.ConsumeBool();
+  int rx = 0, ry = 0, rw = 0, rh = 0;
   if (region) {
-    const int rw = in.ConsumeIntegralInRange<int>(1, frameW), rh = in.ConsumeIntegralInRange<int>(1, frameH);
-    const int rx = in.ConsumeIntegralInRange<int>(0, frameW - rw), ry = in.ConsumeIntegralInRange<int>(0, frameH - rh);
+    rw = in.ConsumeIntegralInRange<int>(1, frameW), rh = in.ConsumeIntegralInRange<int>(1, frameH);
+    rx = in.ConsumeIntegralInRange<int>(0, frameW - rw), ry = in.ConsumeIntegralInRange<int>(0, frameH - rh);
     view = FrameView{frame.data + std::size_t(ry) * stride + rx, rw, rh, stride, MemoryKind::Host};
     for (int r = 0; r < rh; ++r)
       packed.insert(packed.end(), view.data + std::size_t(r) * stride, view.data + std::size_t(r) * stride + rw);
@@ -350,6 +393,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FrameView packedView{packed.data(), view.width, view.height, std::size_t(view.width), MemoryKind::Host};
     FUZZ_CHECK(e.reference->match(packedView, params, &copy).ok(), "matching the packed copy failed");
     expectSameResult(copy, want, "region view vs packed copy");
+    checkRegions(frame, bank.size(), RegionQuery{rx, ry, rw, rh, 0, nullptr}, params, want);
   }
   if (scaled) {
     FrameResult merged = mergeScaledResult(scaledBank, want, params);

@@ -1,4 +1,5 @@
-// Fuzz target (3): the element's string properties `templates`, `scales` and `search-region`.
+// Fuzz target (3): the element's string properties `templates`, `scales` and `search-region`, and
+// `mode` as a launch line sets it (text through gst_util_set_object_arg).
 // Each input is one property (first byte) and its text (the rest, up to the first NUL, as a
 // GValue string is a C string), tried at two levels:
 // - the parsers of plugin/nccmatch_settings.*: any text gives a value or a refusal message, and a
@@ -122,6 +123,27 @@ void checkElement(GstElement* element, const char* property, const char* text) {
   FUZZ_CHECK(keptRefusal == !accepted, "%s: refusal %s kept for start()", property, keptRefusal ? "wrongly" : "not");
 }
 
+// `mode` from text, as gst-launch sets it (GStreamer's enum parsing, gstvalue.c: a value's name or
+// nick, else the whole text as a C integer, strtol base 0 into a gint, so "" is 0 and "0x1" 1): a
+// text naming detect (0) or track (1) selects that mode, any other text leaves the mode as it was.
+void checkMode(GstElement* element, const char* text) {
+  gint before = -1, after = -1;
+  g_object_get(element, "mode", &before, nullptr);
+  gst_util_set_object_arg(G_OBJECT(element), "mode", text);
+  g_object_get(element, "mode", &after, nullptr);
+  GEnumClass* modes = G_ENUM_CLASS(g_type_class_ref(GST_TYPE_NCCMATCH_MODE));
+  const GEnumValue* named = g_enum_get_value_by_name(modes, text);
+  if (named == nullptr) named = g_enum_get_value_by_nick(modes, text);
+  char* end = nullptr;
+  const gint number = gint(std::strtol(text, &end, 0));
+  const int want = named != nullptr ? named->value : number;
+  const bool selects = named != nullptr || (*end == '\0' && g_enum_get_value(modes, number) != nullptr);
+  g_type_class_unref(modes);
+  FUZZ_CHECK(after == (selects ? want : before), "mode '%s' read back as %d (was %d)", text, after, before);
+  if (std::string(text) == "track") FUZZ_CHECK(after == 1, "mode 'track' read back as %d", after);
+  if (std::string(text) == "detect") FUZZ_CHECK(after == 0, "mode 'detect' read back as %d", after);
+}
+
 GstElement* fuzzedElement() {
   static GstElement* e = [] {
     GstElement* made = GST_ELEMENT(g_object_new(GST_TYPE_NCCMATCH, nullptr));
@@ -139,6 +161,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // GStreamer's once-per-process allocations (class data, quarks) are made before leak checks.
   for (const char* property : {"templates", "scales", "search-region"})
     for (const char* text : {"1,2,3,4", "x"}) checkElement(fuzzedElement(), property, text);
+  for (const char* text : {"track", "x", "detect"}) checkMode(fuzzedElement(), text);
   nccmatch::fuzz::startLeakChecks();
   return 0;
 }
@@ -157,5 +180,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   checkScales(text.c_str());
   checkRegion(text.c_str(), frameW, frameH);
   checkElement(fuzzedElement(), property, text.c_str());
+  checkMode(fuzzedElement(), text.c_str());
   return 0;
 }

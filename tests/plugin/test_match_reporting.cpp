@@ -1,4 +1,5 @@
-// Match reporting: templatematch's message conventions, the nccmatch message, and ROI meta.
+// Match reporting: templatematch's message conventions, the nccmatch message, and ROI meta; in
+// track mode the tracks' ids and states, lost-tracks and ended-tracks.
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
@@ -149,6 +150,57 @@ TEST_F(MatchReporting, OneRoiMetaPerMatchWithParams) {
     EXPECT_DOUBLE_EQ(getDouble(p, "sub-y"), want.subY);
     EXPECT_DOUBLE_EQ(getDouble(p, "scale"), want.scale);
   }
+  gst_buffer_unref(buffer);
+}
+
+TEST_F(MatchReporting, TracksInTheMessageAndTheMeta) {
+  const std::vector<std::string> names = {"a", "b"};
+  // Distinct boxes, so each meta pairs with one match.
+  std::vector<Match> matches = {randomMatch(0), randomMatch(1), randomMatch(1)};
+  for (std::size_t k = 0; k < matches.size(); ++k) matches[k].x = int(100 * k);
+  TrackReport tracks;
+  tracks.tags = {{1, "new"}, {42, "tracked"}, {guint64(G_MAXINT) + 5, "reacquired"}};
+  tracks.lost = {7, 9};
+  tracks.ended = {};
+  GstStructure* s = makeNccMatchStructure(matches, names, FrameTiming(), 3, &tracks);
+  const GValue* list = gst_structure_get_value(s, "matches");
+  ASSERT_EQ(gst_value_list_get_size(list), 3u);
+  for (guint k = 0; k < 3; ++k) {
+    const GstStructure* m = gst_value_get_structure(gst_value_list_get_value(list, k));
+    EXPECT_EQ(getUint64(m, "track-id"), tracks.tags[k].id);
+    EXPECT_STREQ(gst_structure_get_string(m, "track-state"), tracks.tags[k].state);
+  }
+  for (const auto& [field, want] : {std::make_pair("lost-tracks", tracks.lost), std::make_pair("ended-tracks", tracks.ended)}) {
+    const GValue* array = gst_structure_get_value(s, field);
+    ASSERT_NE(array, nullptr) << field;
+    ASSERT_TRUE(GST_VALUE_HOLDS_ARRAY(array)) << field;
+    ASSERT_EQ(gst_value_array_get_size(array), want.size()) << field;
+    for (guint i = 0; i < want.size(); ++i) EXPECT_EQ(g_value_get_uint64(gst_value_array_get_value(array, i)), want[i]);
+  }
+  gst_structure_free(s);
+  // Without tracks (detect mode) none of the fields.
+  s = makeNccMatchStructure(matches, names, FrameTiming(), 3);
+  EXPECT_FALSE(gst_structure_has_field(s, "lost-tracks"));
+  EXPECT_FALSE(gst_structure_has_field(s, "ended-tracks"));
+  EXPECT_FALSE(gst_structure_has_field(gst_value_get_structure(gst_value_list_get_value(gst_structure_get_value(s, "matches"), 0)),
+                                       "track-id"));
+  gst_structure_free(s);
+
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, 16, nullptr);
+  attachRoiMetas(buffer, matches, names, &tracks);
+  gpointer state = nullptr;
+  int seen = 0;
+  while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    auto* roi = reinterpret_cast<GstVideoRegionOfInterestMeta*>(meta);
+    const std::size_t k = roi->x / 100;
+    ASSERT_LT(k, matches.size());
+    const GstStructure* p = gst_video_region_of_interest_meta_get_param(roi, "nccmatch");
+    EXPECT_EQ(getUint64(p, "track-id"), tracks.tags[k].id);
+    EXPECT_STREQ(gst_structure_get_string(p, "track-state"), tracks.tags[k].state);
+    EXPECT_EQ(roi->id, k == 2 ? -1 : gint(tracks.tags[k].id)) << "an id past G_MAXINT is -1 in the meta";
+    ++seen;
+  }
+  EXPECT_EQ(seen, 3);
   gst_buffer_unref(buffer);
 }
 

@@ -206,6 +206,37 @@ TEST(Settings, FramesInFlightResolveAutoAndStayWithinTheEngine) {
     EXPECT_EQ(framesInFlightFor(c.setting, c.cuda, c.live, c.engineMax), c.expected)
         << c.setting << " " << c.cuda << " " << c.live << " " << c.engineMax;
   EXPECT_EQ(Settings().framesInFlight, 0);
+  // Track mode holds none: each frame's windows come from the frame before.
+  for (const Case& c : cases) {
+    EXPECT_EQ(framesInFlightFor(Mode::Track, c.setting, c.cuda, c.live, c.engineMax), 1);
+    EXPECT_EQ(framesInFlightFor(Mode::Detect, c.setting, c.cuda, c.live, c.engineMax), c.expected);
+  }
+}
+
+TEST(Settings, TrackerOptionsCarryTheTrackingProperties) {
+  Settings s;
+  EXPECT_EQ(s.mode, Mode::Detect);
+  const nccmatch::TrackerOptions defaults = s.trackerOptions();
+  const nccmatch::TrackerOptions library;
+  EXPECT_EQ(defaults.searchMargin, library.searchMargin);
+  EXPECT_EQ(defaults.lostFrames, library.lostFrames);
+  EXPECT_EQ(defaults.acquireInterval, library.acquireInterval);
+  EXPECT_EQ(defaults.templateUpdate, library.templateUpdate);
+  s.searchMargin = 5;
+  s.lostFrames = 0;
+  s.acquireInterval = 3;
+  s.templateUpdate = 0.75;
+  const nccmatch::TrackerOptions o = s.trackerOptions();
+  EXPECT_EQ(o.searchMargin, 5);
+  EXPECT_EQ(o.lostFrames, 0);
+  EXPECT_EQ(o.acquireInterval, 3);
+  EXPECT_EQ(o.templateUpdate, 0.75);
+  EXPECT_TRUE(nccmatch::validateTrackerOptions(o).ok());
+  // The properties' ranges are the library's.
+  s.searchMargin = kMaxSearchMargin;
+  s.lostFrames = s.acquireInterval = kMaxTrackFrames;
+  s.templateUpdate = 1.0;
+  EXPECT_TRUE(nccmatch::validateTrackerOptions(s.trackerOptions()).ok());
 }
 
 }  // namespace

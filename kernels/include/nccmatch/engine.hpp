@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nccmatch/regions.hpp"
 #include "nccmatch/status.hpp"
 #include "nccmatch/types.hpp"
 
@@ -75,6 +76,20 @@ class Engine {
   // Matches one frame against the bank. Templates larger than the frame are skipped (best[i]
   // empty). The frame's size may change from call to call.
   virtual Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) = 0;
+
+  // Searches each region of one frame for its template in one call (regions.hpp): results[k] is
+  // what match() gives for region k's template on a view of that region alone, in frame
+  // coordinates. The CUDA backend scores every region whose template is at most 64x64 in one
+  // launch; larger ones take the exact CPU path. Fails (naming the region) for a region outside
+  // the frame or a template index outside the bank; the CUDA backend refuses while frames are in
+  // flight. Frames may be in host or (CUDA backend) device memory.
+  virtual Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
+                              const MatchParams& params, std::vector<RegionResult>* results) = 0;
+
+  // Copies the width x height patch at (x, y) of a frame (host memory here; the CUDA backend
+  // also reads device frames) into *pixels, tightly packed. The box must lie inside the frame.
+  virtual Status copyPatch(const FrameView& frame, int x, int y, int width, int height,
+                           std::vector<uint8_t>* pixels);
 
   // The full score map of one template (width-w+1 by height-h+1, row-major), copied to the host.
   // For tests and tools; match() never copies the map. Fails while frames are in flight.

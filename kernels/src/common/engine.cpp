@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/validate.hpp"
 #include "cpu/cpu_engine.hpp"
 
 namespace nccmatch {
@@ -77,6 +78,20 @@ Status Engine::collect(FrameResult* result) {
   if (done_.empty()) return Status::error("collect: no frame in flight");
   *result = std::move(done_.front());
   done_.pop_front();
+  return Status();
+}
+
+Status Engine::copyPatch(const FrameView& frame, int x, int y, int width, int height,
+                         std::vector<uint8_t>* pixels) {
+  if (pixels == nullptr) return Status::error("copyPatch: pixels pointer is null");
+  NCC_RETURN_IF_ERROR(validatePatchBox(frame, x, y, width, height));
+  if (frame.memory != MemoryKind::Host)
+    return Status::error("copyPatch: the " + std::string(backendName(backend())) +
+                         " backend reads patches of host frames only");
+  pixels->resize(std::size_t(width) * height);
+  for (int r = 0; r < height; ++r)
+    std::memcpy(pixels->data() + std::size_t(r) * width, frame.data + std::size_t(y + r) * frame.stride + x,
+                std::size_t(width));
   return Status();
 }
 

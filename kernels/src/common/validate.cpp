@@ -64,4 +64,43 @@ Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const Fra
   return Status();
 }
 
+namespace {
+std::string boxText(int x, int y, int w, int h) {
+  return std::to_string(x) + "," + std::to_string(y) + " " + sizeText(w, h);
+}
+// The box lies inside a width x height frame (no overflow for any int).
+bool boxInside(int x, int y, int w, int h, int width, int height) {
+  return x >= 0 && y >= 0 && w >= 1 && h >= 1 && w <= width && h <= height && x <= width - w && y <= height - h;
+}
+}  // namespace
+
+Status validateRegions(const std::vector<TemplateImage>& bank, const FrameView& frame,
+                       const std::vector<RegionQuery>& regions, const std::vector<RegionResult>* results) {
+  if (results == nullptr) return Status::error("matchRegions: results pointer is null");
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    const RegionQuery& r = regions[k];
+    const std::string label = "matchRegions: region " + std::to_string(k) + " (" + boxText(r.x, r.y, r.width, r.height) + ")";
+    if (!boxInside(r.x, r.y, r.width, r.height, frame.width, frame.height))
+      return Status::error(label + " is not inside the " + sizeText(frame.width, frame.height) +
+                           " frame with a size of at least 1x1");
+    if (r.image != nullptr) {
+      Status st = validateTemplates({*r.image});
+      if (!st.ok()) return Status::error(label + ": its own image: " + st.message());
+    } else if (r.templateIndex >= bank.size()) {
+      return Status::error(label + ": template index " + std::to_string(r.templateIndex) +
+                           " is outside the bank of " + std::to_string(bank.size()));
+    }
+  }
+  return Status();
+}
+
+Status validatePatchBox(const FrameView& frame, int x, int y, int width, int height) {
+  NCC_RETURN_IF_ERROR(validateFrame(frame));
+  if (!boxInside(x, y, width, height, frame.width, frame.height))
+    return Status::error("copyPatch: box " + boxText(x, y, width, height) + " is not inside the " +
+                         sizeText(frame.width, frame.height) + " frame with a size of at least 1x1");
+  return Status();
+}
+
 }  // namespace nccmatch

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "nccmatch/regions.hpp"
 #include "nccmatch/status.hpp"
 #include "nccmatch/types.hpp"
 
@@ -15,5 +16,11 @@ Status validateParams(const MatchParams& params);
 // frame and method.
 Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const FrameView& frame,
                                Method method, uint32_t templateIndex, const std::vector<double>* map);
+// Engine::matchRegions' arguments: a valid frame, an output, every region inside the frame with a
+// template of the bank (or a valid own image).
+Status validateRegions(const std::vector<TemplateImage>& bank, const FrameView& frame,
+                       const std::vector<RegionQuery>& regions, const std::vector<RegionResult>* results);
+// A box of a frame: inside it, at least 1x1.
+Status validatePatchBox(const FrameView& frame, int x, int y, int width, int height);
 
 }  // namespace nccmatch

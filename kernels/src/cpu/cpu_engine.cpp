@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cpu/cpu_cost_model.hpp"
+#include "cpu/cpu_direct_scores.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "cpu/cpu_peaks.hpp"
 #include "cpu/cpu_score_rows.hpp"
@@ -83,27 +84,9 @@ void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t te
 void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex,
                                     double* out) {
   const TemplateImage& t = bank_[templateIndex];
-  const TemplateStats& stats = stats_[templateIndex];
-  const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
-  const DirectTemplate& packed = packed_[templateIndex];
-  const bool vnni = directVnniUsable(packed);
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
-    thread_local std::vector<int64_t> cross, s1, s2;
-    thread_local std::vector<int32_t> scratch;
-    thread_local WindowSumRows windows;
-    if (int(cross.size()) < mapW) cross.resize(mapW), s1.resize(mapW), s2.resize(mapW), scratch.resize(mapW);
-    windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
-    for (int y = yBegin; y < yEnd; ++y) {
-      if (y > yBegin) windows.advance();
-      windows.sums(s1.data(), s2.data());
-      if (vnni)
-        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, t, packed, s1.data(),
-                           scratch.data(), cross.data());
-      else
-        directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
-      scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
-    }
+    scoreRowsDirect(frame, method, t, stats_[templateIndex], packed_[templateIndex], yBegin, yEnd, out);
   });
 }
 

@@ -30,6 +30,11 @@ class CpuEngine final : public Engine {
   Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override;
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                   std::vector<double>* map) override;
+  // Each region scored on one thread (regions spread over the pool) by the Direct numerator, or
+  // by plain per-window sums on the Reference path; peaks by the reference findPeaks
+  // (cpu_regions.cpp).
+  Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
+                      const MatchParams& params, std::vector<RegionResult>* results) override;
 
   // The numerator path used for each template on the last frame (Auto resolved).
   const std::vector<CpuPath>& resolvedPaths() const { return resolved_; }

@@ -351,5 +351,29 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   return Status();
 }
 
+Status CudaEngine::matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
+                                const MatchParams& params, std::vector<RegionResult>* results) {
+  NCC_RETURN_IF_ERROR(validateRegions(bank_.images(), frame, regions, results));
+  NCC_RETURN_IF_ERROR(validateParams(params));
+  if (inFlight_ > 0)
+    return Status::error("matchRegions: " + std::to_string(inFlight_) + " frames in flight; collect them first");
+  NCC_RETURN_IF_ERROR(activate());
+  const Status status = regions_.run(bank_, frame, regions, params, stream(), results);
+  if (!status.ok()) drainAfterError();
+  return status;
+}
+
+Status CudaEngine::copyPatch(const FrameView& frame, int x, int y, int width, int height,
+                             std::vector<uint8_t>* pixels) {
+  if (frame.memory == MemoryKind::Host) return Engine::copyPatch(frame, x, y, width, height, pixels);
+  if (pixels == nullptr) return Status::error("copyPatch: pixels pointer is null");
+  NCC_RETURN_IF_ERROR(validatePatchBox(frame, x, y, width, height));
+  NCC_RETURN_IF_ERROR(activate());
+  pixels->resize(std::size_t(width) * height);
+  NCC_CUDA_CHECK(cudaMemcpy2D(pixels->data(), std::size_t(width), frame.data + std::size_t(y) * frame.stride + x,
+                              frame.stride, std::size_t(width), std::size_t(height), cudaMemcpyDeviceToHost));
+  return Status();
+}
+
 }  // namespace cuda
 }  // namespace nccmatch

@@ -24,6 +24,7 @@
 #include "cuda/engine/frame_results.hpp"
 #include "cuda/engine/frame_upload.hpp"
 #include "cuda/engine/matching_graph.hpp"
+#include "cuda/engine/region_search.hpp"
 #include "cuda/engine/template_bank.hpp"
 #include "cuda/score/score_kernels.hpp"
 #include "nccmatch/engine.hpp"
@@ -45,6 +46,13 @@ class CudaEngine final : public Engine {
   int framesInFlight() const override { return inFlight_; }
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                   std::vector<double>* map) override;
+  // One launch for every region with a template up to 64x64 (region_search.hpp); refused while
+  // frames are in flight.
+  Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
+                      const MatchParams& params, std::vector<RegionResult>* results) override;
+  // Host frames as the base class; device frames by one 2D copy.
+  Status copyPatch(const FrameView& frame, int x, int y, int width, int height,
+                   std::vector<uint8_t>* pixels) override;
 
   // The numerator template i uses for frames of the last size seen (Spatial or Fft), and the SAT
   // build in use: for tests, tools and the benchmark.
@@ -121,6 +129,7 @@ class CudaEngine final : public Engine {
   std::array<FrameSlot, kMaxFramesInFlight> slots_;
   int head_ = 0, inFlight_ = 0;
   int* lastRecomputeCount_ = nullptr;  // the recompute count of the last fft template scored
+  RegionSearch regions_;               // matchRegions' buffers
 };
 
 }  // namespace nccmatch::cuda

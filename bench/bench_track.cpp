@@ -1,0 +1,201 @@
+// Track mode against detect mode per frame: 16 objects (16 different 32x32 templates) moving on a
+// camera-like 1080p frame. detect: Engine::match of the whole frame with the bank of 16; track:
+// Tracker::track with search-margin 48 (128x128 windows), all 16 windows in one matchRegions call,
+// no full-frame search after the first frame (acquire-interval 0); also matchRegions alone, and
+// the mean per frame with a full-frame search every 10 frames; on the CUDA backend also
+// matchRegions and Tracker::track on the frame already in device memory (a decoder's CUDA frames:
+// no upload of the windows). Medians; prints a markdown table.
+//   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifdef NCCMATCH_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include "median.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch/tracker.hpp"
+
+using namespace nccmatch;
+
+namespace {
+
+constexpr int kWidth = 1920, kHeight = 1080, kObjects = 16, kSide = 32, kMargin = 48;
+
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A camera-like background (smooth shading, texture, noise) and 16 textured objects.
+struct Scene {
+  std::vector<uint8_t> background;
+  std::vector<TemplateImage> objects;
+
+  explicit Scene(std::mt19937& g) {
+    background.resize(std::size_t(kWidth) * kHeight);
+    std::normal_distribution<double> noise(0, 6);
+    for (int y = 0; y < kHeight; ++y)
+      for (int x = 0; x < kWidth; ++x) {
+        const double v = 110 + 60 * std::sin(x * 0.013) * std::cos(y * 0.021) +
+                         40 * std::sin(x * 0.31 + y * 0.17) * (x > kWidth / 2) + noise(g);
+        background[std::size_t(y) * kWidth + x] = uint8_t(std::clamp(v, 0.0, 255.0));
+      }
+    for (int k = 0; k < kObjects; ++k) {
+      TemplateImage t;
+      t.name = "o" + std::to_string(k);
+      t.width = t.height = kSide;
+      for (int i = 0; i < kSide * kSide; ++i) t.pixels.push_back(uint8_t(g() % 256));
+      objects.push_back(t);
+    }
+  }
+
+  // Frame n: object k on a 4x4 grid, moving 2 px right and 1 px down a frame.
+  void frame(int n, std::vector<uint8_t>* out) const {
+    *out = background;
+    for (int k = 0; k < kObjects; ++k) {
+      const int x0 = 150 + (k % 4) * 420 + 2 * n, y0 = 100 + (k / 4) * 230 + n;
+      for (int r = 0; r < kSide; ++r)
+        std::memcpy(out->data() + std::size_t(y0 + r) * kWidth + x0, objects[k].pixels.data() + r * kSide, kSide);
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Backend backend = Backend::Auto;
+  int frames = 30, threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--backend" && i + 1 < argc) {
+      const std::string b = argv[++i];
+      if (b != "auto" && b != "cpu" && b != "cuda") return std::fprintf(stderr, "--backend auto|cpu|cuda\n"), 2;
+      backend = b == "cuda" ? Backend::Cuda : (b == "cpu" ? Backend::Cpu : Backend::Auto);
+    } else if (a == "--frames" && i + 1 < argc) {
+      frames = std::max(3, std::atoi(argv[++i]));
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::max(0, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]\n");
+      return 2;
+    }
+  }
+  EngineOptions options;
+  options.backend = backend;
+  options.threads = threads;
+  std::unique_ptr<Engine> engine;
+  Status st = Engine::create(options, &engine);
+  if (!st.ok()) return std::fprintf(stderr, "engine: %s\n", st.message().c_str()), 1;
+  std::mt19937 g(7);
+  const Scene scene(g);
+  st = engine->setTemplates(scene.objects);
+  if (!st.ok()) return std::fprintf(stderr, "bank: %s\n", st.message().c_str()), 1;
+  MatchParams params;
+  params.threshold = 0.8;
+  params.maxMatches = 1;
+
+  std::vector<uint8_t> pixels;
+  auto view = [&] { return FrameView{pixels.data(), kWidth, kHeight, std::size_t(kWidth), MemoryKind::Host}; };
+
+  // detect: the whole frame, every frame.
+  std::vector<double> detect;
+  for (int n = 0; n < frames; ++n) {
+    scene.frame(n, &pixels);
+    FrameResult r;
+    const double t0 = nowMs();
+    st = engine->match(view(), params, &r);
+    if (n > 0) detect.push_back(nowMs() - t0);  // frame 0 warms up (plans, scratch)
+    if (!st.ok() || r.matches.size() != std::size_t(kObjects))
+      return std::fprintf(stderr, "detect frame %d: %s, %zu matches\n", n, st.message().c_str(), r.matches.size()), 1;
+  }
+
+  // track: the first frame searched whole, then the 16 windows only.
+  TrackerOptions to;
+  to.searchMargin = kMargin;
+  to.acquireInterval = 0;
+  Tracker tracker(to);
+  std::vector<double> track, regionsOnly;
+  for (int n = 0; n < frames; ++n) {
+    scene.frame(n, &pixels);
+    TrackerFrame out;
+    const double t0 = nowMs();
+    st = tracker.track(*engine, view(), params, &out);
+    const double ms = nowMs() - t0;
+    if (!st.ok() || out.matches.size() != std::size_t(kObjects) || (n > 0 && out.fullFrameSearch))
+      return std::fprintf(stderr, "track frame %d: %s, %zu matches\n", n, st.message().c_str(), out.matches.size()), 1;
+    for (const TrackedMatch& m : out.matches)
+      if (m.trackId != m.match.templateIndex + 1)
+        return std::fprintf(stderr, "track frame %d: object %u changed its id\n", n, m.match.templateIndex), 1;
+    if (n > 1) track.push_back(ms);  // frame 1 warms the region path up
+  }
+  // matchRegions alone: the 16 windows the tracker searched on the last frame, again.
+  std::vector<RegionQuery> windows;
+  for (int k = 0; k < kObjects; ++k) {
+    const int x0 = 150 + (k % 4) * 420 + 2 * (frames - 1), y0 = 100 + (k / 4) * 230 + (frames - 1);
+    windows.push_back(RegionQuery{x0 - kMargin, y0 - kMargin, kSide + 2 * kMargin, kSide + 2 * kMargin, uint32_t(k)});
+  }
+  for (int rep = 0; rep < frames; ++rep) {
+    std::vector<RegionResult> results;
+    const double t0 = nowMs();
+    st = engine->matchRegions(view(), windows, params, &results);
+    if (rep > 0) regionsOnly.push_back(nowMs() - t0);
+    if (!st.ok()) return std::fprintf(stderr, "matchRegions: %s\n", st.message().c_str()), 1;
+  }
+
+  // The CUDA backend on the frame in device memory: the windows are read where they lie.
+  std::vector<double> deviceRegions, deviceTrack;
+#ifdef NCCMATCH_HAVE_CUDA
+  if (engine->backend() == Backend::Cuda) {
+    uint8_t* device = nullptr;
+    if (cudaMalloc(reinterpret_cast<void**>(&device), pixels.size()) != cudaSuccess ||
+        cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+      return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+    const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
+    for (int rep = 0; rep < frames; ++rep) {
+      std::vector<RegionResult> results;
+      const double t0 = nowMs();
+      st = engine->matchRegions(onDevice, windows, params, &results);
+      if (rep > 0) deviceRegions.push_back(nowMs() - t0);
+      if (!st.ok()) return std::fprintf(stderr, "matchRegions (device): %s\n", st.message().c_str()), 1;
+    }
+    Tracker onGpu(to);
+    for (int n = 0; n < frames; ++n) {
+      scene.frame(n, &pixels);
+      if (cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        return std::fprintf(stderr, "device frame copy failed\n"), 1;
+      TrackerFrame out;
+      const double t0 = nowMs();
+      st = onGpu.track(*engine, onDevice, params, &out);
+      if (n > 1) deviceTrack.push_back(nowMs() - t0);
+      if (!st.ok() || out.matches.size() != std::size_t(kObjects))
+        return std::fprintf(stderr, "track (device) frame %d: %s\n", n, st.message().c_str()), 1;
+    }
+    cudaFree(device);
+  }
+#endif
+
+  const double d = bench::median(detect), t = bench::median(track), r = bench::median(regionsOnly);
+  const double amortised = (d + 9 * t) / 10;
+  std::printf("bench_track: %s backend, %d worker thread(s), %dx%d, %d objects of %dx%d, %dx%d windows, "
+              "%d frames (medians)\n\n",
+              backendName(engine->backend()), engine->workerThreads(), kWidth, kHeight, kObjects, kSide, kSide,
+              kSide + 2 * kMargin, kSide + 2 * kMargin, frames);
+  std::printf("| per frame | ms | vs detect |\n|---|---:|---:|\n");
+  std::printf("| detect (match, whole frame, bank of 16) | %.3f | 1 |\n", d);
+  std::printf("| track (Tracker::track, 16 windows) | %.3f | 1/%.0f |\n", t, d / t);
+  std::printf("| matchRegions alone (16 windows) | %.3f | 1/%.0f |\n", r, d / r);
+  std::printf("| track with a full-frame search every 10 frames (mean) | %.3f | 1/%.1f |\n", amortised, d / amortised);
+  if (!deviceRegions.empty()) {
+    const double dr = bench::median(deviceRegions), dt = bench::median(deviceTrack);
+    std::printf("| matchRegions alone, frame in device memory | %.3f | 1/%.0f |\n", dr, d / dr);
+    std::printf("| track, frame in device memory | %.3f | 1/%.0f |\n", dt, d / dt);
+  }
+  return 0;
+}

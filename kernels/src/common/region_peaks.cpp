@@ -1,0 +1,48 @@
+#include "common/region_peaks.hpp"
+
+#include <algorithm>
+
+#include "common/peaks.hpp"
+
+namespace nccmatch {
+
+namespace {
+
+// peakMatch (peaks.cpp) from a sample instead of the map: the same score and parabolas.
+Match matchOf(const RegionPeak& p, double sign, int mapWidth, int mapHeight, int templateWidth, int templateHeight,
+              uint32_t templateIndex) {
+  Match m;
+  m.templateIndex = templateIndex;
+  m.x = p.x;
+  m.y = p.y;
+  m.width = templateWidth;
+  m.height = templateHeight;
+  m.score = p.score;
+  const double centre = sign * p.score;
+  m.subX = p.x + (p.x > 0 && p.x + 1 < mapWidth ? parabolaOffset(p.left, centre, p.right) : 0.0);
+  m.subY = p.y + (p.y > 0 && p.y + 1 < mapHeight ? parabolaOffset(p.up, centre, p.down) : 0.0);
+  return m;
+}
+
+}  // namespace
+
+void finishRegionPeaks(std::vector<RegionPeak> candidates, const RegionPeak& best, int mapWidth, int mapHeight,
+                       int templateWidth, int templateHeight, uint32_t templateIndex, const MatchParams& params,
+                       RegionResult* out) {
+  const double sign = goodnessSign(params.method);
+  out->matches.clear();
+  out->best = matchOf(best, sign, mapWidth, mapHeight, templateWidth, templateHeight, templateIndex);
+  if (params.maxMatches <= 0) return;
+  std::sort(candidates.begin(), candidates.end(), [&](const RegionPeak& a, const RegionPeak& b) {
+    return betterCandidate(PeakCandidate{sign * a.score, a.x, a.y}, PeakCandidate{sign * b.score, b.x, b.y});
+  });
+  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou);
+  for (const RegionPeak& c : candidates) {
+    if (int(kept.boxes().size()) >= params.maxMatches) break;
+    const Match m = matchOf(c, sign, mapWidth, mapHeight, templateWidth, templateHeight, templateIndex);
+    if (!kept.suppresses(m)) kept.add(m);
+  }
+  out->matches = kept.boxes();
+}
+
+}  // namespace nccmatch

@@ -1,0 +1,46 @@
+// Peaks of a region's score map found where the map lies (the GPU) and finished on the host: the
+// device hands over each candidate (a position that passes the threshold and the local-peak rule)
+// and the region's best position, each with its score and its four neighbours' goodness; the host
+// ranks, suppresses and refines them exactly as findPeaks (peaks.hpp) does with the whole map.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "nccmatch/regions.hpp"
+#include "nccmatch/types.hpp"
+#include "rules/peak_rules.hpp"
+
+namespace nccmatch {
+
+// A position of region `region`'s map: its score and the goodness of its neighbours left, right,
+// above and below (0 where the neighbour is outside the map, where the sub-pixel rule reads none).
+struct RegionPeak {
+  int region = 0;
+  int x = 0, y = 0;
+  double score = 0.0;
+  double left = 0.0, right = 0.0, up = 0.0, down = 0.0;
+};
+
+template <typename Index>
+NCC_HOST_DEVICE inline RegionPeak sampleRegionPeak(const GoodnessMap<Index>& good, const double* map, int region,
+                                                   int x, int y) {
+  RegionPeak p;
+  p.region = region;
+  p.x = x;
+  p.y = y;
+  p.score = map[Index(y) * good.width + x];
+  p.left = x > 0 ? good(x - 1, y) : 0.0;
+  p.right = x + 1 < good.width ? good(x + 1, y) : 0.0;
+  p.up = y > 0 ? good(x, y - 1) : 0.0;
+  p.down = y + 1 < good.height ? good(x, y + 1) : 0.0;
+  return p;
+}
+
+// The region's matches and best (frame coordinates are the caller's business) from its candidates
+// in any order and its best position: findPeaks' result for the region's mapWidth x mapHeight map.
+void finishRegionPeaks(std::vector<RegionPeak> candidates, const RegionPeak& best, int mapWidth, int mapHeight,
+                       int templateWidth, int templateHeight, uint32_t templateIndex, const MatchParams& params,
+                       RegionResult* out);
+
+}  // namespace nccmatch

@@ -1,0 +1,83 @@
+#include "cuda/numerator/region_scores.hpp"
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/numerator/fused_spatial_tiles.cuh"
+#include "rules/score_rules.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+using fused_spatial::kEpilogueOutputs;
+using fused_spatial::kEpilogueRows;
+using fused_spatial::kPrefixPitch;
+using fused_spatial::kThreads;
+using fused_spatial::SharedTile;
+
+// Writes the tile's scores into the region's map: warp w scores rows 2w and 2w+1 of the tile,
+// lane l outputs l + 32k, from the numerators and the prefix sums of the column sums (as the
+// fused kernel's epilogue, without the peak hand-off: peaks are found on the host).
+__device__ __forceinline__ void storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
+                                                int mapWidth, int mapHeight, Method method) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int w = r.templateWidth;
+#pragma unroll
+  for (int k = 0; k < kEpilogueRows; ++k) {
+    const int row = warp * kEpilogueRows + k;
+    const int oy = outY0 + row;
+    if (oy >= mapHeight) continue;
+    const uint32_t* p1 = s.p1 + row * kPrefixPitch;
+    const uint32_t* p2 = s.p2 + row * kPrefixPitch;
+    const uint32_t* num = s.num + row * kFusedTileWidth;
+#pragma unroll
+    for (int q = 0; q < kEpilogueOutputs; ++q) {
+      const int x = lane + 32 * q;
+      const int ox = outX0 + x;
+      if (ox >= mapWidth) continue;
+      const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
+      r.map[std::size_t(oy) * mapWidth + ox] = scoreFromSums(method, r.stats, s1, s2, c);
+    }
+  }
+}
+
+// Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores.
+__global__ void __launch_bounds__(kThreads, 4)
+    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, Method method) {
+  extern __shared__ uint32_t shared[];
+  const RegionScoreDesc r = descs[blockIdx.z];
+  const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
+  const int outX0 = blockIdx.x * kFusedTileWidth;
+  const int outY0 = blockIdx.y * kFusedTileHeight;
+  if (outX0 >= mapWidth || outY0 >= mapHeight) return;  // the whole block: no barrier is skipped by some
+  const SharedTile s = fused_spatial::carveSharedTile(shared);
+  const int words = (r.templateWidth + 3) / 4;
+  const int tileRows = kFusedTileHeight + r.templateHeight - 1;
+  const int tileWords = max(kFusedTileWidth / 4 + words, 28 + 8 * fused_spatial::kStepsFor(r.templateWidth));
+  const bool chunkAligned = (reinterpret_cast<std::uintptr_t>(r.image) % 16 == 0) && (r.pitch % 16 == 0);
+  fused_spatial::loadImageTile(r.image, r.pitch, r.width, r.height, chunkAligned, outX0, outY0, tileRows, tileWords,
+                               s.image);
+  fused_spatial::windowSums(s, r.templateHeight, tileWords);
+  fused_spatial::tensorNumerator(s, r.fragments, r.templateWidth, r.templateHeight);  // ends with a barrier
+  storeTileScores(s, r, outX0, outY0, mapWidth, mapHeight, method);
+}
+
+}  // namespace
+
+Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
+                         int maxMapHeight, Method method, cudaStream_t stream) {
+  if (count <= 0) return Status();
+  if (descs == nullptr) return Status::error("fusedRegionScores: descriptors missing");
+  if (maxTemplateHeight < 1 || maxTemplateHeight > kFusedMaxSide || maxMapWidth < 1 || maxMapHeight < 1)
+    return Status::error("fusedRegionScores: bad template height or map size");
+  if (count > 65535) return Status::error("fusedRegionScores: more than 65535 regions in one launch");
+  const int shared = fused_spatial::sharedBytesFor(maxTemplateHeight);
+  if (shared > fused_spatial::kStaticSharedLimit)
+    NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        fused_spatial::kMaxSharedBytes));
+  const dim3 grid(ceilDiv(maxMapWidth, kFusedTileWidth), ceilDiv(maxMapHeight, kFusedTileHeight), count);
+  fusedRegionKernel<<<grid, kThreads, shared, stream>>>(descs, method);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+}  // namespace nccmatch::cuda

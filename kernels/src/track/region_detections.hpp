@@ -1,0 +1,20 @@
+// A frame's window searches as one result: what the tracker assigns to tracks.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "nccmatch/regions.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch::track {
+
+// The windows' matches as one FrameResult over `entries` bank templates (by RegionQuery's
+// templateIndex): per template, every window's matches (a position two windows found, once,
+// with its better score), ranked as the rules rank candidates (better score, then raster order),
+// greedy NMS at params.nmsIou and at most params.maxMatches; best[i] the best of the windows'
+// bests. Matches keep their scores, boxes and sub-pixel corners.
+FrameResult combineRegionResults(const std::vector<RegionQuery>& regions, const std::vector<RegionResult>& results,
+                                 std::size_t entries, const MatchParams& params);
+
+}  // namespace nccmatch::track

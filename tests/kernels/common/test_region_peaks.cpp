@@ -1,0 +1,82 @@
+// finishRegionPeaks (the host half of the GPU's region peaks) against findPeaks on the whole map:
+// candidates sampled by the same rule the device applies, handed over in a shuffled order, give
+// the same matches and best bit for bit. Maps of 1x1, one row, one column, odd sizes, plateaus
+// and ties (values drawn from a few levels), both goodness directions, max-matches 0..many,
+// nms-iou 0, 0.3 and 1.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "common/peaks.hpp"
+#include "common/region_peaks.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+struct MapCase {
+  int w, h;
+  int levels;  // distinct values the map takes (few: ties and plateaus)
+};
+
+TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
+  const std::vector<MapCase> cases = {{1, 1, 3}, {1, 17, 4}, {23, 1, 4}, {2, 2, 2}, {31, 19, 5},
+                                      {64, 48, 50}, {97, 97, 1000}, {40, 30, 1}};
+  std::mt19937_64& g = rng();
+  for (const MapCase& c : cases)
+    for (Method method : {Method::CCoeffNormed, Method::SqDiffNormed})
+      for (int maxMatches : {0, 1, 5, 100000})
+        for (double iou : {0.0, 0.3, 1.0})
+          for (double threshold : {-1e300, 0.5, 0.9}) {
+            std::vector<double> map(std::size_t(c.w) * c.h);
+            for (double& v : map) v = double(g() % uint64_t(c.levels)) / double(c.levels);
+            MatchParams params;
+            params.method = method;
+            params.maxMatches = maxMatches;
+            params.nmsIou = iou;
+            params.threshold = lowerIsBetter(method) ? -threshold : threshold;
+            const int tw = 1 + int(g() % 9), th = 1 + int(g() % 9);
+            std::vector<Match> want;
+            std::optional<Match> wantBest;
+            findPeaks(map.data(), c.w, c.h, tw, th, 3, params, &want, &wantBest);
+
+            // The device's half, on the host: candidates by the rule, the best by the order.
+            const double sign = goodnessSign(method), goodEnough = sign * params.threshold;
+            const GoodnessMap<std::size_t> good = goodnessMap(map.data(), c.w, c.h, sign);
+            std::vector<RegionPeak> candidates;
+            int bx = 0, by = 0;
+            for (int y = 0; y < c.h; ++y)
+              for (int x = 0; x < c.w; ++x) {
+                const double v = good(x, y);
+                if (rankedBefore(v, rasterKey(x, y), good(bx, by), rasterKey(bx, by))) bx = x, by = y;
+                if (maxMatches > 0 && v >= goodEnough && isLocalPeak(good, x, y, v))
+                  candidates.push_back(sampleRegionPeak(good, map.data(), 7, x, y));
+              }
+            std::shuffle(candidates.begin(), candidates.end(), g);
+            RegionResult got;
+            finishRegionPeaks(candidates, sampleRegionPeak(good, map.data(), 7, bx, by), c.w, c.h, tw, th, 3, params,
+                              &got);
+            const std::string where = std::to_string(c.w) + "x" + std::to_string(c.h) + " " + methodName(method) +
+                                      " max " + std::to_string(maxMatches) + " iou " + std::to_string(iou) +
+                                      " seed " + std::to_string(testSeed());
+            ASSERT_EQ(got.matches.size(), want.size()) << where;
+            for (std::size_t i = 0; i < want.size(); ++i) {
+              EXPECT_EQ(got.matches[i].x, want[i].x) << where;
+              EXPECT_EQ(got.matches[i].y, want[i].y) << where;
+              EXPECT_EQ(got.matches[i].score, want[i].score) << where;
+              EXPECT_EQ(got.matches[i].subX, want[i].subX) << where;
+              EXPECT_EQ(got.matches[i].subY, want[i].subY) << where;
+              EXPECT_EQ(got.matches[i].width, tw);
+              EXPECT_EQ(got.matches[i].templateIndex, 3u);
+            }
+            ASSERT_TRUE(got.best && wantBest) << where;
+            EXPECT_EQ(got.best->x, wantBest->x) << where;
+            EXPECT_EQ(got.best->y, wantBest->y) << where;
+            EXPECT_EQ(got.best->subX, wantBest->subX) << where;
+            EXPECT_EQ(got.best->subY, wantBest->subY) << where;
+          }
+}
+
+}  // namespace
+}  // namespace nccmatch::test

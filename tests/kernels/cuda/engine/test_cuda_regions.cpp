@@ -1,0 +1,168 @@
+// CudaEngine::matchRegions against the CPU Reference engine, bit for bit: every method, regions
+// of 1x1, odd sizes, at the frame's edges, smaller than their template, templates of 1x1 to 64x64
+// (the fused region kernel) and larger (the CPU fallback), own images, host and device frames,
+// many regions of mixed sizes in one call; copyPatch from device memory; refusals. Skips
+// without a GPU.
+#include <gtest/gtest.h>
+#include <cuda_runtime.h>
+
+#include <random>
+
+#include "gpu_test_support.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+void expectSame(const std::vector<RegionResult>& gpu, const std::vector<RegionResult>& cpu, const std::string& what) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  for (std::size_t k = 0; k < gpu.size(); ++k) {
+    const std::string where = what + " region " + std::to_string(k) + " seed " + std::to_string(testSeed());
+    ASSERT_EQ(gpu[k].matches.size(), cpu[k].matches.size()) << where;
+    for (std::size_t i = 0; i < gpu[k].matches.size(); ++i) {
+      const Match& g = gpu[k].matches[i];
+      const Match& c = cpu[k].matches[i];
+      EXPECT_EQ(g.templateIndex, c.templateIndex) << where;
+      EXPECT_EQ(g.x, c.x) << where;
+      EXPECT_EQ(g.y, c.y) << where;
+      EXPECT_EQ(g.width, c.width) << where;
+      EXPECT_EQ(g.height, c.height) << where;
+      EXPECT_EQ(g.score, c.score) << where;  // exact: integer sums, one score rule
+      EXPECT_EQ(g.subX, c.subX) << where;
+      EXPECT_EQ(g.subY, c.subY) << where;
+    }
+    ASSERT_EQ(gpu[k].best.has_value(), cpu[k].best.has_value()) << where;
+    if (gpu[k].best) {
+      EXPECT_EQ(gpu[k].best->x, cpu[k].best->x) << where;
+      EXPECT_EQ(gpu[k].best->y, cpu[k].best->y) << where;
+      EXPECT_EQ(gpu[k].best->score, cpu[k].best->score) << where;
+    }
+  }
+}
+
+// A device copy of an image (pitch = its stride).
+struct DeviceImage {
+  uint8_t* data = nullptr;
+  ~DeviceImage() { cudaFree(data); }
+};
+
+FrameView upload(const Image& img, DeviceImage* d) {
+  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d->data), img.bytes.size()), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(d->data, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  FrameView v = img.view();
+  v.data = d->data;
+  v.memory = MemoryKind::Device;
+  return v;
+}
+
+struct RegionCase {
+  int x, y, w, h;
+  int tpl;  // bank index, or -1 for the own image
+};
+
+TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(301, 203, Fill::Smooth, 7);
+  const std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
+                                           cutTemplate(img, 100, 50, 32, 32, "c32"), makeTemplate(64, 64, Fill::Smooth, "c64"),
+                                           makeTemplate(65, 20, Fill::Random, "wide"), cutTemplate(img, 3, 4, 33, 17, "odd")};
+  const TemplateImage own = cutTemplate(img, 200, 100, 29, 31, "own");
+  paste(&img, bank[1], 0, 0);
+  const std::vector<RegionCase> cases = {
+      // x    y    w    h  template
+      {0, 0, 301, 203, 1},    // the whole frame
+      {13, 17, 1, 1, 0},      // 1x1
+      {0, 0, 7, 5, 1},        // exactly the template, at the corner with its copy
+      {294, 198, 7, 5, 1},    // bottom-right corner
+      {68, 18, 128, 128, 2},  // a tracker's window around the 32x32 cut
+      {60, 30, 200, 150, 3},  // 64x64
+      {10, 10, 100, 60, 4},   // 65 wide: the CPU fallback
+      {5, 150, 130, 53, 5},   // odd sizes
+      {180, 80, 60, 70, -1},  // own image
+      {9, 9, 20, 90, 2},      // narrower than its template: nothing
+  };
+  std::vector<RegionQuery> regions;
+  for (const RegionCase& c : cases)
+    regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 9u : uint32_t(c.tpl), c.tpl < 0 ? &own : nullptr});
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  DeviceImage device;
+  const FrameView onDevice = upload(img, &device);
+  for (int m = 0; m <= 5; ++m) {
+    MatchParams params;
+    params.method = Method(m);
+    params.maxMatches = 5;
+    params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
+    params.nmsIou = 0.2;
+    std::vector<RegionResult> want, host, dev;
+    ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
+    Status st = gpu->matchRegions(img.view(), regions, params, &host);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectSame(host, want, std::string("host frame ") + methodName(params.method));
+    st = gpu->matchRegions(onDevice, regions, params, &dev);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectSame(dev, want, std::string("device frame ") + methodName(params.method));
+  }
+}
+
+// Sixteen 128x128 windows of 32x32 templates on a 1080p frame, as a tracker searches them, and
+// random regions of random sizes: one call each.
+TEST(CudaRegions, ManyRegionsOfMixedSizesInOneCall) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1920, 1080, Fill::Random, 0);
+  std::vector<TemplateImage> bank;
+  for (int k = 0; k < 4; ++k) bank.push_back(makeTemplate(32, 32, Fill::Random, "t" + std::to_string(k)));
+  std::mt19937_64& g = rng();
+  std::vector<RegionQuery> windows, random;
+  for (int k = 0; k < 16; ++k) {
+    const int x = 64 + 110 * k, y = 100 + int(g() % 800);
+    paste(&img, bank[k % 4], x + int(g() % 96), y + int(g() % 96));
+    windows.push_back(RegionQuery{x, y, 128, 128, uint32_t(k % 4), nullptr});
+  }
+  for (int k = 0; k < 40; ++k) {
+    const int w = 1 + int(g() % 200), h = 1 + int(g() % 200);
+    random.push_back(RegionQuery{int(g() % (1920 - w + 1)), int(g() % (1080 - h + 1)), w, h, uint32_t(g() % 4), nullptr});
+  }
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  MatchParams params;
+  params.threshold = 0.5;
+  params.maxMatches = 3;
+  for (const auto* list : {&windows, &random}) {
+    std::vector<RegionResult> want, got;
+    ASSERT_TRUE(cpu->matchRegions(img.view(), *list, params, &want).ok());
+    const Status st = gpu->matchRegions(img.view(), *list, params, &got);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectSame(got, want, list == &windows ? "windows" : "random regions");
+  }
+}
+
+TEST(CudaRegions, CopyPatchFromDeviceMemoryAndRefusals) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(50, 40, Fill::Random, 3);
+  DeviceImage device;
+  const FrameView onDevice = upload(img, &device);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(gpu->setTemplates({makeTemplate(5, 5, Fill::Random)}).ok());
+  std::vector<uint8_t> pixels;
+  ASSERT_TRUE(gpu->copyPatch(onDevice, 45, 37, 5, 3, &pixels).ok());
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 5; ++x) EXPECT_EQ(pixels[y * 5 + x], img.at(45 + x, 37 + y));
+  EXPECT_FALSE(gpu->copyPatch(onDevice, 46, 37, 5, 3, &pixels).ok());
+  std::vector<RegionResult> results;
+  EXPECT_FALSE(gpu->matchRegions(onDevice, {RegionQuery{40, 0, 11, 5, 0, nullptr}}, MatchParams(), &results).ok());
+  EXPECT_FALSE(gpu->matchRegions(onDevice, {RegionQuery{0, 0, 10, 5, 1, nullptr}}, MatchParams(), &results).ok());
+  // Refused while a frame is in flight.
+  ASSERT_TRUE(gpu->submit(onDevice, MatchParams()).ok());
+  EXPECT_FALSE(gpu->matchRegions(onDevice, {RegionQuery{0, 0, 10, 5, 0, nullptr}}, MatchParams(), &results).ok());
+  FrameResult r;
+  ASSERT_TRUE(gpu->collect(&r).ok());
+  EXPECT_TRUE(gpu->matchRegions(onDevice, {RegionQuery{0, 0, 10, 5, 0, nullptr}}, MatchParams(), &results).ok());
+}
+
+}  // namespace
+}  // namespace nccmatch::test

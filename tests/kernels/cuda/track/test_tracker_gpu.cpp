@@ -1,0 +1,65 @@
+// The Tracker on the CUDA engine gives the CPU engine's tracks: the synthetic scenes of
+// tests/kernels/track (track_scene.hpp), frame by frame the same matches (positions, scores),
+// ids, states, lost and ended lists, also with template-update. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include "gpu_test_support.hpp"
+#include "nccmatch/tracker.hpp"
+#include "test_support.hpp"
+#include "track_scene.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+void expectSameTracks(double templateUpdate) {
+  TrackerOptions options;
+  options.templateUpdate = templateUpdate;
+  const Scene scene = trackingScene(options.lostFrames, testSeed());
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(cpu->setTemplates(scene.templates).ok());
+  ASSERT_TRUE(gpu->setTemplates(scene.templates).ok());
+  Tracker onCpu(options), onGpu(options);
+  MatchParams params;
+  params.threshold = 0.7;
+  params.maxMatches = 8;
+  int regionFrames = 0;
+  for (int t = 0; t < 60; ++t) {
+    std::vector<TruthBox> truth;
+    const Image img = scene.frame(t, &truth);
+    TrackerFrame want, got;
+    ASSERT_TRUE(onCpu.track(*cpu, img.view(), params, &want).ok());
+    const Status st = onGpu.track(*gpu, img.view(), params, &got);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const std::string where = "frame " + std::to_string(t) + " seed " + std::to_string(scene.seed);
+    EXPECT_EQ(got.fullFrameSearch, want.fullFrameSearch) << where;
+    EXPECT_EQ(got.regionsSearched, want.regionsSearched) << where;
+    regionFrames += got.fullFrameSearch ? 0 : 1;
+    EXPECT_EQ(got.lostTracks, want.lostTracks) << where;
+    EXPECT_EQ(got.endedTracks, want.endedTracks) << where;
+    ASSERT_EQ(got.matches.size(), want.matches.size()) << where;
+    for (std::size_t i = 0; i < got.matches.size(); ++i) {
+      EXPECT_EQ(got.matches[i].trackId, want.matches[i].trackId) << where;
+      EXPECT_EQ(got.matches[i].state, want.matches[i].state) << where;
+      EXPECT_EQ(got.matches[i].match.x, want.matches[i].match.x) << where;
+      EXPECT_EQ(got.matches[i].match.y, want.matches[i].match.y) << where;
+      // Full-frame searches may take the GPU's fft path (scores within 1e-4); windows are exact.
+      EXPECT_NEAR(got.matches[i].match.score, want.matches[i].match.score, got.fullFrameSearch ? 1e-4 : 0.0)
+          << where;
+    }
+  }
+  EXPECT_GT(regionFrames, 40);
+}
+
+TEST(TrackerGpu, SameTracksAsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  expectSameTracks(0.0);
+}
+
+TEST(TrackerGpu, SameTracksAsTheCpuWithTemplateUpdate) {
+  SKIP_WITHOUT_GPU();
+  expectSameTracks(0.4);
+}
+
+}  // namespace
+}  // namespace nccmatch::test
