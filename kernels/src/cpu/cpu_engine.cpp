@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cpu/cpu_cost_model.hpp"
+#include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "cpu/cpu_peaks.hpp"
 #include "cpu/cpu_score_rows.hpp"
@@ -11,6 +12,7 @@
 #include "nccmatch/sat.hpp"
 #include "common/peaks.hpp"
 #include "common/validate.hpp"
+#include "rules/masked_score_rules.hpp"
 #ifdef NCCMATCH_HAVE_FFTW
 #include "cpu/cpu_numerator_fft.hpp"
 #endif
@@ -24,9 +26,18 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   std::vector<TemplateStats> stats;
   stats.reserve(bank.size());
-  for (const TemplateImage& t : bank) stats.push_back(templateStats(t));
+  for (const TemplateImage& t : bank) stats.push_back(maskedTemplateStats(t));
   packed_.clear();
-  for (const TemplateImage& t : bank) packed_.push_back(packDirectTemplate(t));
+  numerator_.clear();
+  rectangles_.clear();
+  for (const TemplateImage& t : bank) {
+    packed_.push_back(packDirectTemplate(t));
+    numerator_.push_back(numeratorTemplate(t));
+    // A mask that ignores nothing is no mask: such a template takes the unmasked window sums.
+    rectangles_.push_back(ignoresPixels(t) ? maskRectangles(t) : std::vector<MaskRectangle>{});
+  }
+  masked_.clear();
+  for (const TemplateImage& t : bank) masked_.push_back(ignoresPixels(t));
   bank_ = std::move(bank);
   stats_ = std::move(stats);
   ++bankGeneration_;
@@ -42,7 +53,7 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
                          "(configure with -Dfftw=enabled)");
   resolved_.assign(bank_.size(), CpuPath::Reference);
   std::vector<bool> useFft(bank_.size(), false);
-  bool anyFft = false, anyReference = false;
+  bool anyFft = false, anyReference = false, anyMasked = false;
   for (std::size_t i = 0; i < bank_.size(); ++i) {
     const TemplateImage& t = bank_[i];
     if (t.width > frame.width || t.height > frame.height) continue;
@@ -50,9 +61,11 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
     useFft[i] = resolved_[i] == CpuPath::Fft;
     anyFft = anyFft || useFft[i];
     anyReference = anyReference || resolved_[i] == CpuPath::Reference;
+    anyMasked = anyMasked || masked_[i];
   }
-  // Only the Reference path reads the int64 SATs; the fast paths sum windows from the pixels.
-  if (anyReference) {
+  // The Reference path reads the int64 SATs, and so do masked templates on the fast paths (their
+  // window sums are boxes of them); unmasked templates on the fast paths sum from the pixels.
+  if (anyReference || anyMasked) {
     const std::size_t n = std::size_t(frame.width) * frame.height;
     sat_.resize(n);
     satSq_.resize(n);
@@ -73,6 +86,12 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
 
 void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t templateIndex,
                               double* out) {
+  if (stats_[templateIndex].n == 0) {  // an empty mask: nothing compared, one value everywhere
+    const TemplateImage& t = bank_[templateIndex];
+    std::fill(out, out + std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1),
+              emptyMaskScore(method));
+    return;
+  }
   switch (resolved_[templateIndex]) {
     case CpuPath::Direct: return computeScoresDirect(frame, method, templateIndex, out);
     case CpuPath::Fft: return computeScoresFft(frame, method, templateIndex, out);
@@ -87,21 +106,29 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
   const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
   const DirectTemplate& packed = packed_[templateIndex];
+  const TemplateImage& numerator = numerator_[templateIndex];  // ignored pixels zeroed
+  const bool masked = masked_[templateIndex];
   const bool vnni = directVnniUsable(packed);
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
     thread_local std::vector<int64_t> cross, s1, s2;
     thread_local std::vector<int32_t> scratch;
     thread_local WindowSumRows windows;
     if (int(cross.size()) < mapW) cross.resize(mapW), s1.resize(mapW), s2.resize(mapW), scratch.resize(mapW);
-    windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
+    if (!masked) windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
     for (int y = yBegin; y < yEnd; ++y) {
-      if (y > yBegin) windows.advance();
-      windows.sums(s1.data(), s2.data());
+      if (masked) {
+        maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, 0, mapW,
+                            s1.data(), s2.data());
+      } else {
+        if (y > yBegin) windows.advance();
+        windows.sums(s1.data(), s2.data());
+      }
+      // The VNNI kernel adds 128 * s1: its taps are (T - 128) M, so s1 is the masked sum.
       if (vnni)
-        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, t, packed, s1.data(),
+        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, numerator, packed, s1.data(),
                            scratch.data(), cross.data());
       else
-        directCrossRow(frame.data, frame.stride, mapW, y, t, scratch.data(), cross.data());
+        directCrossRow(frame.data, frame.stride, mapW, y, numerator, scratch.data(), cross.data());
       scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
     }
   });
@@ -125,17 +152,23 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
     const int count = x1 - x0;
     if (int(s1.size()) < count) s1.resize(count), s2.resize(count);
     const double minDenominator = double(err) / kMaxScoreError;
-    windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
+    const bool masked = masked_[templateIndex];
+    if (!masked) windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
     for (int y = y0; y < y1; ++y) {
       double* row = out + std::size_t(y) * mapW + x0;
       const float* num = values + std::size_t(y - y0) * stride;
-      if (y > y0) windows.advance();
-      windows.sums(s1.data(), s2.data());
+      if (masked) {
+        maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, x0, count,
+                            s1.data(), s2.data());
+      } else {
+        if (y > y0) windows.advance();
+        windows.sums(s1.data(), s2.data());
+      }
       if (!scoreRowCentred(method, stats, s1.data(), s2.data(), num, count, minDenominator, row)) continue;
       for (int i = 0; i < count; ++i) {
         const CentredScore r = scoreFromCentred(method, stats, s1[i], s2[i], num[i]);
         if (r.denominator > 0 && r.denominator < minDenominator) {
-          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, t);
+          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, numerator_[templateIndex]);
           row[i] = scoreFromSums(method, stats, s1[i], s2[i], c);
         }
       }
@@ -150,9 +183,12 @@ double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t t
                                int x, int y) const {
   const TemplateImage& t = bank_[templateIndex];
   int64_t s1, s2;
-  windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
-  int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
-  return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
+  if (masked_[templateIndex])
+    maskedWindowSumsAt(frame.data, frame.stride, x, y, t, &s1, &s2);
+  else
+    windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
+  int64_t c = directCrossAt(frame.data, frame.stride, x, y, numerator_[templateIndex]);
+  return maskedScoreFromSums(method, stats_[templateIndex], s1, s2, c);
 }
 
 // The FFT path's reported scores are made exact, and ties ordered as on the exact paths. A match
@@ -191,8 +227,10 @@ void CpuEngine::refineMatches(const FrameView& frame, const MatchParams& params,
 
 void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,
                               double* out) {
-  const TemplateImage& t = bank_[templateIndex];
+  const TemplateImage& t = numerator_[templateIndex];  // ignored pixels zeroed: sum I T M
   const TemplateStats& stats = stats_[templateIndex];
+  const bool masked = masked_[templateIndex];
+  const TemplateImage& withMask = bank_[templateIndex];
   const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
   // A template row's dot product fits int32 while width * 255^2 < 2^31.
@@ -218,9 +256,14 @@ void CpuEngine::computeScoresReference(const FrameView& frame, Method method, ui
       }
       double* row = out + std::size_t(y) * mapW;
       for (int x = 0; x < mapW; ++x) {
-        int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
-        int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
-        row[x] = scoreFromSums(method, stats, s1, s2, cross[x]);
+        int64_t s1, s2;
+        if (masked) {  // plain loops over the compared pixels: the oracle of the masked fast paths
+          maskedWindowSumsAt(frame.data, frame.stride, x, y, withMask, &s1, &s2);
+        } else {
+          s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+          s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+        }
+        row[x] = maskedScoreFromSums(method, stats, s1, s2, cross[x]);
       }
     }
   });

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "nccmatch/engine.hpp"
 #include "rules/score_rules.hpp"
@@ -47,7 +48,12 @@ class CpuEngine final : public Engine {
   ThreadPool pool_;
   CpuPath path_;
   std::vector<TemplateImage> bank_;
-  std::vector<TemplateStats> stats_;
+  std::vector<TemplateStats> stats_;  // over each template's compared pixels
+  // Per template: the template with its ignored pixels zeroed (what the numerators correlate),
+  // whether its mask ignores any pixel, and the mask's rectangles (masked window sums).
+  std::vector<TemplateImage> numerator_;
+  std::vector<bool> masked_;
+  std::vector<std::vector<MaskRectangle>> rectangles_;
   std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
   uint64_t bankGeneration_ = 0;
   std::vector<CpuPath> resolved_;

@@ -241,15 +241,19 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
     TemplateSpectrum& S = *templates_[i];
     const Group& G = *groups_[S.group];
     const std::size_t points = std::size_t(G.tileWidth) * G.tileHeight;
-    double sum = 0;
-    for (uint8_t v : t.pixels) sum += v;
-    const double mean = sum / double(t.pixels.size());
+    // Under a mask: M (T - mean_M T), zero where ignored (the masked centred numerator).
+    double sum = 0, compared = 0;
+    for (std::size_t k = 0; k < t.pixels.size(); ++k)
+      if (t.mask.empty() || t.mask[k] != 0) sum += t.pixels[k], compared += 1;
+    const double mean = compared > 0 ? sum / compared : 0.0;
     auto real = fftwAlloc<float>(points);
     std::fill(real.get(), real.get() + points, 0.f);
     double normSq = 0;
     for (int ty = 0; ty < t.height; ++ty) {
       for (int tx = 0; tx < t.width; ++tx) {
-        double v = t.pixels[std::size_t(ty) * t.width + tx] - mean;
+        const std::size_t k = std::size_t(ty) * t.width + tx;
+        if (!t.mask.empty() && t.mask[k] == 0) continue;
+        double v = t.pixels[k] - mean;
         real[std::size_t(ty) * G.tileWidth + tx] = float(v);
         normSq += v * v;
       }
