@@ -1,0 +1,171 @@
+// Rotated template banks: bilinear rotation about the centre with the rotated support as the mask.
+#include "nccmatch/rotations.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "common/validate.hpp"
+
+namespace nccmatch {
+
+namespace {
+
+std::string formatNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+// cos and sin of an angle in degrees, exact (0, +-1) at multiples of 90 degrees.
+void cosSinDegrees(double degrees, double* c, double* s) {
+  const double turns = std::fmod(degrees, 360.0);
+  const double quarter = turns / 90.0;
+  if (quarter == std::floor(quarter)) {
+    const int q = ((int(quarter) % 4) + 4) % 4;
+    *c = q == 0 ? 1 : (q == 2 ? -1 : 0);
+    *s = q == 1 ? 1 : (q == 3 ? -1 : 0);
+    return;
+  }
+  const double r = turns * M_PI / 180.0;
+  *c = std::cos(r);
+  *s = std::sin(r);
+}
+
+// The bounding box of a w x h rectangle rotated by the angle whose cos and sin are c, s (a hair
+// below an integer stays that integer), at least 1x1.
+void rotatedSize(int w, int h, double c, double s, long* width, long* height) {
+  *width = std::max(1L, long(std::ceil(std::fabs(w * c) + std::fabs(h * s) - 1e-9)));
+  *height = std::max(1L, long(std::ceil(std::fabs(w * s) + std::fabs(h * c) - 1e-9)));
+}
+
+}  // namespace
+
+TemplateImage rotateTemplate(const TemplateImage& source, double degrees) {
+  double c, s;
+  cosSinDegrees(degrees, &c, &s);
+  if (c == 1.0) return source;
+  const int w = source.width, h = source.height;
+  long boxWidth, boxHeight;
+  rotatedSize(w, h, c, s, &boxWidth, &boxHeight);
+  const int width = int(boxWidth), height = int(boxHeight);
+  TemplateImage out;
+  out.name = source.name;
+  out.width = width;
+  out.height = height;
+  out.pixels.assign(std::size_t(width) * height, 0);
+  out.mask.assign(out.pixels.size(), 0);
+  const double scx = (w - 1) / 2.0, scy = (h - 1) / 2.0;
+  const double dcx = (width - 1) / 2.0, dcy = (height - 1) / 2.0;
+  constexpr double kEdge = 1e-9;  // rounding of the mapped centre at the template's edge
+  auto compared = [&](int x, int y) { return source.mask.empty() || source.mask[std::size_t(y) * w + x] != 0; };
+  bool ignoresAny = false;
+  for (int v = 0; v < height; ++v) {
+    for (int u = 0; u < width; ++u) {
+      // The inverse rotation maps the output pixel's centre into the template.
+      const double dx = u - dcx, dy = v - dcy;
+      const double sx = c * dx - s * dy + scx, sy = s * dx + c * dy + scy;
+      const std::size_t k = std::size_t(v) * width + u;
+      if (sx < -0.5 - kEdge || sx > w - 0.5 + kEdge || sy < -0.5 - kEdge || sy > h - 0.5 + kEdge) {
+        ignoresAny = true;
+        continue;
+      }
+      const double cx = std::clamp(sx, 0.0, double(w - 1)), cy = std::clamp(sy, 0.0, double(h - 1));
+      // Snap to the pixel grid within rounding, so that exact mappings weigh one pixel only.
+      const double rx = std::round(cx), ry = std::round(cy);
+      const double px = std::fabs(cx - rx) < kEdge ? rx : cx, py = std::fabs(cy - ry) < kEdge ? ry : cy;
+      const int x0 = std::min(int(std::floor(px)), w - 1), y0 = std::min(int(std::floor(py)), h - 1);
+      const double fx = px - x0, fy = py - y0;
+      const int x1 = fx > 0 ? x0 + 1 : x0, y1 = fy > 0 ? y0 + 1 : y0;
+      if (!compared(x0, y0) || !compared(x1, y0) || !compared(x0, y1) || !compared(x1, y1)) {
+        ignoresAny = true;
+        continue;
+      }
+      auto at = [&](int x, int y) { return double(source.pixels[std::size_t(y) * w + x]); };
+      const double top = at(x0, y0) + fx * (at(x1, y0) - at(x0, y0));
+      const double bottom = at(x0, y1) + fx * (at(x1, y1) - at(x0, y1));
+      out.pixels[k] = uint8_t(std::clamp(std::lround(top + fy * (bottom - top)), 0L, 255L));
+      out.mask[k] = 255;
+    }
+  }
+  if (!ignoresAny) out.mask.clear();
+  return out;
+}
+
+Status validateTemplateAngles(const std::vector<double>& angles) {
+  if (angles.empty()) return Status::error("no angle given (0 matches the templates as they are)");
+  if (angles.size() > std::size_t(kMaxTemplateAngles))
+    return Status::error(std::to_string(angles.size()) + " angles; at most " + std::to_string(kMaxTemplateAngles) +
+                         " are allowed");
+  for (double a : angles)
+    if (!std::isfinite(a) || std::fabs(a) > kMaxTemplateAngle)
+      return Status::error("angle " + formatNumber(a) + " is outside -" + formatNumber(kMaxTemplateAngle) + ".." +
+                           formatNumber(kMaxTemplateAngle) + " degrees");
+  return Status();
+}
+
+std::vector<double> angleRange(double start, double stop, double step) {
+  std::vector<double> out;
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step) || step <= 0 || stop < start) return out;
+  if ((stop - start) / step > kMaxTemplateAngles * 400.0) return out;  // would only repeat
+  std::vector<double> seen;  // angles modulo 360, in [0, 360)
+  // Angles as start + k * step (no accumulated rounding); the stop is reached within rounding.
+  for (long k = 0;; ++k) {
+    const double a = start + double(k) * step;
+    if (a > stop + 1e-9 * std::max(1.0, std::fabs(stop))) break;
+    double mod = std::fmod(a, 360.0);
+    if (mod < 0) mod += 360.0;
+    bool repeated = false;
+    for (double p : seen)
+      if (std::fabs(p - mod) < 1e-9 || std::fabs(std::fabs(p - mod) - 360.0) < 1e-9) repeated = true;
+    if (repeated) continue;
+    if (int(out.size()) == kMaxTemplateAngles) return {};
+    seen.push_back(mod);
+    out.push_back(a);
+  }
+  return out;
+}
+
+Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, const std::vector<double>& scales,
+                               const std::vector<double>& angles, ScaledBank* out) {
+  NCC_RETURN_IF_ERROR(validateTemplateAngles(angles));
+  ScaledBank scaled;
+  NCC_RETURN_IF_ERROR(scaleTemplates(originals, scales, &scaled));
+  ScaledBank bank;
+  bank.originals = scaled.originals;
+  // An angle equal modulo 360 to an earlier one would only repeat a variant: the earlier is kept.
+  std::vector<double> distinct;
+  for (double a : angles) {
+    bool repeated = false;
+    for (double d : distinct) {
+      const double diff = std::fabs(std::fmod(a - d, 360.0));
+      repeated = repeated || diff < 1e-9 || diff > 360.0 - 1e-9;
+    }
+    if (!repeated) distinct.push_back(a);
+  }
+  for (std::size_t e = 0; e < scaled.templates.size(); ++e) {
+    for (double a : distinct) {
+      const TemplateImage& t = scaled.templates[e];
+      double c, s;
+      cosSinDegrees(a, &c, &s);
+      long w, h;
+      rotatedSize(t.width, t.height, c, s, &w, &h);
+      if (w > kMaxScaledTemplateSide || h > kMaxScaledTemplateSide) {
+        const uint32_t i = scaled.original[e];
+        return Status::error("template " + std::to_string(i) + " ('" + originals[i].name + "') at scale " +
+                             formatNumber(scaled.scale[e]) + " and angle " + formatNumber(a) + " would be " +
+                             std::to_string(w) + "x" + std::to_string(h) + ", larger than " +
+                             std::to_string(kMaxScaledTemplateSide) + " pixels a side");
+      }
+      bank.templates.push_back(rotateTemplate(t, a));
+      bank.original.push_back(scaled.original[e]);
+      bank.scale.push_back(scaled.scale[e]);
+      bank.angle.push_back(a);
+    }
+  }
+  *out = std::move(bank);
+  return Status();
+}
+
+}  // namespace nccmatch
