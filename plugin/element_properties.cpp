@@ -33,6 +33,8 @@ enum {
   PROP_CPU_THREADS,
   PROP_STATS,
   PROP_SETTINGS_GENERATION,
+  PROP_MASKS,
+  PROP_ANGLES,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -61,7 +63,7 @@ bool noteRefusal(RefusedValues& refused, const char* property, const std::string
 
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
+  std::string refusal;  // why a `scales`, `angles` or `search-region` value was refused; empty: accepted
   NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -126,6 +128,18 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
     case PROP_SEARCH_REGION:
       nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &refusal);
       break;
+    case PROP_MASKS:
+      s.maskFiles = nccmatch::plugin::parseMaskList(g_value_get_string(value));
+      ++s.templatesGeneration;  // the bank is loaded again (its masks with it) before the next frame
+      break;
+    case PROP_ANGLES: {
+      std::vector<double> angles = s.angles;
+      if (nccmatch::plugin::parseAngleList(g_value_get_string(value), &angles, &refusal) && angles != s.angles) {
+        s.angles = std::move(angles);
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
     case PROP_CPU_THREADS:
       s.cpuThreads = int(g_value_get_uint(value));
       break;
@@ -135,12 +149,16 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
   }
   ++s.generation;  // also for a refused value: the generation counts sets, not changes
   const bool warnNow =
-      (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
+      (prop_id == PROP_SCALES || prop_id == PROP_ANGLES || prop_id == PROP_SEARCH_REGION) &&
+      noteRefusal(*self->refused, pspec->name, refusal);
   NCCMATCH_OBJECT_UNLOCK(self);
   // Posted outside the object lock: posting takes it.
   if (warnNow)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
-                                                   refusal.c_str(), prop_id == PROP_SCALES ? "factors" : "region"),
+                                                   refusal.c_str(),
+                                                   prop_id == PROP_SCALES   ? "factors"
+                                                   : prop_id == PROP_ANGLES ? "angles"
+                                                                            : "region"),
                         (nullptr));
 }
 
@@ -188,6 +206,12 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_SEARCH_REGION:
       g_value_set_string(value, nccmatch::plugin::joinSearchRegion(s.searchRegion).c_str());
+      break;
+    case PROP_MASKS:
+      g_value_set_string(value, s.maskFiles.empty() ? nullptr : nccmatch::plugin::joinTemplateList(s.maskFiles).c_str());
+      break;
+    case PROP_ANGLES:
+      g_value_set_string(value, nccmatch::plugin::joinAngleList(s.angles).c_str());
       break;
     case PROP_CPU_THREADS:
       g_value_set_uint(value, guint(s.cpuThreads));
@@ -304,6 +328,31 @@ void installProperties(GObjectClass* gobject_class) {
           "invalid list set while running posts a warning naming the bad entry and keeps the previous factors; "
           "set before start it makes start fail with an error naming it. Empty: 1",
           "1", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_MASKS,
+      g_param_spec_string(
+          "masks", "Masks",
+          "Comma-separated mask image files, parallel to 'templates' (entry i is the mask of template i; an "
+          "empty entry, as in \"a.png,,c.png\", gives none): pixels darker than mid-gray (gray level below 128) "
+          "are ignored when matching, the others compared (scores as OpenCV's matchTemplate with a mask). A "
+          "mask file replaces the alpha channel of its template file: without one, a template file with "
+          "transparency masks itself (alpha below 128 ignored). grab-template patches are unmasked. A mask "
+          "that does not decode, has another size than its template or has no template fails start with an "
+          "error naming it, or set while PLAYING warns and keeps the previous templates",
+          nullptr, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_ANGLES,
+      g_param_spec_string(
+          "angles", "Angles",
+          "Angles in degrees (counter-clockwise) at which every template is searched for, combined with "
+          "'scales': a comma-separated list of angles and ranges start:stop:step (stop included; an angle "
+          "repeating an earlier one modulo 360 is dropped), e.g. \"-10,0,10\" or \"0:360:5\" (72 angles). Each "
+          "template is resampled once per scale and angle (bilinear, about its centre, the rotated support as "
+          "its mask); the matches of all its variants are merged with one NMS, a match's 'angle' field says "
+          "at which angle it was found, refined between the neighbouring angles by a parabola through their "
+          "scores, and its box is the rotated template's bounding box. May be set while PLAYING; an invalid "
+          "list warns naming the bad entry and keeps the previous angles (before start, start fails). Empty: 0",
+          "0", kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
       g_param_spec_string(

@@ -140,7 +140,7 @@ bool startEngine(GstNccMatch* self) {
 
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
-  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
+  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, settings.maskFiles, &bank, &error)) {
     postLoadError(self, error);
     destroyEngine(self);
     return false;
@@ -152,7 +152,7 @@ bool startEngine(GstNccMatch* self) {
   bool installed;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    installed = installBank(self, std::move(bank), settings.scales, false);
+    installed = installBank(self, std::move(bank), settings.scales, settings.angles, false);
   }
   if (!installed) {
     destroyEngine(self);

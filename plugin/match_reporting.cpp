@@ -42,6 +42,7 @@ GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector
                            "sub-x", G_TYPE_DOUBLE, match.subX,
                            "sub-y", G_TYPE_DOUBLE, match.subY,
                            "scale", G_TYPE_DOUBLE, match.scale,
+                           "angle", G_TYPE_DOUBLE, match.angle,
                            nullptr);
 }
 
@@ -81,6 +82,7 @@ void attachRoiMetas(GstBuffer* buffer, const std::vector<nccmatch::Match>& match
                                 "sub-x", G_TYPE_DOUBLE, match.subX,
                                 "sub-y", G_TYPE_DOUBLE, match.subY,
                                 "scale", G_TYPE_DOUBLE, match.scale,
+                                "angle", G_TYPE_DOUBLE, match.angle,
                                 nullptr));
   }
 }
