@@ -142,19 +142,13 @@ bool parseAngleList(const char* text, std::vector<double>* angles, std::string* 
       return false;
     }
     parsed.insert(parsed.end(), range.begin(), range.end());
+    // Bounded while parsing: a long list of ranges could otherwise hold millions of angles.
+    parsed = nccmatch::distinctAngles(parsed);
+    if (parsed.size() > std::size_t(nccmatch::kMaxTemplateAngles)) break;
   }
   if (parsed.empty()) parsed.push_back(0.0);
   // Drop angles equal modulo 360 to an earlier one (as the bank does), so the value reads back.
-  std::vector<double> distinct;
-  for (double a : parsed) {
-    bool repeated = false;
-    for (double d : distinct) {
-      const double diff = std::fabs(std::fmod(a - d, 360.0));
-      repeated = repeated || diff < 1e-9 || diff > 360.0 - 1e-9;
-    }
-    if (!repeated && std::isfinite(a)) distinct.push_back(a);
-    if (!std::isfinite(a)) distinct.push_back(a);  // refused below, named
-  }
+  std::vector<double> distinct = nccmatch::distinctAngles(parsed);
   nccmatch::Status status = nccmatch::validateTemplateAngles(distinct);
   if (!status.ok()) {
     *error = status.message();

@@ -41,6 +41,10 @@ TemplateImage rotateTemplate(const TemplateImage& source, double degrees);
 // Angles within +-kMaxTemplateAngle, finite, at least one, at most kMaxTemplateAngles.
 Status validateTemplateAngles(const std::vector<double>& angles);
 
+// The angles in order without those equal modulo 360 (within 1e-9 degrees) to an earlier one;
+// values that are not finite are kept (validateTemplateAngles names them).
+std::vector<double> distinctAngles(const std::vector<double>& angles);
+
 // start, start + step, ... up to stop inclusive (step > 0, stop >= start), dropping an angle equal
 // modulo 360 to an earlier one: angleRange(0, 360, 5) is 0, 5, ..., 355 (72 angles). Empty when
 // the arguments are not finite, step <= 0, stop < start or more than kMaxTemplateAngles result.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "common/validate.hpp"
@@ -32,6 +33,26 @@ void cosSinDegrees(double degrees, double* c, double* s) {
   *c = std::cos(r);
   *s = std::sin(r);
 }
+
+// Angles seen so far, modulo 360 in [0, 360): insert() is false for one within 1e-9 of a seen one.
+class SeenAngles {
+ public:
+  bool insert(double a) {
+    double mod = std::fmod(a, 360.0);
+    if (mod < 0) mod += 360.0;
+    if (mod > 360.0 - kSame) mod = 0.0;
+    const auto near = seen_.lower_bound(mod - kSame);
+    if (near != seen_.end() && *near <= mod + kSame) return false;
+    if (mod < kSame && !seen_.empty() && *seen_.rbegin() > 360.0 - 2 * kSame) return false;
+    seen_.insert(mod);
+    return true;
+  }
+  std::size_t size() const { return seen_.size(); }
+
+ private:
+  static constexpr double kSame = 1e-9;
+  std::set<double> seen_;
+};
 
 // The bounding box of a w x h rectangle rotated by the angle whose cos and sin are c, s (a hair
 // below an integer stays that integer), at least 1x1.
@@ -105,23 +126,26 @@ Status validateTemplateAngles(const std::vector<double>& angles) {
   return Status();
 }
 
+std::vector<double> distinctAngles(const std::vector<double>& angles) {
+  std::vector<double> out;
+  SeenAngles seen;
+  for (double a : angles)
+    if (!std::isfinite(a) || seen.insert(a)) out.push_back(a);
+  return out;
+}
+
 std::vector<double> angleRange(double start, double stop, double step) {
   std::vector<double> out;
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step) || step <= 0 || stop < start) return out;
-  if ((stop - start) / step > kMaxTemplateAngles * 400.0) return out;  // would only repeat
-  std::vector<double> seen;  // angles modulo 360, in [0, 360)
+  // More steps than this only repeat angles or exceed kMaxTemplateAngles: refused, never looped.
+  if ((stop - start) / step > kMaxTemplateAngles * 400.0) return out;
+  SeenAngles seen;
   // Angles as start + k * step (no accumulated rounding); the stop is reached within rounding.
   for (long k = 0;; ++k) {
     const double a = start + double(k) * step;
     if (a > stop + 1e-9 * std::max(1.0, std::fabs(stop))) break;
-    double mod = std::fmod(a, 360.0);
-    if (mod < 0) mod += 360.0;
-    bool repeated = false;
-    for (double p : seen)
-      if (std::fabs(p - mod) < 1e-9 || std::fabs(std::fabs(p - mod) - 360.0) < 1e-9) repeated = true;
-    if (repeated) continue;
+    if (!seen.insert(a)) continue;
     if (int(out.size()) == kMaxTemplateAngles) return {};
-    seen.push_back(mod);
     out.push_back(a);
   }
   return out;
@@ -135,15 +159,7 @@ Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, cons
   ScaledBank bank;
   bank.originals = scaled.originals;
   // An angle equal modulo 360 to an earlier one would only repeat a variant: the earlier is kept.
-  std::vector<double> distinct;
-  for (double a : angles) {
-    bool repeated = false;
-    for (double d : distinct) {
-      const double diff = std::fabs(std::fmod(a - d, 360.0));
-      repeated = repeated || diff < 1e-9 || diff > 360.0 - 1e-9;
-    }
-    if (!repeated) distinct.push_back(a);
-  }
+  const std::vector<double> distinct = distinctAngles(angles);
   for (std::size_t e = 0; e < scaled.templates.size(); ++e) {
     for (double a : distinct) {
       const TemplateImage& t = scaled.templates[e];

@@ -95,6 +95,19 @@ TEST(AngleRange, ListsInclusiveRangesWithoutRepeatsModulo360) {
   EXPECT_TRUE(angleRange(0, 360, 0.01).empty());  // 36000 angles: past kMaxTemplateAngles
 }
 
+TEST(DistinctAngles, DropsRepeatsModulo360KeepingTheFirst) {
+  EXPECT_EQ(distinctAngles({0, 360, -360, 720.0000000001, 10, 370, 5}), (std::vector<double>{0, 10, 5}));
+  EXPECT_EQ(distinctAngles({359.9999999999, 0}), (std::vector<double>{359.9999999999}));
+  EXPECT_EQ(distinctAngles({-90, 270, 90}), (std::vector<double>{-90, 90}));
+  EXPECT_EQ(distinctAngles({}), std::vector<double>{});
+  // 1.43 million steps of 0.1 degree: 3600 distinct angles, the rest repeats (looked up in a set,
+  // not compared with every earlier angle, so this takes milliseconds).
+  const std::vector<double> tenths = angleRange(0, 143000, 0.1);
+  ASSERT_EQ(tenths.size(), 3600u);
+  EXPECT_EQ(tenths[1], 0.1);
+  EXPECT_EQ(angleRange(0, 3600 * 399, 25).size(), 72u);
+}
+
 TEST(RotateAndScale, RefusesBadAnglesAndNamesTheVariantTooLarge) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random, "key");
   ScaledBank bank;
