@@ -113,7 +113,7 @@ NCC_HOST_DEVICE inline double parabolaOffset(double left, double centre, double 
 // Parabola through (a, left), (0, centre), (b, right) with a < 0 < b (unequal steps allowed,
 // e.g. neighbouring angles of a list): the offset of its vertex, within [a/2, b/2] (half way to
 // either neighbour, as parabolaOffset stays within half a pixel); 0 when the parabola does not
-// open downwards (centre not above its neighbours) or a value is not finite.
+// open downwards or a value is not finite.
 NCC_HOST_DEVICE inline double parabolaVertex(double a, double left, double centre, double b, double right) {
   const double A = subRn(left, centre), B = subRn(right, centre);
   // f(x) = centre + p x + q x^2 through both neighbours.
