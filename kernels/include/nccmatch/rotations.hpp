@@ -38,6 +38,20 @@ inline constexpr int kMaxTemplateAngles = 3600;
 // result has no mask when it ignores nothing.
 TemplateImage rotateTemplate(const TemplateImage& source, double degrees);
 
+// The disc inscribed in the template, turned by `degrees` as rotateTemplate does, on a square of
+// min(width, height) pixels a side centred on the template's centre: pixels whose centre lies
+// within min(width, height) / 2 of the centre are compared (and where the source ignores a pixel
+// the interpolation weighs, that pixel is ignored). Every angle of an unmasked template gets the
+// same size and the same mask, so an engine computes the masked window sums (sum I M, sum I^2 M)
+// once for all of them (the CPU backend does: equal masks share them per frame); the corners
+// outside the disc are never compared, at any angle.
+TemplateImage rotateTemplateOnDisc(const TemplateImage& source, double degrees);
+
+// What the rotated variants of a template compare: the whole rotated template (its rotated
+// support, rotateTemplate) or the disc inscribed in it (rotateTemplateOnDisc: one mask and one
+// size for all angles of a scale: less work per frame, the corners not compared).
+enum class RotationSupport { Rectangle, Disc };
+
 // Angles within +-kMaxTemplateAngle, finite, at least one, at most kMaxTemplateAngles.
 Status validateTemplateAngles(const std::vector<double>& angles);
 
@@ -52,9 +66,11 @@ std::vector<double> angleRange(double start, double stop, double step);
 
 // Every original at every scale (as scaleTemplates: sizes repeated by an earlier factor skipped),
 // each scaled copy at every angle (rotateTemplate); entries original-major, then scale, then angle
-// in the order given (an angle equal modulo 360 to an earlier one is skipped). Fails, naming the template, scale and angle, for the inputs scaleTemplates
+// in the order given (an angle equal modulo 360 to an earlier one is skipped), each variant made
+// with `support`. Fails, naming the template, scale and angle, for the inputs scaleTemplates
 // refuses and for a variant larger than kMaxScaledTemplateSide a side.
 Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, const std::vector<double>& scales,
-                               const std::vector<double>& angles, ScaledBank* out);
+                               const std::vector<double>& angles, ScaledBank* out,
+                               RotationSupport support = RotationSupport::Rectangle);
 
 }  // namespace nccmatch

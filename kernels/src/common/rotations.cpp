@@ -63,14 +63,16 @@ void rotatedSize(int w, int h, double c, double s, long* width, long* height) {
 
 }  // namespace
 
-TemplateImage rotateTemplate(const TemplateImage& source, double degrees) {
-  double c, s;
-  cosSinDegrees(degrees, &c, &s);
-  if (c == 1.0) return source;
+namespace {
+
+// The source rotated by the angle whose cos and sin are c, s into a width x height output centred
+// on the source's centre, by bilinear interpolation. An output pixel is compared when keep(dx, dy)
+// (its offset from the output's centre) holds, its centre maps back into the template's area, and
+// every source pixel the interpolation weighs is compared; ignored pixels are 0. The mask is
+// dropped when nothing is ignored.
+template <typename Keep>
+TemplateImage resampleRotated(const TemplateImage& source, double c, double s, int width, int height, Keep keep) {
   const int w = source.width, h = source.height;
-  long boxWidth, boxHeight;
-  rotatedSize(w, h, c, s, &boxWidth, &boxHeight);
-  const int width = int(boxWidth), height = int(boxHeight);
   TemplateImage out;
   out.name = source.name;
   out.width = width;
@@ -88,7 +90,7 @@ TemplateImage rotateTemplate(const TemplateImage& source, double degrees) {
       const double dx = u - dcx, dy = v - dcy;
       const double sx = c * dx - s * dy + scx, sy = s * dx + c * dy + scy;
       const std::size_t k = std::size_t(v) * width + u;
-      if (sx < -0.5 - kEdge || sx > w - 0.5 + kEdge || sy < -0.5 - kEdge || sy > h - 0.5 + kEdge) {
+      if (!keep(dx, dy) || sx < -0.5 - kEdge || sx > w - 0.5 + kEdge || sy < -0.5 - kEdge || sy > h - 0.5 + kEdge) {
         ignoresAny = true;
         continue;
       }
@@ -111,6 +113,31 @@ TemplateImage rotateTemplate(const TemplateImage& source, double degrees) {
     }
   }
   if (!ignoresAny) out.mask.clear();
+  return out;
+}
+
+}  // namespace
+
+TemplateImage rotateTemplate(const TemplateImage& source, double degrees) {
+  double c, s;
+  cosSinDegrees(degrees, &c, &s);
+  if (c == 1.0) return source;
+  long width, height;
+  rotatedSize(source.width, source.height, c, s, &width, &height);
+  return resampleRotated(source, c, s, int(width), int(height), [](double, double) { return true; });
+}
+
+TemplateImage rotateTemplateOnDisc(const TemplateImage& source, double degrees) {
+  double c, s;
+  cosSinDegrees(degrees, &c, &s);
+  const int side = std::min(source.width, source.height);
+  const double radius = side / 2.0;
+  TemplateImage out = resampleRotated(source, c, s, side, side, [radius](double dx, double dy) {
+    return dx * dx + dy * dy <= radius * radius + 1e-9;
+  });
+  // The disc is every variant's mask, also where it ignores nothing (a template of 1 or 2 pixels
+  // a side), so that all angles of a scale share one mask.
+  if (out.mask.empty()) out.mask.assign(out.pixels.size(), 255);
   return out;
 }
 
@@ -152,7 +179,7 @@ std::vector<double> angleRange(double start, double stop, double step) {
 }
 
 Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, const std::vector<double>& scales,
-                               const std::vector<double>& angles, ScaledBank* out) {
+                               const std::vector<double>& angles, ScaledBank* out, RotationSupport support) {
   NCC_RETURN_IF_ERROR(validateTemplateAngles(angles));
   ScaledBank scaled;
   NCC_RETURN_IF_ERROR(scaleTemplates(originals, scales, &scaled));
@@ -165,8 +192,8 @@ Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, cons
       const TemplateImage& t = scaled.templates[e];
       double c, s;
       cosSinDegrees(a, &c, &s);
-      long w, h;
-      rotatedSize(t.width, t.height, c, s, &w, &h);
+      long w = std::min(t.width, t.height), h = w;
+      if (support == RotationSupport::Rectangle) rotatedSize(t.width, t.height, c, s, &w, &h);
       if (w > kMaxScaledTemplateSide || h > kMaxScaledTemplateSide) {
         const uint32_t i = scaled.original[e];
         return Status::error("template " + std::to_string(i) + " ('" + originals[i].name + "') at scale " +
@@ -174,7 +201,7 @@ Status rotateAndScaleTemplates(const std::vector<TemplateImage>& originals, cons
                              std::to_string(w) + "x" + std::to_string(h) + ", larger than " +
                              std::to_string(kMaxScaledTemplateSide) + " pixels a side");
       }
-      bank.templates.push_back(rotateTemplate(t, a));
+      bank.templates.push_back(support == RotationSupport::Disc ? rotateTemplateOnDisc(t, a) : rotateTemplate(t, a));
       bank.original.push_back(scaled.original[e]);
       bank.scale.push_back(scaled.scale[e]);
       bank.angle.push_back(a);

@@ -1,7 +1,9 @@
 #include "cpu/cpu_engine.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "cpu/cpu_cost_model.hpp"
 #include "cpu/cpu_masked_window_sums.hpp"
@@ -38,6 +40,22 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   }
   masked_.clear();
   for (const TemplateImage& t : bank) masked_.push_back(ignoresPixels(t));
+  // Groups of masked templates with equal size and mask (as compared / ignored).
+  std::map<std::tuple<int, int, std::vector<bool>>, int> leaders;
+  std::vector<int> members(bank.size(), 0);
+  sumsLeader_.assign(bank.size(), -1);
+  for (std::size_t i = 0; i < bank.size(); ++i) {
+    if (!masked_[i]) continue;
+    std::vector<bool> compared(bank[i].mask.size());
+    for (std::size_t k = 0; k < compared.size(); ++k) compared[k] = bank[i].mask[k] != 0;
+    const int leader = leaders.emplace(std::make_tuple(bank[i].width, bank[i].height, std::move(compared)), int(i))
+                           .first->second;
+    sumsLeader_[i] = leader;
+    ++members[std::size_t(leader)];
+  }
+  for (std::size_t i = 0; i < bank.size(); ++i)
+    if (sumsLeader_[i] >= 0 && members[std::size_t(sumsLeader_[i])] < 2) sumsLeader_[i] = -1;  // alone
+  sharedSums_.assign(bank.size(), SharedWindowSums{});
   bank_ = std::move(bank);
   stats_ = std::move(stats);
   ++bankGeneration_;
@@ -52,6 +70,7 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
     return Status::error("CPU path 'fft' needs FFTW3, and this build of nccmatch has none "
                          "(configure with -Dfftw=enabled)");
   resolved_.assign(bank_.size(), CpuPath::Reference);
+  for (SharedWindowSums& shared : sharedSums_) shared.valid = false;  // a new frame
   std::vector<bool> useFft(bank_.size(), false);
   bool anyFft = false, anyReference = false, anyMasked = false;
   for (std::size_t i = 0; i < bank_.size(); ++i) {
@@ -99,6 +118,24 @@ void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t te
   }
 }
 
+const CpuEngine::SharedWindowSums* CpuEngine::sharedWindowSums(const FrameView& frame, uint32_t templateIndex) {
+  const int leader = sumsLeader_[templateIndex];
+  if (leader < 0) return nullptr;
+  SharedWindowSums& shared = sharedSums_[std::size_t(leader)];
+  if (shared.valid) return &shared;
+  const TemplateImage& t = bank_[templateIndex];
+  const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
+  shared.s1.resize(std::size_t(mapW) * mapH);
+  shared.s2.resize(std::size_t(mapW) * mapH);
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    for (int y = yBegin; y < yEnd; ++y)
+      maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[std::size_t(leader)], y, 0, mapW,
+                          shared.s1.data() + std::size_t(y) * mapW, shared.s2.data() + std::size_t(y) * mapW);
+  });
+  shared.valid = true;
+  return &shared;
+}
+
 void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex,
                                     double* out) {
   const TemplateImage& t = bank_[templateIndex];
@@ -109,6 +146,7 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
   const TemplateImage& numerator = numerator_[templateIndex];  // ignored pixels zeroed
   const bool masked = masked_[templateIndex];
   const bool vnni = directVnniUsable(packed);
+  const SharedWindowSums* shared = sharedWindowSums(frame, templateIndex);
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
     thread_local std::vector<int64_t> cross, s1, s2;
     thread_local std::vector<int32_t> scratch;
@@ -116,7 +154,11 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
     if (int(cross.size()) < mapW) cross.resize(mapW), s1.resize(mapW), s2.resize(mapW), scratch.resize(mapW);
     if (!masked) windows.start(frame.data, frame.stride, t.width, t.height, 0, mapW, yBegin);
     for (int y = yBegin; y < yEnd; ++y) {
-      if (masked) {
+      const int64_t *rowS1 = s1.data(), *rowS2 = s2.data();
+      if (shared) {
+        rowS1 = shared->s1.data() + std::size_t(y) * mapW;
+        rowS2 = shared->s2.data() + std::size_t(y) * mapW;
+      } else if (masked) {
         maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, 0, mapW,
                             s1.data(), s2.data());
       } else {
@@ -125,11 +167,11 @@ void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint3
       }
       // The VNNI kernel adds 128 * s1: its taps are (T - 128) M, so s1 is the masked sum.
       if (vnni)
-        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, numerator, packed, s1.data(),
+        directCrossRowVnni(frame.data, frame.stride, frame.width, mapW, y, numerator, packed, rowS1,
                            scratch.data(), cross.data());
       else
         directCrossRow(frame.data, frame.stride, mapW, y, numerator, scratch.data(), cross.data());
-      scoreRowExact(method, stats, s1.data(), s2.data(), cross.data(), mapW, out + std::size_t(y) * mapW);
+      scoreRowExact(method, stats, rowS1, rowS2, cross.data(), mapW, out + std::size_t(y) * mapW);
     }
   });
 }
@@ -144,6 +186,7 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
   // the window's numerator is recomputed exactly (near-flat windows, seldom many). 1e-5 keeps
   // ten times clear of the 1e-4 agreement the tests ask for.
   constexpr double kMaxScoreError = 1e-5;
+  const SharedWindowSums* shared = sharedWindowSums(frame, templateIndex);
   // Each tile is scored as soon as its inverse transform is done, while it is still in cache.
   fft_->centredCrossTiles(templateIndex, pool_, [&](int x0, int y0, int x1, int y1, const float* values,
                                                     int stride, float err) {
@@ -157,7 +200,10 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
     for (int y = y0; y < y1; ++y) {
       double* row = out + std::size_t(y) * mapW + x0;
       const float* num = values + std::size_t(y - y0) * stride;
-      if (masked) {
+      if (shared) {
+        std::copy_n(shared->s1.data() + std::size_t(y) * mapW + x0, count, s1.data());
+        std::copy_n(shared->s2.data() + std::size_t(y) * mapW + x0, count, s2.data());
+      } else if (masked) {
         maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, x0, count,
                             s1.data(), s2.data());
       } else {

@@ -54,6 +54,17 @@ class CpuEngine final : public Engine {
   std::vector<TemplateImage> numerator_;
   std::vector<bool> masked_;
   std::vector<std::vector<MaskRectangle>> rectangles_;
+  // Masked templates of one size with one mask (e.g. every angle of a scale on the disc,
+  // rotations.hpp) share their window sums: per template the first template of its group, or -1
+  // when it shares with none; the group's sums for the current frame, made on first use.
+  struct SharedWindowSums {
+    std::vector<int64_t> s1, s2;  // map-sized, row-major
+    bool valid = false;
+  };
+  std::vector<int> sumsLeader_;
+  std::vector<SharedWindowSums> sharedSums_;  // indexed by leader
+  // The sums template i reads (its group's, computed now if not yet this frame), or null.
+  const SharedWindowSums* sharedWindowSums(const FrameView& frame, uint32_t templateIndex);
   std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
   uint64_t bankGeneration_ = 0;
   std::vector<CpuPath> resolved_;

@@ -81,6 +81,40 @@ TEST(RotateTemplate, IgnoredPixelsStayIgnoredAndNeverBleed) {
   }
 }
 
+// On the disc: one size and one mask for every angle of an unmasked template; 0 degrees is the
+// centred square, a quarter turn its exact permutation.
+TEST(RotateTemplateOnDisc, EveryAngleHasTheSameSizeAndMask) {
+  for (auto size : {std::pair<int, int>{1, 1}, {2, 2}, {9, 9}, {16, 16}, {21, 13}}) {
+    const int w = size.first, h = size.second, side = std::min(w, h);
+    TemplateImage t = makeTemplate(w, h, Fill::Smooth);
+    const TemplateImage zero = rotateTemplateOnDisc(t, 0);
+    ASSERT_EQ(zero.width, side);
+    ASSERT_EQ(zero.height, side);
+    ASSERT_EQ(zero.mask.size(), zero.pixels.size());
+    std::size_t compared = 0;
+    for (uint8_t m : zero.mask) compared += m != 0;
+    EXPECT_GT(compared, 0u);
+    if (side >= 9) EXPECT_LT(compared, zero.pixels.size()) << "the corners are outside the disc";
+    for (double angle : {0.0, 5.0, 33.3, 90.0, 180.0, 271.5, -45.0}) {
+      const TemplateImage r = rotateTemplateOnDisc(t, angle);
+      ASSERT_EQ(r.width, side) << angle;
+      ASSERT_EQ(r.height, side) << angle;
+      EXPECT_EQ(r.mask, zero.mask) << w << "x" << h << " at " << angle;
+    }
+    if (w == h) {
+      for (int y = 0; y < side; ++y)
+        for (int x = 0; x < side; ++x)
+          if (zero.mask[std::size_t(y) * side + x])
+            ASSERT_EQ(zero.pixels[std::size_t(y) * side + x], t.pixels[std::size_t(y) * w + x]);
+      const TemplateImage quarter = rotateTemplateOnDisc(t, 90);
+      for (int v = 0; v < side; ++v)
+        for (int u = 0; u < side; ++u)
+          if (quarter.mask[std::size_t(v) * side + u])
+            ASSERT_EQ(quarter.pixels[std::size_t(v) * side + u], t.pixels[std::size_t(u) * w + (w - 1 - v)]);
+    }
+  }
+}
+
 TEST(AngleRange, ListsInclusiveRangesWithoutRepeatsModulo360) {
   EXPECT_EQ(angleRange(0, 360, 5).size(), 72u);
   EXPECT_EQ(angleRange(0, 360, 5).back(), 355.0);
@@ -231,7 +265,9 @@ double angleError(double a, double b) {
   return std::min(d, 360.0 - d);
 }
 
-TEST(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
+class RotatedScene : public ::testing::TestWithParam<RotationSupport> {};
+
+TEST_P(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
   // Textured background with noise: smooth waves plus uniform noise.
   Image img = makeImage(240, 200, Fill::Smooth);
   std::uniform_int_distribution<int> noise(-12, 12);
@@ -244,7 +280,7 @@ TEST(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
 
   const std::vector<double> angles = angleRange(0, 360, 10), scales{0.9, 1.0, 1.1};
   ScaledBank bank;
-  ASSERT_TRUE(rotateAndScaleTemplates({objectTemplate()}, scales, angles, &bank).ok());
+  ASSERT_TRUE(rotateAndScaleTemplates({objectTemplate()}, scales, angles, &bank, GetParam()).ok());
   ASSERT_EQ(bank.templates.size(), 108u);
   auto engine = makeCpuEngine(CpuPath::Auto, 2);
   ASSERT_TRUE(engine->setTemplates(bank.templates).ok());
@@ -277,6 +313,11 @@ TEST(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
   }
   EXPECT_LT(refinedTotal, stepTotal) << "refinement should bring the angles closer on the whole";
 }
+
+INSTANTIATE_TEST_SUITE_P(Supports, RotatedScene, ::testing::Values(RotationSupport::Rectangle, RotationSupport::Disc),
+                         [](const ::testing::TestParamInfo<RotationSupport>& info) {
+                           return info.param == RotationSupport::Disc ? "disc" : "rectangle";
+                         });
 
 }  // namespace
 }  // namespace nccmatch::test

@@ -10,6 +10,7 @@
 #include "cpu/cpu_cost_model.hpp"
 #include "cpu/cpu_masked_window_sums.hpp"
 #include "nccmatch/engine.hpp"
+#include "nccmatch/rotations.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -186,6 +187,54 @@ TEST(CpuMasks, MaskOfTheWrongSizeIsRefusedNamingTheTemplate) {
     EXPECT_NE(s.message().find("template 1 ('star')"), std::string::npos) << s.message();
     EXPECT_NE(s.message().find("mask"), std::string::npos) << s.message();
     ASSERT_EQ(engine->templates().size(), 1u);  // the previous bank stays
+  }
+}
+
+// Templates with one mask (every angle of a scale on the disc) share their window sums per frame on
+// the fast paths: their maps still equal the Reference path's, template by template, frame after
+// frame (the shared sums belong to one frame) and for banks where only some templates share.
+TEST(CpuMasks, TemplatesSharingAMaskScoreAsAlone) {
+  ScaledBank bank;
+  TemplateImage other = makeTemplate(11, 11, Fill::Random, "other");
+  other.mask = makeMask(11, 11, MaskShape::Ring);  // a mask of its own: not shared
+  ASSERT_TRUE(rotateAndScaleTemplates({makeTemplate(12, 12, Fill::Smooth)}, {1.0, 0.75}, angleRange(0, 90, 30), &bank,
+                                      RotationSupport::Disc).ok());
+  bank.templates.push_back(other);
+  std::vector<CpuPath> fast{CpuPath::Direct};
+  if (cpuFftAvailable()) fast.push_back(CpuPath::Fft);
+  auto reference = makeCpuEngine(CpuPath::Reference, 2);
+  ASSERT_TRUE(reference->setTemplates(bank.templates).ok());
+  for (CpuPath path : fast) {
+    auto engine = makeCpuEngine(path, 2);
+    ASSERT_TRUE(engine->setTemplates(bank.templates).ok());
+    for (int frame = 0; frame < 2; ++frame) {
+      Image img = makeImage(47 + frame * 10, 39, Fill::Random, 3);
+      for (uint32_t i = 0; i < bank.templates.size(); ++i) {
+        for (Method method : {Method::SqDiff, Method::CCoeffNormed}) {
+          std::vector<double> want, got;
+          ASSERT_TRUE(reference->scoreMap(img.view(), method, i, &want).ok());
+          ASSERT_TRUE(engine->scoreMap(img.view(), method, i, &got).ok());
+          ASSERT_EQ(got.size(), want.size());
+          for (std::size_t k = 0; k < got.size(); ++k) {
+            const double tol = path == CpuPath::Direct ? 0.0 : (method == Method::SqDiff ? 1e-5 * 144 * 65025 : 1e-4);
+            ASSERT_NEAR(got[k], want[k], tol) << cpuPathName(path) << " template " << i << " frame " << frame;
+          }
+        }
+      }
+      // match() scores every template against one frame's shared sums.
+      MatchParams params;
+      params.threshold = -1;
+      params.maxMatches = 2;
+      FrameResult a, b;
+      ASSERT_TRUE(reference->match(img.view(), params, &a).ok());
+      ASSERT_TRUE(engine->match(img.view(), params, &b).ok());
+      ASSERT_EQ(a.matches.size(), b.matches.size());
+      for (std::size_t k = 0; k < a.matches.size(); ++k) {
+        EXPECT_EQ(a.matches[k].x, b.matches[k].x) << cpuPathName(path) << " match " << k;
+        EXPECT_EQ(a.matches[k].y, b.matches[k].y) << cpuPathName(path) << " match " << k;
+        EXPECT_NEAR(a.matches[k].score, b.matches[k].score, 1e-9);
+      }
+    }
   }
 }
 
