@@ -62,10 +62,10 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 // empty bank stays here: with no names the engine is never asked to match, so frames pass
 // unmatched on every backend.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, bool keepOnFailure) {
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
   StreamState& stream = *self->stream;
   nccmatch::ScaledBank scaled;
-  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled);
+  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
   if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
     GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
                         ("Could not scale or rotate the templates: %s; keeping the previous templates",
@@ -85,6 +85,7 @@ bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, c
   stream.scaled = std::move(scaled);
   stream.scales = scales;
   stream.angles = angles;
+  stream.rotationSupport = support;
   stream.originals = std::move(bank);
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);
   GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled or rotated variant%s", stream.names.size(),
@@ -105,7 +106,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
   stream.loadedGeneration = settings.templatesGeneration;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installBank(self, {*grabbed}, settings.scales, settings.angles, true);
+    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, true);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -113,7 +114,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank), settings.scales, settings.angles, true);
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
@@ -240,10 +241,11 @@ bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context) {
   GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
   std::vector<nccmatch::TemplateImage> bank = stream.originals;
   const std::vector<double> scales = stream.scales, angles = stream.angles;
+  const nccmatch::RotationSupport support = stream.rotationSupport;
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cuda, -1, context)) return false;
   nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-  return installBank(self, std::move(bank), scales, angles, false);
+  return installBank(self, std::move(bank), scales, angles, support, false);
 }
 #endif
 

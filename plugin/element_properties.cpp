@@ -35,6 +35,7 @@ enum {
   PROP_SETTINGS_GENERATION,
   PROP_MASKS,
   PROP_ANGLES,
+  PROP_ROTATION_SUPPORT,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -132,6 +133,14 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       s.maskFiles = nccmatch::plugin::parseMaskList(g_value_get_string(value));
       ++s.templatesGeneration;  // the bank is loaded again (its masks with it) before the next frame
       break;
+    case PROP_ROTATION_SUPPORT: {
+      const auto support = static_cast<nccmatch::RotationSupport>(g_value_get_enum(value));
+      if (support != s.rotationSupport) {
+        s.rotationSupport = support;
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
     case PROP_ANGLES: {
       std::vector<double> angles = s.angles;
       if (nccmatch::plugin::parseAngleList(g_value_get_string(value), &angles, &refusal) && angles != s.angles) {
@@ -212,6 +221,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_ANGLES:
       g_value_set_string(value, nccmatch::plugin::joinAngleList(s.angles).c_str());
+      break;
+    case PROP_ROTATION_SUPPORT:
+      g_value_set_enum(value, int(s.rotationSupport));
       break;
     case PROP_CPU_THREADS:
       g_value_set_uint(value, guint(s.cpuThreads));
@@ -353,6 +365,16 @@ void installProperties(GObjectClass* gobject_class) {
           "scores, and its box is the rotated template's bounding box. May be set while PLAYING; an invalid "
           "list warns naming the bad entry and keeps the previous angles (before start, start fails). Empty: 0",
           "0", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_ROTATION_SUPPORT,
+      g_param_spec_enum(
+          "rotation-support", "Rotation support",
+          "What the rotated variants of 'angles' compare: 'rectangle', the whole rotated template (its rotated "
+          "support is its mask, every angle its own mask and bounding box), or 'disc', the disc inscribed in "
+          "the template (a square of the template's shorter side, the same mask for every angle of a scale, "
+          "so the CPU backend computes its window sums once a frame for all angles: several times less work, "
+          "but the corners outside the disc are never compared). May be set while PLAYING",
+          GST_TYPE_NCCMATCH_ROTATION_SUPPORT, int(nccmatch::RotationSupport::Rectangle), kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
       g_param_spec_string(

@@ -15,6 +15,9 @@ GType gst_nccmatch_method_get_type(void);
 #define GST_TYPE_NCCMATCH_DEVICE (gst_nccmatch_device_get_type())
 GType gst_nccmatch_device_get_type(void);
 
+#define GST_TYPE_NCCMATCH_ROTATION_SUPPORT (gst_nccmatch_rotation_support_get_type())
+GType gst_nccmatch_rotation_support_get_type(void);
+
 GST_ELEMENT_REGISTER_DECLARE(nccmatch);
 
 G_END_DECLS

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nccmatch/engine.hpp"
+#include "nccmatch/rotations.hpp"
 #include "nccmatch/types.hpp"
 
 namespace nccmatch::plugin {
@@ -70,6 +71,8 @@ struct Settings {
   std::vector<double> scales{1.0};
   // Angles in degrees each template is matched at (`angles`), ranges expanded; {0}: as loaded.
   std::vector<double> angles{0.0};
+  // What rotated variants compare (`rotation-support`): the whole rotated template, or the disc.
+  nccmatch::RotationSupport rotationSupport = nccmatch::RotationSupport::Rectangle;
   SearchRegion searchRegion;
 
   nccmatch::MatchParams matchParams() const;

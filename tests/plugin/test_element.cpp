@@ -909,7 +909,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
       {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
-      {"angles", G_TYPE_STRING, true},
+      {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -936,6 +936,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_STREQ(g_value_get_string(defaultOf("search-region")), "");
   EXPECT_EQ(g_value_get_string(defaultOf("masks")), nullptr);
   EXPECT_STREQ(g_value_get_string(defaultOf("angles")), "0");
+  EXPECT_EQ(g_value_get_enum(defaultOf("rotation-support")), 0);  // rectangle
   EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));

@@ -199,6 +199,45 @@ TEST_P(Element, AnglesFindATurnedTemplateAndSayAtWhichAngle) {
   EXPECT_EQ(stringProperty("angles"), "0,30,60,90,120,150,180,210,240,270,300,330");
 }
 
+// rotation-support=disc: the same turned template found on the inscribed disc, its box the disc's
+// square (the template's shorter side) centred on the object; switching back while PLAYING
+// restores the rotated template's bounding box.
+TEST_P(Element, RotationOnTheDiscFindsTheTurnedTemplate) {
+  const TemplateImage t = makeTemplate(16, 10, Fill::Smooth, "bar");
+  const TemplateImage turned = rotateTemplate(t, 90);  // 10 wide, 16 high
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("bar.pgm", t).c_str(), "threshold", 0.9, "angles", "0:360:30",
+               "rotation-support", int(RotationSupport::Disc), nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 128, 96, 0);
+  start(layout);
+  Image frame = makeImage(128, 96, Fill::Random);
+  paste(&frame, turned, 50, 30);
+  struct Step {
+    RotationSupport support;
+    guint x, y, w, h;
+  };
+  const Step steps[] = {{RotationSupport::Disc, 50, 33, 10, 10}, {RotationSupport::Rectangle, 50, 30, 10, 16}};
+  for (const Step& s : steps) {
+    g_object_set(element_, "rotation-support", int(s.support), nullptr);
+    GstBuffer* out = pushPull(makeFrame(layout, frame));
+    ASSERT_NE(out, nullptr);
+    auto rois = matchesOf(out);
+    ASSERT_EQ(rois.size(), 1u);
+    EXPECT_EQ(rois[0]->x, s.x);
+    EXPECT_EQ(rois[0]->y, s.y);
+    EXPECT_EQ(rois[0]->w, s.w);
+    EXPECT_EQ(rois[0]->h, s.h);
+    GstStructure* param = gst_video_region_of_interest_meta_get_param(rois[0], "nccmatch");
+    ASSERT_NE(param, nullptr);
+    EXPECT_NEAR(doubleField(param, "angle"), 90.0, 15.0);
+    EXPECT_NEAR(doubleField(param, "score"), 1.0, tolerance());
+    gst_buffer_unref(out);
+  }
+  int support = -1;
+  g_object_get(element_, "rotation-support", &support, nullptr);
+  EXPECT_EQ(support, int(RotationSupport::Rectangle));
+}
+
 NCCMATCH_INSTANTIATE_ELEMENT_TESTS();
 
 }  // namespace

@@ -225,6 +225,7 @@ TEST(Settings, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(s.device, Backend::Auto);
   EXPECT_EQ(s.scales, std::vector<double>{1.0});
   EXPECT_EQ(s.angles, std::vector<double>{0.0});
+  EXPECT_EQ(s.rotationSupport, nccmatch::RotationSupport::Rectangle);
   EXPECT_TRUE(s.maskFiles.empty());
   EXPECT_TRUE(s.searchRegion.whole());
   EXPECT_EQ(s.cpuThreads, 0);
