@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "common/peaks.hpp"
@@ -179,12 +180,11 @@ AngleNeighbours angleNeighbours(const ScaledBank& bank) {
   a.left.assign(n, -1), a.right.assign(n, -1);
   a.leftStep.assign(n, 0.0), a.rightStep.assign(n, 0.0);
   a.wraps.assign(n, false), a.first.assign(n, 0.0);
-  std::vector<bool> grouped(n, false);
-  for (std::size_t e = 0; e < n; ++e) {
-    if (grouped[e]) continue;
-    std::vector<std::size_t> group;
-    for (std::size_t k = e; k < n; ++k)
-      if (bank.original[k] == bank.original[e] && bank.scale[k] == bank.scale[e]) group.push_back(k), grouped[k] = true;
+  // Entries by (original, scale): a map, so a bank of thousands of variants groups in n log n.
+  std::map<std::pair<uint32_t, double>, std::vector<std::size_t>> groups;
+  for (std::size_t e = 0; e < n && e < bank.scale.size(); ++e) groups[{bank.original[e], bank.scale[e]}].push_back(e);
+  for (auto& entry : groups) {
+    std::vector<std::size_t>& group = entry.second;
     std::sort(group.begin(), group.end(),
               [&](std::size_t p, std::size_t q) { return entryAngle(bank, p) < entryAngle(bank, q); });
     const std::size_t g = group.size();
