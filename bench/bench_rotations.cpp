@@ -5,6 +5,7 @@
 // rectangle variants with their masks where OpenCV is present. One frame, ccoeff-normed, the
 // median of a few runs; prints the bank sizes and ms per frame.
 //   bench_rotations [--width=640] [--height=360] [--side=32] [--step=5] [--threads=0] [--reps=3]
+//                   [--opencv=1]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   const int width = option(argc, argv, "width", 640), height = option(argc, argv, "height", 360);
   const int side = option(argc, argv, "side", 32), step = option(argc, argv, "step", 5);
   const int threads = option(argc, argv, "threads", 0), reps = option(argc, argv, "reps", 3);
+  [[maybe_unused]] const bool withOpenCv = option(argc, argv, "opencv", 1) != 0;
   std::mt19937 rng(7);
   std::vector<uint8_t> frame(std::size_t(width) * height);
   for (auto& p : frame) p = uint8_t(rng());
@@ -70,7 +72,7 @@ int main(int argc, char** argv) {
     std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n",
                 support == RotationSupport::Disc ? "disc" : "rectangle", bank.templates.size(), pixels, ms);
 #ifdef NCCMATCH_HAVE_OPENCV
-    if (support == RotationSupport::Rectangle) {
+    if (support == RotationSupport::Rectangle && withOpenCv) {
       cv::setNumThreads(engine->workerThreads());
       const cv::Mat image(height, width, CV_8U, frame.data());
       const double cvMs = bench::medianWallMs(reps, [&] {

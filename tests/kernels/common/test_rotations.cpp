@@ -68,7 +68,9 @@ TEST(RotateTemplate, IgnoredPixelsStayIgnoredAndNeverBleed) {
     TemplateImage a = rotateTemplate(t, angle), b = rotateTemplate(other, angle);
     ASSERT_EQ(a.mask, b.mask) << angle;
     for (std::size_t k = 0; k < a.pixels.size(); ++k)
-      if (a.mask[k]) ASSERT_EQ(a.pixels[k], b.pixels[k]) << angle << " pixel " << k;
+      if (a.mask[k]) {
+        ASSERT_EQ(a.pixels[k], b.pixels[k]) << angle << " pixel " << k;
+      }
     // The ring's hole stays a hole: the centre is ignored.
     EXPECT_EQ(a.mask[std::size_t(a.height / 2) * a.width + a.width / 2], 0) << angle;
   }
@@ -77,7 +79,9 @@ TEST(RotateTemplate, IgnoredPixelsStayIgnoredAndNeverBleed) {
     TemplateImage a = resizeTemplate(t, side, side), b = resizeTemplate(other, side, side);
     ASSERT_EQ(a.mask, b.mask) << side;
     for (std::size_t k = 0; k < a.pixels.size(); ++k)
-      if (a.mask[k]) ASSERT_EQ(a.pixels[k], b.pixels[k]) << side << " pixel " << k;
+      if (a.mask[k]) {
+        ASSERT_EQ(a.pixels[k], b.pixels[k]) << side << " pixel " << k;
+      }
   }
 }
 
@@ -94,7 +98,9 @@ TEST(RotateTemplateOnDisc, EveryAngleHasTheSameSizeAndMask) {
     std::size_t compared = 0;
     for (uint8_t m : zero.mask) compared += m != 0;
     EXPECT_GT(compared, 0u);
-    if (side >= 9) EXPECT_LT(compared, zero.pixels.size()) << "the corners are outside the disc";
+    if (side >= 9) {
+      EXPECT_LT(compared, zero.pixels.size()) << "the corners are outside the disc";
+    }
     for (double angle : {0.0, 5.0, 33.3, 90.0, 180.0, 271.5, -45.0}) {
       const TemplateImage r = rotateTemplateOnDisc(t, angle);
       ASSERT_EQ(r.width, side) << angle;
@@ -104,13 +110,15 @@ TEST(RotateTemplateOnDisc, EveryAngleHasTheSameSizeAndMask) {
     if (w == h) {
       for (int y = 0; y < side; ++y)
         for (int x = 0; x < side; ++x)
-          if (zero.mask[std::size_t(y) * side + x])
+          if (zero.mask[std::size_t(y) * side + x]) {
             ASSERT_EQ(zero.pixels[std::size_t(y) * side + x], t.pixels[std::size_t(y) * w + x]);
+          }
       const TemplateImage quarter = rotateTemplateOnDisc(t, 90);
       for (int v = 0; v < side; ++v)
         for (int u = 0; u < side; ++u)
-          if (quarter.mask[std::size_t(v) * side + u])
+          if (quarter.mask[std::size_t(v) * side + u]) {
             ASSERT_EQ(quarter.pixels[std::size_t(v) * side + u], t.pixels[std::size_t(u) * w + (w - 1 - v)]);
+          }
     }
   }
 }
