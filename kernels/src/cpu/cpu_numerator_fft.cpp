@@ -18,7 +18,9 @@ namespace {
 const std::vector<int>& smoothSizes() {
   static const std::vector<int> sizes = [] {
     std::vector<int> s;
-    for (int n = 1; n <= 8192; ++n) {
+    // Up to 16384, the largest template side: a template wider than the largest size had no tile
+    // (tile width 0, a division by zero planning it; found by tests/fuzz/fuzz_engine).
+    for (int n = 1; n <= 16384; ++n) {
       int m = n;
       for (int p : {2, 3, 5, 7})
         while (m % p == 0) m /= p;
@@ -80,7 +82,7 @@ int64_t rowSum(const uint8_t* __restrict src, int n) {
 }
 
 // dst[x] = src[x] - offset for an integer offset; returns the sum of their squares (exact: a row
-// has at most 8192 * 255^2 < 2^31).
+// has at most 16384 * 255^2 < 2^31).
 NCCMATCH_SIMD_CLONES
 int64_t centreRow(const uint8_t* __restrict src, int n, int offset, float* __restrict dst) {
   int32_t sumSq = 0;

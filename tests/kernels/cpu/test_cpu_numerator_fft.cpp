@@ -121,7 +121,10 @@ TEST(FftNumerator, CentredCrossWithinItsBound) {
 
 TEST(FftTiling, TilesCoverTheTemplateAndStayWithinTheFrame) {
   for (auto [w, h, tw, th] : {std::array<int, 4>{1920, 1080, 8, 8}, {1920, 1080, 256, 256},
-                              {640, 480, 64, 64}, {13, 11, 13, 11}, {1, 1, 1, 1}}) {
+                              {640, 480, 64, 64}, {13, 11, 13, 11}, {1, 1, 1, 1},
+                              // Sides past 8192 (found by tests/fuzz/fuzz_engine: no tile, a division
+                              // by zero planning it).
+                              {16384, 2, 16384, 1}, {16384, 3, 9000, 2}, {5, 16384, 1, 12000}}) {
     FftTiling tiling = chooseFftTiling(w, h, tw, th);
     EXPECT_GE(tiling.tileWidth, tw);
     EXPECT_GE(tiling.tileHeight, th);
@@ -262,6 +265,33 @@ TEST(FftEngine, ReportedMatchesPassTheThresholdWithTheirExactScores) {
         if (threshold < 0) EXPECT_TRUE(got.matches.empty() && want.matches.empty());
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace nccmatch::test
+
+namespace nccmatch::test {
+namespace {
+
+// Templates wider (or taller) than 8192 pixels, found by tests/fuzz/fuzz_engine (its input is in
+// tests/fuzz/corpus/fuzz_engine/crash-732180ea...): they had no tile, and planning them divided
+// by zero. They now score on the Fft path as on the Reference path.
+TEST(FftEngine, TemplatesPast8192PixelsASide) {
+  SKIP_WITHOUT_FFTW();
+  Image img = makeImage(16384, 2, Fill::Random, 0);
+  const TemplateImage wide = makeTemplate(16384, 1, Fill::Random, "wide");
+  const TemplateImage long9000 = makeTemplate(9000, 2, Fill::Random, "9000");
+  auto fft = makeCpuEngine(CpuPath::Fft, 2), reference = makeCpuEngine(CpuPath::Reference, 2);
+  ASSERT_TRUE(fft->setTemplates({wide, long9000}).ok());
+  ASSERT_TRUE(reference->setTemplates({wide, long9000}).ok());
+  for (uint32_t i = 0; i < 2; ++i) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(reference->scoreMap(img.view(), Method::CCoeffNormed, i, &want).ok());
+    Status s = fft->scoreMap(img.view(), Method::CCoeffNormed, i, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-4) << "template " << i << " at " << k;
   }
 }
 
