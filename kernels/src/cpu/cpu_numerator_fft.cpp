@@ -179,10 +179,19 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
     const TemplateImage& t = (*bank)[i];
     if (!useFft[i] || t.width > frameWidth || t.height > frameHeight) continue;
     FftTiling tiling = chooseFftTiling(frameWidth, frameHeight, t.width, t.height, threads);
+    // A group's step follows its largest template, so a template joins a group of its tile size
+    // only where the step stays at least half what the group's smallest template would have: a
+    // 21-pixel and a 16384-pixel template on one 16384-wide tile would step one column at a time
+    // (16364 tiles, gigabytes of spectra; found by tests/fuzz/fuzz_engine).
     int g = 0;
-    while (g < int(groups_.size()) && !(groups_[g]->tileWidth == tiling.tileWidth &&
-                                        groups_[g]->tileHeight == tiling.tileHeight))
-      ++g;
+    for (; g < int(groups_.size()); ++g) {
+      if (groups_[g]->tileWidth != tiling.tileWidth || groups_[g]->tileHeight != tiling.tileHeight) continue;
+      const int stepX = tiling.tileWidth - std::max(maxW[g], t.width) + 1;
+      const int stepY = tiling.tileHeight - std::max(maxH[g], t.height) + 1;
+      const int widestX = tiling.tileWidth - std::min(minW[g], t.width) + 1;
+      const int widestY = tiling.tileHeight - std::min(minH[g], t.height) + 1;
+      if (2 * stepX >= widestX && 2 * stepY >= widestY) break;
+    }
     if (g == int(groups_.size())) {
       groups_.push_back(std::make_unique<Group>());
       groups_[g]->tileWidth = tiling.tileWidth;
