@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
               threads, w, h, reps);
   std::printf("| template | search | ms | vs whole frame, one size |\n|---|---|---|---|\n");
   for (int side : {32, 64}) {
-    TemplateImage t{"t", side, side, {}};
+    TemplateImage t{"t", side, side, {}, {}};
     t.pixels.resize(std::size_t(side) * side);
     const int tx = 901, ty = 433;  // the template's place in the frame
     for (int r = 0; r < side; ++r)

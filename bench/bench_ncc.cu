@@ -331,7 +331,7 @@ int main() {
         cuda::ScoreInputs in;
         in.sum = s1; in.sumSq = s2; in.sat32 = true; in.frameWidth = W; in.frameHeight = H;
         in.templateWidth = side; in.templateHeight = side;
-        in.stats = templateStats(TemplateImage{"", side, side, px});
+        in.stats = templateStats(TemplateImage{"", side, side, px, {}});
         in.smCount = prop.multiProcessorCount;
         const int mapW = W - side + 1, mapH = H - side + 1;
         MatchParams params;

@@ -92,7 +92,7 @@ struct Mover {
 Gray shownSprite(const Mover& m, int f) {
   const int side = m.side(f);
   if (side == kSprite) return m.sprite;
-  nccmatch::TemplateImage t{m.name, kSprite, kSprite, m.sprite.pixels};
+  nccmatch::TemplateImage t{m.name, kSprite, kSprite, m.sprite.pixels, {}};
   nccmatch::TemplateImage r = nccmatch::resizeTemplate(t, side, side);
   return Gray{side, side, std::move(r.pixels)};
 }

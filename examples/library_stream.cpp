@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::vector<uint8_t> objects[2] = {makeObject(0), makeObject(1)};
-  status = engine->setTemplates({{"stripes", kSide, kSide, objects[0]}, {"diagonal", kSide, kSide, objects[1]}});
+  status = engine->setTemplates({{"stripes", kSide, kSide, objects[0], {}}, {"diagonal", kSide, kSide, objects[1], {}}});
   if (!status.ok()) {
     std::fprintf(stderr, "templates: %s\n", status.message().c_str());
     return 1;

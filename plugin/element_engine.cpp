@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "nccmatch/rotations.hpp"
+
 #define GST_CAT_DEFAULT gst_nccmatch_debug
 
 namespace nccmatch::plugin::element {
@@ -24,6 +26,9 @@ void postLoadError(GstNccMatch* self, const nccmatch::plugin::TemplateLoadError&
     case TemplateLoadFailure::Unreadable:
       GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("%s", error.message.c_str()), (nullptr));
       break;
+    case TemplateLoadFailure::BadMask:
+      GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS, ("%s", error.message.c_str()), (nullptr));
+      break;
     default:
       GST_ELEMENT_ERROR(self, STREAM, DECODE, ("%s", error.message.c_str()), (nullptr));
       break;
@@ -42,6 +47,9 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
     case TemplateLoadFailure::Unreadable:
       GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("%s", text.c_str()), (nullptr));
       break;
+    case TemplateLoadFailure::BadMask:
+      GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("%s", text.c_str()), (nullptr));
+      break;
     default:
       GST_ELEMENT_WARNING(self, STREAM, DECODE, ("%s", text.c_str()), (nullptr));
       break;
@@ -50,17 +58,18 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 
 }  // namespace
 
-// Hands a freshly loaded bank to the engine, each template at each scale factor. An empty bank
-// stays here: with no names the engine is never asked to match, so frames pass unmatched on
-// every backend.
+// Hands a freshly loaded bank to the engine, each template at each scale factor and angle. An
+// empty bank stays here: with no names the engine is never asked to match, so frames pass
+// unmatched on every backend.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 bool keepOnFailure) {
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
   StreamState& stream = *self->stream;
   nccmatch::ScaledBank scaled;
-  nccmatch::Status status = nccmatch::scaleTemplates(bank, scales, &scaled);
+  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
   if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
     GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Could not scale the templates: %s; keeping the previous templates", status.message().c_str()),
+                        ("Could not scale or rotate the templates: %s; keeping the previous templates",
+                         status.message().c_str()),
                         (nullptr));
     return true;
   }
@@ -75,10 +84,12 @@ bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, c
   scaled.templates.clear();  // the engine keeps the images
   stream.scaled = std::move(scaled);
   stream.scales = scales;
+  stream.angles = angles;
+  stream.rotationSupport = support;
   stream.originals = std::move(bank);
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);
-  GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled cop%s", stream.names.size(),
-                  stream.scaled.original.size(), stream.scaled.original.size() == 1 ? "y" : "ies");
+  GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled or rotated variant%s", stream.names.size(),
+                  stream.scaled.original.size(), stream.scaled.original.size() == 1 ? "" : "s");
   return true;
 }
 
@@ -95,15 +106,15 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
   stream.loadedGeneration = settings.templatesGeneration;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installBank(self, {*grabbed}, settings.scales, true);
+    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, true);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
-  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
+  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, settings.maskFiles, &bank, &error)) {
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank), settings.scales, true);
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
@@ -152,7 +163,11 @@ void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool regio
     stream.oversizeWarned[i] = true;
     const uint32_t original = stream.scaled.original[i];
     const double scale = stream.scaled.scale[i];
-    gchar* atScale = scale != 1.0 ? g_strdup_printf(" at scale %g", scale) : g_strdup("");
+    const double angle = i < stream.scaled.angle.size() ? stream.scaled.angle[i] : 0.0;
+    gchar* atScale = scale != 1.0 && angle != 0.0 ? g_strdup_printf(" at scale %g and angle %g", scale, angle)
+                     : scale != 1.0               ? g_strdup_printf(" at scale %g", scale)
+                     : angle != 0.0               ? g_strdup_printf(" at angle %g", angle)
+                                                  : g_strdup("");
     GST_ELEMENT_WARNING(self, STREAM, FORMAT,
                         ("Template %u ('%s')%s, %dx%d, is larger than the %dx%d %s; it is skipped", original,
                          bank[i].name.c_str(), atScale, bank[i].width, bank[i].height, width, height,
@@ -225,11 +240,12 @@ bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context) {
   StreamState& stream = *self->stream;
   GST_INFO_OBJECT(self, "CUDA memory of another context: moving the engine to it");
   std::vector<nccmatch::TemplateImage> bank = stream.originals;
-  const std::vector<double> scales = stream.scales;
+  const std::vector<double> scales = stream.scales, angles = stream.angles;
+  const nccmatch::RotationSupport support = stream.rotationSupport;
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cuda, -1, context)) return false;
   nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-  return installBank(self, std::move(bank), scales, false);
+  return installBank(self, std::move(bank), scales, angles, support, false);
 }
 #endif
 

@@ -38,6 +38,9 @@ enum {
   PROP_LOST_FRAMES,
   PROP_ACQUIRE_INTERVAL,
   PROP_TEMPLATE_UPDATE,
+  PROP_MASKS,
+  PROP_ANGLES,
+  PROP_ROTATION_SUPPORT,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -66,7 +69,7 @@ bool noteRefusal(RefusedValues& refused, const char* property, const std::string
 
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
-  std::string refusal;  // why a `scales` or `search-region` value was refused; empty: accepted
+  std::string refusal;  // why a `scales`, `angles` or `search-region` value was refused; empty: accepted
   NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -131,6 +134,26 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
     case PROP_SEARCH_REGION:
       nccmatch::plugin::parseSearchRegion(g_value_get_string(value), &s.searchRegion, &refusal);
       break;
+    case PROP_MASKS:
+      s.maskFiles = nccmatch::plugin::parseMaskList(g_value_get_string(value));
+      ++s.templatesGeneration;  // the bank is loaded again (its masks with it) before the next frame
+      break;
+    case PROP_ROTATION_SUPPORT: {
+      const auto support = static_cast<nccmatch::RotationSupport>(g_value_get_enum(value));
+      if (support != s.rotationSupport) {
+        s.rotationSupport = support;
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
+    case PROP_ANGLES: {
+      std::vector<double> angles = s.angles;
+      if (nccmatch::plugin::parseAngleList(g_value_get_string(value), &angles, &refusal) && angles != s.angles) {
+        s.angles = std::move(angles);
+        ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
     case PROP_CPU_THREADS:
       s.cpuThreads = int(g_value_get_uint(value));
       break;
@@ -160,12 +183,16 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
   }
   ++s.generation;  // also for a refused value: the generation counts sets, not changes
   const bool warnNow =
-      (prop_id == PROP_SCALES || prop_id == PROP_SEARCH_REGION) && noteRefusal(*self->refused, pspec->name, refusal);
+      (prop_id == PROP_SCALES || prop_id == PROP_ANGLES || prop_id == PROP_SEARCH_REGION) &&
+      noteRefusal(*self->refused, pspec->name, refusal);
   NCCMATCH_OBJECT_UNLOCK(self);
   // Posted outside the object lock: posting takes it.
   if (warnNow)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,
-                                                   refusal.c_str(), prop_id == PROP_SCALES ? "factors" : "region"),
+                                                   refusal.c_str(),
+                                                   prop_id == PROP_SCALES   ? "factors"
+                                                   : prop_id == PROP_ANGLES ? "angles"
+                                                                            : "region"),
                         (nullptr));
 }
 
@@ -213,6 +240,15 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_SEARCH_REGION:
       g_value_set_string(value, nccmatch::plugin::joinSearchRegion(s.searchRegion).c_str());
+      break;
+    case PROP_MASKS:
+      g_value_set_string(value, s.maskFiles.empty() ? nullptr : nccmatch::plugin::joinTemplateList(s.maskFiles).c_str());
+      break;
+    case PROP_ANGLES:
+      g_value_set_string(value, nccmatch::plugin::joinAngleList(s.angles).c_str());
+      break;
+    case PROP_ROTATION_SUPPORT:
+      g_value_set_enum(value, int(s.rotationSupport));
       break;
     case PROP_CPU_THREADS:
       g_value_set_uint(value, guint(s.cpuThreads));
@@ -399,6 +435,41 @@ void installProperties(GObjectClass* gobject_class) {
           "invalid list set while running posts a warning naming the bad entry and keeps the previous factors; "
           "set before start it makes start fail with an error naming it. Empty: 1",
           "1", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_MASKS,
+      g_param_spec_string(
+          "masks", "Masks",
+          "Comma-separated mask image files, parallel to 'templates' (entry i is the mask of template i; an "
+          "empty entry, as in \"a.png,,c.png\", gives none): pixels darker than mid-gray (gray level below 128) "
+          "are ignored when matching, the others compared (scores as OpenCV's matchTemplate with a mask). A "
+          "mask file replaces the alpha channel of its template file: without one, a template file with "
+          "transparency masks itself (alpha below 128 ignored). grab-template patches are unmasked. A mask "
+          "that does not decode, has another size than its template or has no template fails start with an "
+          "error naming it, or set while PLAYING warns and keeps the previous templates",
+          nullptr, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_ANGLES,
+      g_param_spec_string(
+          "angles", "Angles",
+          "Angles in degrees (counter-clockwise) at which every template is searched for, combined with "
+          "'scales': a comma-separated list of angles and ranges start:stop:step (stop included; an angle "
+          "repeating an earlier one modulo 360 is dropped), e.g. \"-10,0,10\" or \"0:360:5\" (72 angles). Each "
+          "template is resampled once per scale and angle (bilinear, about its centre, the rotated support as "
+          "its mask); the matches of all its variants are merged with one NMS, a match's 'angle' field says "
+          "at which angle it was found, refined between the neighbouring angles by a parabola through their "
+          "scores, and its box is the rotated template's bounding box. May be set while PLAYING; an invalid "
+          "list warns naming the bad entry and keeps the previous angles (before start, start fails). Empty: 0",
+          "0", kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_ROTATION_SUPPORT,
+      g_param_spec_enum(
+          "rotation-support", "Rotation support",
+          "What the rotated variants of 'angles' compare: 'rectangle', the whole rotated template (its rotated "
+          "support is its mask, every angle its own mask and bounding box), or 'disc', the disc inscribed in "
+          "the template (a square of the template's shorter side, the same mask for every angle of a scale, "
+          "so the CPU backend computes its window sums once a frame for all angles: several times less work, "
+          "but the corners outside the disc are never compared). May be set while PLAYING",
+          GST_TYPE_NCCMATCH_ROTATION_SUPPORT, int(nccmatch::RotationSupport::Rectangle), kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
       g_param_spec_string(

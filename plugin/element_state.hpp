@@ -53,6 +53,8 @@ struct StreamState {
   // images live in the engine); the engine's matches are merged back through it.
   nccmatch::ScaledBank scaled;
   std::vector<double> scales{1.0};  // the factors `scaled` was made with
+  std::vector<double> angles{0.0};  // the angles `scaled` was made with
+  nccmatch::RotationSupport rotationSupport = nccmatch::RotationSupport::Rectangle;  // and their support
   std::vector<bool> oversizeWarned; // per engine entry: "larger than the frame" already posted
   int searchedWidth = 0, searchedHeight = 0;  // the area the flags above were posted for
   int frameWidth = 0;

@@ -79,6 +79,22 @@ GType gst_nccmatch_mode_get_type(void) {
   return type;
 }
 
+GType gst_nccmatch_rotation_support_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {int(nccmatch::RotationSupport::Rectangle),
+       "The whole rotated template (its rotated support as the mask; every angle its own mask)", "rectangle"},
+      {int(nccmatch::RotationSupport::Disc),
+       "The disc inscribed in the template (one mask per scale, shared by every angle: less work, corners "
+       "not compared)",
+       "disc"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstNccMatchRotationSupport", values));
+  return type;
+}
+
 namespace {
 
 // ---- GstBaseTransform / GstVideoFilter virtual methods ----
@@ -151,7 +167,7 @@ bool startEngine(GstNccMatch* self) {
 
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
-  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, &bank, &error)) {
+  if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, settings.maskFiles, &bank, &error)) {
     postLoadError(self, error);
     destroyEngine(self);
     return false;
@@ -163,7 +179,7 @@ bool startEngine(GstNccMatch* self) {
   bool installed;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    installed = installBank(self, std::move(bank), settings.scales, false);
+    installed = installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, false);
   }
   if (!installed) {
     destroyEngine(self);
@@ -504,4 +520,5 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_METHOD, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_DEVICE, static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_MODE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_NCCMATCH_ROTATION_SUPPORT, static_cast<GstPluginAPIFlags>(0));
 }

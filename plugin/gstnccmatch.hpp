@@ -17,6 +17,8 @@ GType gst_nccmatch_device_get_type(void);
 
 #define GST_TYPE_NCCMATCH_MODE (gst_nccmatch_mode_get_type())
 GType gst_nccmatch_mode_get_type(void);
+#define GST_TYPE_NCCMATCH_ROTATION_SUPPORT (gst_nccmatch_rotation_support_get_type())
+GType gst_nccmatch_rotation_support_get_type(void);
 
 GST_ELEMENT_REGISTER_DECLARE(nccmatch);
 

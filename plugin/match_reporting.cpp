@@ -66,6 +66,7 @@ GstStructure* makeMatchStructure(const nccmatch::Match& match, const std::vector
                            "sub-x", G_TYPE_DOUBLE, match.subX,
                            "sub-y", G_TYPE_DOUBLE, match.subY,
                            "scale", G_TYPE_DOUBLE, match.scale,
+                           "angle", G_TYPE_DOUBLE, match.angle,
                            nullptr);
   addTrack(s, track);
   return s;
@@ -113,6 +114,7 @@ void attachRoiMetas(GstBuffer* buffer, const std::vector<nccmatch::Match>& match
                                 "sub-x", G_TYPE_DOUBLE, match.subX,
                                 "sub-y", G_TYPE_DOUBLE, match.subY,
                                 "scale", G_TYPE_DOUBLE, match.scale,
+                                "angle", G_TYPE_DOUBLE, match.angle,
                                 nullptr);
     addTrack(params, track);
     gst_video_region_of_interest_meta_add_param(meta, params);

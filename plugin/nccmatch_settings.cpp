@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "nccmatch/rotations.hpp"
 #include "nccmatch/scales.hpp"
 
 namespace nccmatch::plugin {
@@ -87,6 +88,90 @@ bool parseScaleList(const char* text, std::vector<double>* scales, std::string* 
   *scales = std::move(parsed);
   return true;
 }
+
+std::vector<std::string> parseMaskList(const char* text) {
+  std::vector<std::string> files;
+  if (text == nullptr) return files;
+  std::string all(text);
+  std::size_t begin = 0;
+  while (begin <= all.size()) {
+    std::size_t end = all.find(',', begin);
+    if (end == std::string::npos) end = all.size();
+    std::size_t first = begin, last = end;
+    while (first < last && isBlank(all[first])) ++first;
+    while (last > first && isBlank(all[last - 1])) --last;
+    files.push_back(all.substr(first, last - first));
+    begin = end + 1;
+  }
+  // Only blanks: no masks at all.
+  if (std::all_of(files.begin(), files.end(), [](const std::string& f) { return f.empty(); })) files.clear();
+  return files;
+}
+
+namespace {
+
+// A decimal number in the C locale filling the whole text.
+bool parseNumber(const std::string& text, double* value) {
+  const char* end = text.data() + text.size();
+  const std::from_chars_result r = std::from_chars(text.data(), end, *value);
+  return r.ec == std::errc() && r.ptr == end;
+}
+
+std::string trimmed(const std::string& text) {
+  std::size_t first = 0, last = text.size();
+  while (first < last && isBlank(text[first])) ++first;
+  while (last > first && isBlank(text[last - 1])) --last;
+  return text.substr(first, last - first);
+}
+
+}  // namespace
+
+bool parseAngleList(const char* text, std::vector<double>* angles, std::string* error) {
+  std::vector<double> parsed;
+  for (const std::string& entry : parseTemplateList(text)) {
+    const std::size_t colon = entry.find(':');
+    if (colon == std::string::npos) {
+      double value = 0.0;
+      if (!parseNumber(entry, &value)) {
+        *error = "angle '" + entry + "' is not a number (nor a range start:stop:step)";
+        return false;
+      }
+      parsed.push_back(value);
+      continue;
+    }
+    const std::size_t second = entry.find(':', colon + 1);
+    double start = 0, stop = 0, step = 0;
+    if (second == std::string::npos || entry.find(':', second + 1) != std::string::npos ||
+        !parseNumber(trimmed(entry.substr(0, colon)), &start) ||
+        !parseNumber(trimmed(entry.substr(colon + 1, second - colon - 1)), &stop) ||
+        !parseNumber(trimmed(entry.substr(second + 1)), &step)) {
+      *error = "angle range '" + entry + "' is not start:stop:step (three numbers)";
+      return false;
+    }
+    const std::vector<double> range = nccmatch::angleRange(start, stop, step);
+    if (range.empty()) {
+      *error = "angle range '" + entry + "' gives no angles: it needs a step above 0, stop >= start, and at most " +
+               std::to_string(nccmatch::kMaxTemplateAngles) + " angles";
+      return false;
+    }
+    parsed.insert(parsed.end(), range.begin(), range.end());
+    // Bounded while parsing: a long list of ranges could otherwise hold millions of angles.
+    parsed = nccmatch::distinctAngles(parsed);
+    if (parsed.size() > std::size_t(nccmatch::kMaxTemplateAngles)) break;
+  }
+  if (parsed.empty()) parsed.push_back(0.0);
+  // Drop angles equal modulo 360 to an earlier one (as the bank does), so the value reads back.
+  std::vector<double> distinct = nccmatch::distinctAngles(parsed);
+  nccmatch::Status status = nccmatch::validateTemplateAngles(distinct);
+  if (!status.ok()) {
+    *error = status.message();
+    return false;
+  }
+  *angles = std::move(distinct);
+  return true;
+}
+
+std::string joinAngleList(const std::vector<double>& angles) { return joinScaleList(angles); }
 
 bool parseSearchRegion(const char* text, SearchRegion* region, std::string* error) {
   const std::vector<std::string> fields = parseTemplateList(text);

@@ -9,6 +9,7 @@
 
 #include "nccmatch/engine.hpp"
 #include "nccmatch/tracker.hpp"
+#include "nccmatch/rotations.hpp"
 #include "nccmatch/types.hpp"
 
 namespace nccmatch::plugin {
@@ -60,6 +61,9 @@ struct Settings {
   uint64_t generation = 0;
   // Template image files, in bank order (template index = position here).
   std::vector<std::string> templateFiles;
+  // Mask image files parallel to templateFiles (`masks`): entry i is template i's mask; an empty
+  // entry, or none, leaves that template to its own alpha channel (if any).
+  std::vector<std::string> maskFiles;
   // Set by `grab-template` (and cleared by `template`/`templates`): the bank is this one patch of
   // the first frame after the request, instead of files.
   std::optional<GrabRequest> grab;
@@ -78,6 +82,10 @@ struct Settings {
   int cpuThreads = kDefaultCpuThreads;
   // Scale factors each template is matched at (`scales`); {1}: as loaded.
   std::vector<double> scales{1.0};
+  // Angles in degrees each template is matched at (`angles`), ranges expanded; {0}: as loaded.
+  std::vector<double> angles{0.0};
+  // What rotated variants compare (`rotation-support`): the whole rotated template, or the disc.
+  nccmatch::RotationSupport rotationSupport = nccmatch::RotationSupport::Rectangle;
   SearchRegion searchRegion;
   Mode mode = kDefaultMode;
   int searchMargin = kDefaultSearchMargin;
@@ -110,6 +118,19 @@ std::string joinTemplateList(const std::vector<std::string>& files);
 bool parseScaleList(const char* text, std::vector<double>* scales, std::string* error);
 // The inverse: factors joined by "," in the shortest form that reads back the same.
 std::string joinScaleList(const std::vector<double>& scales);
+
+// The `masks` property value: comma-separated files, parallel to `templates`. Surrounding blanks
+// are dropped but empty entries are kept (they say "no mask file for this template": "a.png,,c.png"
+// gives masks for templates 0 and 2); a null or blank text gives an empty list.
+std::vector<std::string> parseMaskList(const char* text);
+
+// The `angles` property value: comma-separated entries, each an angle in degrees or a range
+// "start:stop:step" (stop included; nccmatch::angleRange), decimal numbers in the C locale; an
+// angle equal modulo 360 to an earlier one is dropped (0:360:5 gives 72 angles). A null or blank
+// text means {0}. False, with *error naming the bad entry, otherwise (*angles is then untouched).
+bool parseAngleList(const char* text, std::vector<double>* angles, std::string* error);
+// The inverse: the angles joined by "," in the shortest form that reads back the same.
+std::string joinAngleList(const std::vector<double>& angles);
 
 // The `search-region` property value: "x,y,width,height" (non-negative integers, width and height
 // at least 1; blanks allowed), or a null/blank text for the whole frame. False, with *error

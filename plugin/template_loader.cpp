@@ -42,6 +42,40 @@ std::string errorText(GstMessage* message) {
   return text;
 }
 
+// The mask of an AYUV sample of the same image (its alpha bytes; alpha passes through videoconvert
+// unscaled): empty when no pixel is below kMaskThreshold.
+bool copyAlphaMask(GstSample* sample, const std::string& path, nccmatch::TemplateImage* image,
+                   TemplateLoadError* error) {
+  GstVideoInfo info;
+  GstCaps* caps = gst_sample_get_caps(sample);
+  GstBuffer* buffer = gst_sample_get_buffer(sample);
+  if (caps == nullptr || buffer == nullptr || !gst_video_info_from_caps(&info, caps))
+    return fail(error, TemplateLoadFailure::Undecodable, path, "the decoder produced no usable alpha channel");
+  GstVideoFrame frame;
+  if (!gst_video_frame_map(&frame, &info, buffer, GST_MAP_READ))
+    return fail(error, TemplateLoadFailure::Undecodable, path, "could not map the decoded alpha channel");
+  const int width = GST_VIDEO_FRAME_WIDTH(&frame), height = GST_VIDEO_FRAME_HEIGHT(&frame);
+  bool ok = width == image->width && height == image->height;
+  if (ok) {
+    const auto* data = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
+    const std::size_t stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0);
+    std::vector<uint8_t> mask(std::size_t(width) * height);
+    bool ignoresAny = false;
+    for (int y = 0; y < height; ++y) {
+      for (int x = 0; x < width; ++x) {
+        const uint8_t alpha = data[std::size_t(y) * stride + std::size_t(x) * 4];  // AYUV: A first
+        mask[std::size_t(y) * width + x] = alpha < kMaskThreshold ? 0 : 255;
+        ignoresAny = ignoresAny || alpha < kMaskThreshold;
+      }
+    }
+    if (ignoresAny) image->mask = std::move(mask);
+    else image->mask.clear();
+  }
+  gst_video_frame_unmap(&frame);
+  if (!ok) return fail(error, TemplateLoadFailure::Undecodable, path, "its alpha channel has another size than its image");
+  return true;
+}
+
 // Copies the luma plane of a GRAY8 sample row by row (the sample's stride may exceed its width).
 bool copySample(GstSample* sample, const std::string& path, nccmatch::TemplateImage* image,
                 TemplateLoadError* error) {
@@ -104,8 +138,13 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   // GStreamer's type finder needs more bytes than a tiny PNM image (e.g. a 2x2 PGM) has, so PNM
   // files (magic "P1".."P6") go straight to pnmdec; everything else is typefound by decodebin.
   bool pnm = magicBytes == 2 && magic[0] == 'P' && magic[1] >= '1' && magic[1] <= '6';
+  // Two branches from the decoder: the image as GRAY8, and as AYUV for its alpha channel (255
+  // everywhere for an image without one).
   std::string description = std::string("filesrc name=src ! ") + (pnm ? "pnmdec" : "decodebin name=decoder") +
-                            " ! videoconvert ! video/x-raw,format=GRAY8 ! appsink name=sink sync=false max-buffers=1";
+                            " ! tee name=split ! queue ! videoconvert ! video/x-raw,format=GRAY8 "
+                            "! appsink name=sink sync=false max-buffers=1 "
+                            "split. ! queue ! videoconvert ! video/x-raw,format=AYUV "
+                            "! appsink name=alpha sync=false max-buffers=1";
 
   GError* parseError = nullptr;
   GstElement* raw = gst_parse_launch(description.c_str(), &parseError);
@@ -156,14 +195,63 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
     return fail(error, TemplateLoadFailure::Undecodable, path, "the decoder produced no image");
   bool copied = copySample(sample, path, image, error);
   gst_sample_unref(sample);
+  if (!copied) return false;
+  GstElement* alphaSink = gst_bin_get_by_name(GST_BIN(raw), "alpha");
+  GstSample* alpha = gst_app_sink_try_pull_preroll(GST_APP_SINK(alphaSink), 0);
+  gst_object_unref(alphaSink);
+  if (alpha == nullptr)
+    return fail(error, TemplateLoadFailure::Undecodable, path, "the decoder produced no alpha channel");
+  copied = copyAlphaMask(alpha, path, image, error);
+  gst_sample_unref(alpha);
   return copied;
 }
 
-bool loadTemplateBank(const std::vector<std::string>& paths, std::vector<nccmatch::TemplateImage>* bank,
+bool loadTemplateMask(const std::string& path, std::size_t entry, nccmatch::TemplateImage* t,
                       TemplateLoadError* error) {
+  nccmatch::TemplateImage decoded;
+  TemplateLoadError why;
+  const std::string which = "mask file '" + path + "' (masks entry " + std::to_string(entry) + ", for template '" +
+                            t->name + "')";
+  if (!loadTemplateFile(path, &decoded, &why)) {
+    if (error != nullptr) {
+      *error = why;
+      const std::size_t prefix = std::string("template file '" + path + "': ").size();
+      error->message = which + ": " + (why.message.size() > prefix ? why.message.substr(prefix) : why.message);
+    }
+    return false;
+  }
+  if (decoded.width != t->width || decoded.height != t->height) {
+    if (error != nullptr) {
+      error->kind = TemplateLoadFailure::BadMask;
+      error->file = path;
+      error->message = which + ": the mask is " + std::to_string(decoded.width) + "x" +
+                       std::to_string(decoded.height) + " but the template is " + std::to_string(t->width) + "x" +
+                       std::to_string(t->height);
+    }
+    return false;
+  }
+  t->mask.resize(decoded.pixels.size());
+  for (std::size_t k = 0; k < decoded.pixels.size(); ++k) t->mask[k] = decoded.pixels[k] < kMaskThreshold ? 0 : 255;
+  return true;
+}
+
+bool loadTemplateBank(const std::vector<std::string>& paths, const std::vector<std::string>& maskPaths,
+                      std::vector<nccmatch::TemplateImage>* bank, TemplateLoadError* error) {
+  if (maskPaths.size() > paths.size()) {
+    if (error != nullptr) {
+      error->kind = TemplateLoadFailure::BadMask;
+      error->file = maskPaths[paths.size()];
+      error->message = "masks lists " + std::to_string(maskPaths.size()) + " entries but there " +
+                       (paths.size() == 1 ? "is 1 template" : "are " + std::to_string(paths.size()) + " templates") +
+                       "; mask file '" + maskPaths[paths.size()] + "' has no template";
+    }
+    return false;
+  }
   std::vector<nccmatch::TemplateImage> loaded(paths.size());
   for (std::size_t i = 0; i < paths.size(); ++i)
     if (!loadTemplateFile(paths[i], &loaded[i], error)) return false;
+  for (std::size_t i = 0; i < maskPaths.size(); ++i)
+    if (!maskPaths[i].empty() && !loadTemplateMask(maskPaths[i], i, &loaded[i], error)) return false;
   *bank = std::move(loaded);
   return true;
 }

@@ -18,7 +18,8 @@ find "$build" -name '*.cu.o' ! -newer "$newest_header" -print -delete | sed 's/^
 ninja -C "$build"
 rm -rf "$pack"
 mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"
-find "$build/tests" -type f -name 'test_*' -perm -u+x -exec cp {} "$pack/tests/" \;
+# test_opencv_* compare the CPU backend with OpenCV and need its libraries: not for the GPU host.
+find "$build/tests" -type f -name 'test_*' ! -name 'test_opencv_*' -perm -u+x -exec cp {} "$pack/tests/" \;
 for b in bench_sat bench_ncc bench_stream bench_bank bench_pipeline bench_track; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done

@@ -1,7 +1,8 @@
 // Fuzz target (2): the engine API on the CPU backend. Each input describes one call sequence:
 // a frame (size 0, 1, small, up to the 16384-pixel limit and past it, negative; stride equal to,
 // above or below the width; null data; device memory), a bank of templates (empty, 0x0, pixel
-// counts that do not fit the size, larger than the frame, cut from the frame), optionally scale
+// counts that do not fit the size, larger than the frame, cut from the frame; masks of their size
+// (nothing, everything or some pixels compared) or of a wrong size), optionally scale
 // factors (scales.hpp, NaN and out-of-range ones included), optionally a search region (a
 // FrameView of a part of the frame), a method (0..5 and invalid ones), threshold (NaN, +-inf),
 // max-matches and nms-iou (negative, NaN, > 1).
@@ -172,7 +173,8 @@ bool validParams(const MatchParams& p) {
 
 bool validBank(const std::vector<TemplateImage>& bank) {
   for (const TemplateImage& t : bank)
-    if (!validSide(t.width) || !validSide(t.height) || t.pixels.size() != std::size_t(t.width) * std::size_t(t.height))
+    if (!validSide(t.width) || !validSide(t.height) || t.pixels.size() != std::size_t(t.width) * std::size_t(t.height) ||
+        (!t.mask.empty() && t.mask.size() != t.pixels.size()))
       return false;
   return true;
 }
@@ -286,6 +288,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   // The templates.
   std::vector<TemplateImage> originals(in.ConsumeIntegralInRange<int>(0, 3));
+  // A mask, sometimes: of the template's size (constant 0: nothing compared; constant nonzero:
+  // everything; or bytes of the input, 0 ignored), or of a wrong size the engine must refuse.
+  auto maybeMask = [&in](TemplateImage& t) {
+    const int maskKind = in.ConsumeIntegralInRange<int>(0, 5);
+    if (maskKind < 3 || t.pixels.empty()) return;
+    const std::size_t m = t.pixels.size() + (maskKind == 5 ? 1 : 0);
+    t.mask.resize(m);
+    fill(in, t.mask.data(), m);
+  };
   for (std::size_t i = 0; i < originals.size(); ++i) {
     TemplateImage& t = originals[i];
     t.name = "t" + std::to_string(i);
@@ -297,6 +308,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
       for (int r = 0; r < t.height; ++r)
         t.pixels.insert(t.pixels.end(), frame.data + std::size_t(y + r) * stride + x,
                         frame.data + std::size_t(y + r) * stride + x + t.width);
+      maybeMask(t);
       continue;
     }
     t.width = pickSide(in, kMaxTemplateSide);
@@ -308,6 +320,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     if (kind == 3 && n > 0) n -= 1;
     t.pixels.resize(n);
     if (n > 0) fill(in, t.pixels.data(), n);
+    maybeMask(t);
   }
 
   // Scale factors, sometimes.

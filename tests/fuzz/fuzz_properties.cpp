@@ -1,5 +1,5 @@
-// Fuzz target (3): the element's string properties `templates`, `scales` and `search-region`, and
-// `mode` as a launch line sets it (text through gst_util_set_object_arg).
+// Fuzz target (3): the element's string properties `templates`, `masks`, `scales`, `angles` and
+// `search-region`, and `mode` as a launch line sets it (text through gst_util_set_object_arg).
 // Each input is one property (first byte) and its text (the rest, up to the first NUL, as a
 // GValue string is a C string), tried at two levels:
 // - the parsers of plugin/nccmatch_settings.*: any text gives a value or a refusal message, and a
@@ -22,6 +22,7 @@
 #include "element_state.hpp"
 #include "gstnccmatch.hpp"
 #include "leak_checks_after_start.hpp"
+#include "nccmatch/rotations.hpp"
 #include "nccmatch/scales.hpp"
 #include "nccmatch_settings.hpp"
 
@@ -54,6 +55,35 @@ void checkScales(const char* text) {
   std::vector<double> again;
   std::string joined = joinScaleList(scales);
   FUZZ_CHECK(parseScaleList(joined.c_str(), &again, &error) && again == scales, "scales '%s' do not read back",
+             joined.c_str());
+}
+
+void checkMaskList(const char* text) {
+  const std::vector<std::string> files = parseMaskList(text);
+  bool anyFile = false;
+  for (const std::string& f : files) {
+    FUZZ_CHECK(f.find(',') == std::string::npos && (f.empty() || (!isBlank(f.front()) && !isBlank(f.back()))),
+               "mask entry '%s'", f.c_str());
+    anyFile = anyFile || !f.empty();
+  }
+  FUZZ_CHECK(files.empty() || anyFile, "a mask list of empty entries only");
+  FUZZ_CHECK(parseMaskList(joinTemplateList(files).c_str()) == files, "mask list does not read back");
+}
+
+void checkAngles(const char* text) {
+  const std::vector<double> before{3.0, 7.0};
+  std::vector<double> angles = before;
+  std::string error;
+  if (!parseAngleList(text, &angles, &error)) {
+    FUZZ_CHECK(!error.empty(), "angles refused without a message");
+    FUZZ_CHECK(angles == before, "refused angles changed the value");
+    return;
+  }
+  FUZZ_CHECK(nccmatch::validateTemplateAngles(angles).ok(), "accepted angles are invalid");
+  FUZZ_CHECK(nccmatch::distinctAngles(angles) == angles, "accepted angles repeat modulo 360");
+  std::vector<double> again;
+  std::string joined = joinAngleList(angles);
+  FUZZ_CHECK(parseAngleList(joined.c_str(), &again, &error) && again == angles, "angles '%s' do not read back",
              joined.c_str());
 }
 
@@ -102,6 +132,10 @@ void checkElement(GstElement* element, const char* property, const char* text) {
     FUZZ_CHECK(after == joinTemplateList(parseTemplateList(text)), "templates read back as '%s'", after.c_str());
     return;
   }
+  if (name == "masks") {
+    FUZZ_CHECK(after == joinTemplateList(parseMaskList(text)), "masks read back as '%s'", after.c_str());
+    return;
+  }
   std::string error;
   bool accepted;
   std::string want;
@@ -109,6 +143,10 @@ void checkElement(GstElement* element, const char* property, const char* text) {
     std::vector<double> scales;
     accepted = parseScaleList(text, &scales, &error);
     want = accepted ? joinScaleList(scales) : before;
+  } else if (name == "angles") {
+    std::vector<double> angles;
+    accepted = parseAngleList(text, &angles, &error);
+    want = accepted ? joinAngleList(angles) : before;
   } else {
     SearchRegion region;
     accepted = parseSearchRegion(text, &region, &error);
@@ -159,7 +197,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   gst_init(nullptr, nullptr);
   // One set and get of each property with a valid and a refused value first: GObject's and
   // GStreamer's once-per-process allocations (class data, quarks) are made before leak checks.
-  for (const char* property : {"templates", "scales", "search-region"})
+  for (const char* property : {"templates", "masks", "scales", "angles", "search-region"})
     for (const char* text : {"1,2,3,4", "x"}) checkElement(fuzzedElement(), property, text);
   for (const char* text : {"track", "x", "detect"}) checkMode(fuzzedElement(), text);
   nccmatch::fuzz::startLeakChecks();
@@ -168,8 +206,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  static const char* const kProperties[] = {"templates", "scales", "search-region"};
-  const char* property = kProperties[in.ConsumeIntegralInRange<int>(0, 2)];
+  static const char* const kProperties[] = {"templates", "scales", "search-region", "masks", "angles"};
+  const char* property = kProperties[in.ConsumeIntegralInRange<int>(0, 4)];
   // Any frame the element accepts (1..16384 a side), for placeSearchRegion. FuzzedDataProvider
   // takes integers from the input's end, so the text is the input's beginning.
   const int frameW = in.ConsumeIntegralInRange<int>(1, 16384), frameH = in.ConsumeIntegralInRange<int>(1, 16384);
@@ -177,7 +215,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   text = text.substr(0, text.find('\0'));
 
   checkTemplateList(text.c_str());
+  checkMaskList(text.c_str());
   checkScales(text.c_str());
+  checkAngles(text.c_str());
   checkRegion(text.c_str(), frameW, frameH);
   checkElement(fuzzedElement(), property, text.c_str());
   checkMode(fuzzedElement(), text.c_str());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -74,21 +75,28 @@ void paste(Image* image, const TemplateImage& t, int x, int y) {
 }
 
 double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y) {
-  const double n = double(t.width) * t.height;
+  // Under a mask (OpenCV's binary-mask semantics) every sum runs over the compared pixels only.
+  auto compared = [&t](int tx, int ty) { return t.mask.empty() || t.mask[std::size_t(ty) * t.width + tx] != 0; };
+  double n = 0;
   double sumI = 0, sumT = 0, sumI2 = 0, sumT2 = 0, sumIT = 0, sqdiff = 0;
   for (int ty = 0; ty < t.height; ++ty) {
     for (int tx = 0; tx < t.width; ++tx) {
+      if (!compared(tx, ty)) continue;
       double i = image.at(x + tx, y + ty);
       double v = t.pixels[std::size_t(ty) * t.width + tx];
+      n += 1;
       sumI += i; sumT += v; sumI2 += i * i; sumT2 += v * v; sumIT += i * v;
       sqdiff += (i - v) * (i - v);
     }
   }
+  if (n == 0)  // nothing compared: scored as an all-zero template (README's table)
+    return method == Method::SqDiffNormed || method == Method::CCoeffNormed ? 1.0 : 0.0;
   // Centred sums straight from the definition: sum (I - mean I)(T - mean T) etc.
   const double meanI = sumI / n, meanT = sumT / n;
   double centredIT = 0, centredI2 = 0, centredT2 = 0;
   for (int ty = 0; ty < t.height; ++ty) {
     for (int tx = 0; tx < t.width; ++tx) {
+      if (!compared(tx, ty)) continue;
       double i = image.at(x + tx, y + ty) - meanI;
       double v = t.pixels[std::size_t(ty) * t.width + tx] - meanT;
       centredIT += i * v; centredI2 += i * i; centredT2 += v * v;
@@ -113,6 +121,42 @@ double bruteForceScore(const Image& image, const TemplateImage& t, Method method
       return normalise(centredIT, centredI2 * centredT2, centredI2, sumI2, false);
   }
   return 0;
+}
+
+std::vector<uint8_t> makeMask(int width, int height, MaskShape shape) {
+  std::vector<uint8_t> mask(std::size_t(width) * height, 0);
+  const double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+  const double outer = std::min(width, height) / 2.0, inner = outer * 0.5;
+  std::uniform_int_distribution<int> coin(0, 2);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const double r = std::hypot(x - cx, y - cy);
+      uint8_t& m = mask[std::size_t(y) * width + x];
+      switch (shape) {
+        case MaskShape::Full: m = 255; break;
+        case MaskShape::FullNonBinary: m = uint8_t(1 + (x * 7 + y * 13) % 255); break;
+        case MaskShape::OnePixel: m = (x == width / 2 && y == height / 2) ? 255 : 0; break;
+        case MaskShape::Disc: m = r <= outer ? 255 : 0; break;
+        case MaskShape::Ring: m = (r <= outer && r >= inner) ? 1 : 0; break;
+        case MaskShape::Random: m = coin(rng()) == 0 ? 0 : uint8_t(1 + coin(rng()) * 100); break;
+        case MaskShape::Empty: m = 0; break;
+      }
+    }
+  }
+  return mask;
+}
+
+const char* maskShapeName(MaskShape shape) {
+  switch (shape) {
+    case MaskShape::Full: return "full";
+    case MaskShape::FullNonBinary: return "full-nonbinary";
+    case MaskShape::OnePixel: return "one-pixel";
+    case MaskShape::Disc: return "disc";
+    case MaskShape::Ring: return "ring";
+    case MaskShape::Random: return "random";
+    case MaskShape::Empty: return "empty";
+  }
+  return "?";
 }
 
 std::string describe(int w, int h, std::size_t padding) {

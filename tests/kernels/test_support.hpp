@@ -37,8 +37,16 @@ TemplateImage makeTemplate(int width, int height, Fill fill, std::string name = 
 void paste(Image* image, const TemplateImage& t, int x, int y);
 
 // The definition of each method evaluated at one position with plain double loops
-// (no tables, no shortcuts), with OpenCV's CPU rules for flat windows and templates.
+// (no tables, no shortcuts), with OpenCV's CPU rules for flat windows and templates. Under the
+// template's mask, OpenCV's binary-mask definitions: sums, means and norms over compared pixels
+// only; an empty mask scores as an all-zero template.
 double bruteForceScore(const Image& image, const TemplateImage& t, Method method, int x, int y);
+
+// Template masks for tests: every pixel (255, or assorted nonzero values), the centre pixel only,
+// the inscribed disc, a ring (values 1), random (about a third ignored), none.
+enum class MaskShape { Full, FullNonBinary, OnePixel, Disc, Ring, Random, Empty };
+std::vector<uint8_t> makeMask(int width, int height, MaskShape shape);
+const char* maskShapeName(MaskShape shape);
 
 std::string describe(int w, int h, std::size_t padding);
 

@@ -105,6 +105,51 @@ void writePng(const std::string& path, const TemplateImage& image) {
   if (!ok) throw std::runtime_error("pngenc failed to write " + path);
 }
 
+void writePngWithAlpha(const std::string& path, const TemplateImage& image, const std::vector<uint8_t>& alpha) {
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch("appsrc name=src format=time ! pngenc ! filesink name=sink", &error);
+  if (pipeline == nullptr) throw std::runtime_error(error ? error->message : "cannot build pngenc pipeline");
+  GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  g_object_set(sink, "location", path.c_str(), nullptr);
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGBA, guint(image.width), guint(image.height));
+  GST_VIDEO_INFO_FPS_N(&info) = 1;
+  GST_VIDEO_INFO_FPS_D(&info) = 1;
+  GstCaps* caps = gst_video_info_to_caps(&info);
+  g_object_set(src, "caps", caps, nullptr);
+  gst_caps_unref(caps);
+  GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  GstMapInfo map;
+  gst_buffer_map(buffer, &map, GST_MAP_WRITE);
+  const std::size_t stride = std::size_t(GST_VIDEO_INFO_PLANE_STRIDE(&info, 0));
+  for (int y = 0; y < image.height; ++y) {
+    for (int x = 0; x < image.width; ++x) {
+      uint8_t* p = map.data + std::size_t(y) * stride + std::size_t(x) * 4;
+      const std::size_t k = std::size_t(y) * image.width + x;
+      p[0] = p[1] = p[2] = image.pixels[k];
+      p[3] = alpha[k];
+    }
+  }
+  gst_buffer_unmap(buffer, &map);
+  GST_BUFFER_PTS(buffer) = 0;
+  GST_BUFFER_DURATION(buffer) = GST_SECOND;
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  gst_app_src_push_buffer(GST_APP_SRC(src), buffer);
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* message = gst_bus_timed_pop_filtered(
+      bus, 10 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  bool ok = message != nullptr && GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS;
+  if (message != nullptr) gst_message_unref(message);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(src);
+  gst_object_unref(sink);
+  gst_object_unref(pipeline);
+  if (!ok) throw std::runtime_error("pngenc failed to write " + path);
+}
+
 FrameLayout makeLayout(GstVideoFormat format, int width, int height, int lumaPadding) {
   FrameLayout layout;
   layout.format = format;

@@ -33,6 +33,9 @@ class TempDir {
 void writePgm(const std::string& path, const TemplateImage& image);
 // Encodes through appsrc ! pngenc ! filesink.
 void writePng(const std::string& path, const TemplateImage& image);
+// An RGBA PNG whose colour is the template's gray level and whose alpha is `alpha` (one byte a
+// pixel, the template's size).
+void writePngWithAlpha(const std::string& path, const TemplateImage& image, const std::vector<uint8_t>& alpha);
 void writeBytes(const std::string& path, const std::vector<uint8_t>& bytes);
 
 // Where the planes of a frame buffer lie.

@@ -657,6 +657,8 @@ TEST_P(Element, InvalidStringPropertyInALaunchLineStopsItWithAnErrorNamingIt) {
       {"scales=1,40", "'scales'", "40"},
       {"search-region=1,2", "'search-region'", "'1,2'"},
       {"search-region=1,2,-3,4", "'search-region'", "'-3'"},
+      {"angles=0:10", "'angles'", "'0:10'"},
+      {"angles=5,x", "'angles'", "'x'"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.setting);
@@ -906,7 +908,8 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"nms-iou", G_TYPE_DOUBLE, true},        {"post-messages", G_TYPE_BOOLEAN, true},
       {"device", G_TYPE_ENUM, false},          {"frames-in-flight", G_TYPE_UINT, true},
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
-      {"cpu-threads", G_TYPE_UINT, false},
+      {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
+      {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -931,6 +934,9 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
   EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");
   EXPECT_STREQ(g_value_get_string(defaultOf("search-region")), "");
+  EXPECT_EQ(g_value_get_string(defaultOf("masks")), nullptr);
+  EXPECT_STREQ(g_value_get_string(defaultOf("angles")), "0");
+  EXPECT_EQ(g_value_get_enum(defaultOf("rotation-support")), 0);  // rectangle
   EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));

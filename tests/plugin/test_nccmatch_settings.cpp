@@ -90,6 +90,63 @@ TEST(ScaleList, JoinReadsBackTheSameFactors) {
   EXPECT_EQ(joinScaleList({1.0, 1.5, 0.75}), "1,1.5,0.75");
 }
 
+TEST(AngleList, ParsesAnglesAndRangesAndRefusesBadOnesNamingThem) {
+  std::vector<double> full;
+  for (int a = 0; a < 360; a += 5) full.push_back(a);
+  const ScaleCase cases[] = {
+      {nullptr, true, {0.0}, ""},
+      {"", true, {0.0}, ""},
+      {" , ", true, {0.0}, ""},
+      {"-10,0,10", true, {-10, 0, 10}, ""},
+      {" 12.5 ", true, {12.5}, ""},
+      {"0:360:5", true, full, ""},
+      {" -10 : 10 : 5 ", true, {-10, -5, 0, 5, 10}, ""},
+      {"0,90:180:45,360,-270", true, {0, 90, 135, 180}, ""},  // 360 and -270 repeat 0 and 90
+      {"abc", false, {}, "'abc'"},
+      {"1,2x", false, {}, "'2x'"},
+      {"0:10", false, {}, "'0:10'"},
+      {"0:10:1:2", false, {}, "'0:10:1:2'"},
+      {"0:a:1", false, {}, "'0:a:1'"},
+      {"0:10:0", false, {}, "'0:10:0'"},
+      {"10:0:1", false, {}, "'10:0:1'"},
+      {"0:360:0.01", false, {}, "'0:360:0.01'"},
+      {"nan", false, {}, "nan"},
+      {"inf", false, {}, "inf"},
+      {"4000", false, {}, "4000"},
+  };
+  for (const ScaleCase& c : cases) {
+    SCOPED_TRACE(c.text ? c.text : "(null)");
+    std::vector<double> angles = {7.0};
+    std::string error;
+    EXPECT_EQ(parseAngleList(c.text, &angles, &error), c.ok) << error;
+    if (c.ok) {
+      EXPECT_EQ(angles, c.scales);
+    } else {
+      EXPECT_EQ(angles, std::vector<double>{7.0}) << "a refused list changes nothing";
+      EXPECT_NE(error.find(c.errorNames), std::string::npos) << error;
+    }
+  }
+}
+
+TEST(AngleList, JoinReadsBackTheSameAngles) {
+  const std::vector<std::vector<double>> lists = {{0.0}, {-10, 0, 10}, {0.1, 1.0 / 3.0, 359.5}};
+  for (const auto& angles : lists) {
+    std::string joined = joinAngleList(angles), error;
+    std::vector<double> back;
+    ASSERT_TRUE(parseAngleList(joined.c_str(), &back, &error)) << joined << ": " << error;
+    EXPECT_EQ(back, angles) << joined;
+  }
+}
+
+TEST(MaskList, KeepsEmptyEntriesSoEntriesStayParallel) {
+  EXPECT_TRUE(parseMaskList(nullptr).empty());
+  EXPECT_TRUE(parseMaskList("").empty());
+  EXPECT_TRUE(parseMaskList(" , ,").empty());
+  EXPECT_EQ(parseMaskList("a.png"), (std::vector<std::string>{"a.png"}));
+  EXPECT_EQ(parseMaskList(" a.png ,, c.png"), (std::vector<std::string>{"a.png", "", "c.png"}));
+  EXPECT_EQ(parseMaskList(",b.png"), (std::vector<std::string>{"", "b.png"}));
+}
+
 struct RegionCase {
   const char* text;
   bool ok;
@@ -167,6 +224,9 @@ TEST(Settings, DefaultsAreTheDocumentedOnes) {
   EXPECT_TRUE(s.postMessages);
   EXPECT_EQ(s.device, Backend::Auto);
   EXPECT_EQ(s.scales, std::vector<double>{1.0});
+  EXPECT_EQ(s.angles, std::vector<double>{0.0});
+  EXPECT_EQ(s.rotationSupport, nccmatch::RotationSupport::Rectangle);
+  EXPECT_TRUE(s.maskFiles.empty());
   EXPECT_TRUE(s.searchRegion.whole());
   EXPECT_EQ(s.cpuThreads, 0);
 }

@@ -145,7 +145,7 @@ TEST_F(TemplateLoader, BankLoadsInOrderOrNotAtAll) {
   nccmatch::test::writePng(pb, b);
   std::vector<TemplateImage> bank;
   TemplateLoadError error;
-  ASSERT_TRUE(loadTemplateBank({pb, pa}, &bank, &error)) << error.message;
+  ASSERT_TRUE(loadTemplateBank({pb, pa}, {}, &bank, &error)) << error.message;
   ASSERT_EQ(bank.size(), 2u);
   EXPECT_EQ(bank[0].name, "beta");
   EXPECT_EQ(bank[0].pixels, b.pixels);
@@ -153,13 +153,97 @@ TEST_F(TemplateLoader, BankLoadsInOrderOrNotAtAll) {
   EXPECT_EQ(bank[1].pixels, a.pixels);
 
   std::string missing = dir.path("gone.png");
-  EXPECT_FALSE(loadTemplateBank({pa, missing, pb}, &bank, &error));
+  EXPECT_FALSE(loadTemplateBank({pa, missing, pb}, {}, &bank, &error));
   EXPECT_EQ(error.file, missing);
   EXPECT_EQ(bank.size(), 2u) << "a failed load leaves the previous bank";
   EXPECT_EQ(bank[0].name, "beta");
 
-  ASSERT_TRUE(loadTemplateBank({}, &bank, &error));
+  ASSERT_TRUE(loadTemplateBank({}, {}, &bank, &error));
   EXPECT_TRUE(bank.empty());
+}
+
+// Transparency masks a template: alpha below 128 ignored (127 ignored, 128 compared), the gray
+// level is the colour; an image whose alpha hides nothing, or with no alpha, has no mask.
+TEST_F(TemplateLoader, AlphaChannelGivesTheMask) {
+  for (auto size : {std::pair<int, int>{1, 1}, {7, 3}, {16, 16}, {31, 17}}) {
+    SCOPED_TRACE(::testing::Message() << size.first << "x" << size.second);
+    TemplateImage written = makeTemplate(size.first, size.second, Fill::Random);
+    std::vector<uint8_t> alpha(written.pixels.size());
+    const uint8_t levels[] = {0, 1, 127, 128, 200, 255};
+    for (auto& a : alpha) a = levels[nccmatch::test::rng()() % 6];
+    alpha[0] = 0;  // at least one ignored pixel
+    const std::string path = dir.path("alpha_" + std::to_string(size.first) + ".png");
+    nccmatch::test::writePngWithAlpha(path, written, alpha);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
+    EXPECT_EQ(loaded.pixels, written.pixels);
+    ASSERT_EQ(loaded.mask.size(), alpha.size());
+    for (std::size_t k = 0; k < alpha.size(); ++k)
+      ASSERT_EQ(loaded.mask[k] != 0, alpha[k] >= kMaskThreshold) << "pixel " << k << " alpha " << int(alpha[k]);
+  }
+  TemplateImage opaque = makeTemplate(9, 5, Fill::Random);
+  const std::string opaquePath = dir.path("opaque.png");
+  nccmatch::test::writePngWithAlpha(opaquePath, opaque, std::vector<uint8_t>(45, 128));
+  TemplateImage loaded;
+  TemplateLoadError error;
+  ASSERT_TRUE(loadTemplateFile(opaquePath, &loaded, &error)) << error.message;
+  EXPECT_TRUE(loaded.mask.empty());
+  const std::string grayPath = dir.path("gray.png");
+  nccmatch::test::writePng(grayPath, opaque);
+  ASSERT_TRUE(loadTemplateFile(grayPath, &loaded, &error)) << error.message;
+  EXPECT_TRUE(loaded.mask.empty());
+}
+
+// Mask files: gray level below 128 ignored; they replace the alpha's mask; an empty entry leaves
+// the template as it is; a bad mask fails the bank naming the mask file, its entry and template.
+TEST_F(TemplateLoader, MaskFilesAreParallelToTheTemplates) {
+  TemplateImage a = makeTemplate(6, 5, Fill::Random), b = makeTemplate(4, 4, Fill::Random);
+  const std::string pa = dir.path("a.png"), pb = dir.path("b.png");
+  std::vector<uint8_t> alpha(16, 255);
+  alpha[5] = 0;
+  nccmatch::test::writePng(pa, a);
+  nccmatch::test::writePngWithAlpha(pb, b, alpha);
+  TemplateImage maskImage = makeTemplate(6, 5, Fill::Random);
+  const std::string ma = dir.path("a_mask.pgm");
+  nccmatch::test::writePgm(ma, maskImage);
+  std::vector<TemplateImage> bank;
+  TemplateLoadError error;
+  ASSERT_TRUE(loadTemplateBank({pa, pb}, {ma, ""}, &bank, &error)) << error.message;
+  ASSERT_EQ(bank[0].mask.size(), 30u);
+  for (std::size_t k = 0; k < 30; ++k) EXPECT_EQ(bank[0].mask[k] != 0, maskImage.pixels[k] >= kMaskThreshold);
+  ASSERT_EQ(bank[1].mask.size(), 16u) << "no mask file: the alpha's mask";
+  EXPECT_EQ(bank[1].mask[5], 0);
+  // A mask file replaces the alpha's mask.
+  TemplateImage all = makeTemplate(4, 4, Fill::Flat, "m", 255);
+  const std::string mb = dir.path("b_mask.pgm");
+  nccmatch::test::writePgm(mb, all);
+  ASSERT_TRUE(loadTemplateBank({pa, pb}, {"", mb}, &bank, &error)) << error.message;
+  EXPECT_TRUE(bank[0].mask.empty());
+  EXPECT_EQ(bank[1].mask, std::vector<uint8_t>(16, 255));
+
+  // Wrong size, undecodable, more masks than templates: refused, the bank untouched.
+  const std::string noise = dir.path("noise_mask.png");
+  nccmatch::test::writeBytes(noise, {1, 2, 3, 4, 5});
+  struct Bad {
+    std::vector<std::string> masks;
+    TemplateLoadFailure kind;
+    std::vector<std::string> named;
+  };
+  const Bad cases[] = {
+      {{mb}, TemplateLoadFailure::BadMask, {mb, "entry 0", "template 'a'", "4x4", "6x5"}},
+      {{"", noise}, TemplateLoadFailure::Undecodable, {noise, "entry 1", "template 'b'"}},
+      {{"", "", ma}, TemplateLoadFailure::BadMask, {ma, "3 entries", "2 templates"}},
+      {{dir.path("none.png")}, TemplateLoadFailure::NotFound, {"none.png", "entry 0"}},
+  };
+  for (const Bad& c : cases) {
+    std::vector<TemplateImage> kept = bank;
+    EXPECT_FALSE(loadTemplateBank({pa, pb}, c.masks, &bank, &error));
+    EXPECT_EQ(error.kind, c.kind) << error.message;
+    for (const std::string& n : c.named) EXPECT_NE(error.message.find(n), std::string::npos) << error.message;
+    EXPECT_EQ(bank.size(), kept.size());
+    EXPECT_EQ(bank[1].mask, kept[1].mask) << "a failed load leaves the previous bank";
+  }
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct ScaledBank {
   std::vector<TemplateImage> templates;  // for Engine::setTemplates (names are the originals')
   std::vector<uint32_t> original;        // index of the template it was made from
   std::vector<double> scale;             // the factor it was made with
+  std::vector<double> angle;             // the rotation in degrees it was made with (rotations.hpp)
   std::size_t originals = 0;             // how many templates were scaled
 };
 
@@ -53,7 +54,13 @@ Status scaleTemplates(const std::vector<TemplateImage>& originals, const std::ve
 // matches at all its scales merged best first (score, or lowest score for the sqdiff methods;
 // ties by scale entry, then row, then column) with the same greedy NMS (params.nmsIou, boxes of
 // different sizes compared by IoU) and params.maxMatches; matches name the original
-// (templateIndex) and the factor (scale). best[i] is the best of original i's scaled bests. With
+// (templateIndex), the factor (scale) and the angle (angle). Where the bank holds an original at
+// several angles of one scale, a match's angle is refined between the neighbouring angles: the
+// vertex of the parabola through the match's score and the best scores the two neighbouring
+// angles reported at the same place (their matches or best whose box centre lies within 2 pixels
+// of the match's), at most half way to either; unrefined when a neighbour reported nothing there
+// or the match's score is not above both. A list covering the full circle evenly wraps (the
+// neighbours of 0 in 0:360:5 are 355 and 5); refined angles then stay in [first, first + 360). best[i] is the best of original i's scaled bests. With
 // the unnormalised methods (sqdiff, ccorr, ccoeff) scores grow with the template's area, so the
 // comparison across scales favours larger copies: use a normalised method to choose a scale.
 FrameResult mergeScaledResult(const ScaledBank& bank, const FrameResult& scaled, const MatchParams& params);

@@ -34,6 +34,11 @@ struct TemplateImage {
   int width = 0;
   int height = 0;
   std::vector<uint8_t> pixels;
+  // Optional mask of the same size and layout: 0 = pixel ignored ("don't care"), anything else =
+  // pixel compared. Empty: every pixel is compared. Scores under a mask are OpenCV's matchTemplate
+  // with a binary mask: every sum, mean and norm runs over the compared pixels only
+  // (rules/masked_score_rules.hpp).
+  std::vector<uint8_t> mask;
 };
 
 // Where frame pixels live.
@@ -72,6 +77,10 @@ struct Match {
   // The factor the template was resized by for this match: 1 unless it comes from a scaled bank
   // (scales.hpp), where width and height are the scaled size.
   double scale = 1.0;
+  // The angle in degrees (counter-clockwise on screen) the template was rotated by for this
+  // match: 0 unless it comes from a rotated bank (rotations.hpp); refined between the bank's
+  // neighbouring angles by a parabola through their scores, as subX/subY are between pixels.
+  double angle = 0.0;
 };
 
 struct FrameResult {

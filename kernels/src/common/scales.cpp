@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "common/peaks.hpp"
 #include "common/validate.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch {
 
@@ -52,6 +54,36 @@ std::string formatScale(double s) {
   return text;
 }
 
+// Values of a w x h image resampled to width x height by the taps of each axis, rows first, in
+// doubles (no rounding between the passes).
+std::vector<double> resampleValues(const std::vector<double>& in, int w, int h, int width, int height) {
+  const std::vector<Taps> across = resamplingTaps(w, width);
+  const std::vector<Taps> down = resamplingTaps(h, height);
+  std::vector<double> rows(std::size_t(h) * width);
+  for (int y = 0; y < h; ++y) {
+    const double* src = in.data() + std::size_t(y) * w;
+    for (int x = 0; x < width; ++x) {
+      const Taps& t = across[std::size_t(x)];
+      double sum = 0.0;
+      for (std::size_t k = 0; k < t.weights.size(); ++k) sum += t.weights[k] * src[t.first + int(k)];
+      rows[std::size_t(y) * width + x] = sum;
+    }
+  }
+  std::vector<double> out(std::size_t(width) * height);
+  for (int y = 0; y < height; ++y) {
+    const Taps& t = down[std::size_t(y)];
+    for (int x = 0; x < width; ++x) {
+      double sum = 0.0;
+      for (std::size_t k = 0; k < t.weights.size(); ++k)
+        sum += t.weights[k] * rows[std::size_t(t.first + int(k)) * width + x];
+      out[std::size_t(y) * width + x] = sum;
+    }
+  }
+  return out;
+}
+
+uint8_t roundPixel(double v) { return uint8_t(std::clamp(std::lround(v), 0L, 255L)); }
+
 }  // namespace
 
 TemplateImage resizeTemplate(const TemplateImage& source, int width, int height) {
@@ -61,30 +93,31 @@ TemplateImage resizeTemplate(const TemplateImage& source, int width, int height)
   out.height = height;
   if (width == source.width && height == source.height) {
     out.pixels = source.pixels;
+    out.mask = source.mask;
     return out;
   }
-  const std::vector<Taps> across = resamplingTaps(source.width, width);
-  const std::vector<Taps> down = resamplingTaps(source.height, height);
-  // Rows first, into doubles (no rounding between the passes).
-  std::vector<double> rows(std::size_t(source.height) * width);
-  for (int y = 0; y < source.height; ++y) {
-    const uint8_t* in = source.pixels.data() + std::size_t(y) * source.width;
-    for (int x = 0; x < width; ++x) {
-      const Taps& t = across[std::size_t(x)];
-      double sum = 0.0;
-      for (std::size_t k = 0; k < t.weights.size(); ++k) sum += t.weights[k] * in[t.first + int(k)];
-      rows[std::size_t(y) * width + x] = sum;
-    }
-  }
+  const std::size_t n = source.pixels.size();
   out.pixels.resize(std::size_t(width) * height);
-  for (int y = 0; y < height; ++y) {
-    const Taps& t = down[std::size_t(y)];
-    for (int x = 0; x < width; ++x) {
-      double sum = 0.0;
-      for (std::size_t k = 0; k < t.weights.size(); ++k)
-        sum += t.weights[k] * rows[std::size_t(t.first + int(k)) * width + x];
-      out.pixels[std::size_t(y) * width + x] = uint8_t(std::clamp(std::lround(sum), 0L, 255L));
-    }
+  if (source.mask.empty()) {
+    const std::vector<double> v =
+        resampleValues(std::vector<double>(source.pixels.begin(), source.pixels.end()), source.width,
+                       source.height, width, height);
+    for (std::size_t k = 0; k < v.size(); ++k) out.pixels[k] = roundPixel(v[k]);
+    return out;
+  }
+  // Under a mask, ignored pixels must not bleed into compared ones: resample T * M and M, a pixel
+  // is T*M / M where M covers it, and compared when compared pixels cover at least half of it.
+  std::vector<double> weight(n), weighted(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    weight[k] = source.mask[k] != 0 ? 1.0 : 0.0;
+    weighted[k] = weight[k] * source.pixels[k];
+  }
+  const std::vector<double> cover = resampleValues(weight, source.width, source.height, width, height);
+  const std::vector<double> sum = resampleValues(weighted, source.width, source.height, width, height);
+  out.mask.resize(out.pixels.size());
+  for (std::size_t k = 0; k < out.pixels.size(); ++k) {
+    out.pixels[k] = cover[k] > 0 ? roundPixel(sum[k] / cover[k]) : 0;
+    out.mask[k] = cover[k] >= 0.5 ? 255 : 0;
   }
   return out;
 }
@@ -121,11 +154,83 @@ Status scaleTemplates(const std::vector<TemplateImage>& originals, const std::ve
       bank.templates.push_back(resizeTemplate(t, int(w), int(h)));
       bank.original.push_back(uint32_t(i));
       bank.scale.push_back(s);
+      bank.angle.push_back(0.0);
     }
   }
   *out = std::move(bank);
   return Status();
 }
+
+namespace {
+
+double entryAngle(const ScaledBank& bank, std::size_t e) { return e < bank.angle.size() ? bank.angle[e] : 0.0; }
+
+// Each entry's neighbours in angle among the entries of the same original and scale: the entry
+// and the signed angle step to it (negative to the left), or -1 where there is none.
+struct AngleNeighbours {
+  std::vector<long> left, right;
+  std::vector<double> leftStep, rightStep;
+  std::vector<bool> wraps;     // the entry's angles cover the full circle evenly
+  std::vector<double> first;   // the smallest angle of the entry's group
+};
+
+AngleNeighbours angleNeighbours(const ScaledBank& bank) {
+  const std::size_t n = bank.original.size();
+  AngleNeighbours a;
+  a.left.assign(n, -1), a.right.assign(n, -1);
+  a.leftStep.assign(n, 0.0), a.rightStep.assign(n, 0.0);
+  a.wraps.assign(n, false), a.first.assign(n, 0.0);
+  // Entries by (original, scale): a map, so a bank of thousands of variants groups in n log n.
+  std::map<std::pair<uint32_t, double>, std::vector<std::size_t>> groups;
+  for (std::size_t e = 0; e < n && e < bank.scale.size(); ++e) groups[{bank.original[e], bank.scale[e]}].push_back(e);
+  for (auto& entry : groups) {
+    std::vector<std::size_t>& group = entry.second;
+    std::sort(group.begin(), group.end(),
+              [&](std::size_t p, std::size_t q) { return entryAngle(bank, p) < entryAngle(bank, q); });
+    const std::size_t g = group.size();
+    if (g < 2) continue;
+    double widestGap = 0;
+    for (std::size_t k = 0; k + 1 < g; ++k)
+      widestGap = std::max(widestGap, entryAngle(bank, group[k + 1]) - entryAngle(bank, group[k]));
+    const double lo = entryAngle(bank, group.front()), hi = entryAngle(bank, group.back());
+    const double wrapGap = lo + 360.0 - hi;
+    const bool wraps = g >= 3 && wrapGap > 0 && wrapGap <= widestGap * (1 + 1e-9);
+    for (std::size_t k = 0; k < g; ++k) {
+      const std::size_t e0 = group[k];
+      a.wraps[e0] = wraps;
+      a.first[e0] = lo;
+      if (k > 0 || wraps) {
+        const std::size_t l = group[(k + g - 1) % g];
+        a.left[e0] = long(l);
+        a.leftStep[e0] = entryAngle(bank, l) - entryAngle(bank, e0) - (k == 0 ? 360.0 : 0.0);
+      }
+      if (k + 1 < g || wraps) {
+        const std::size_t r = group[(k + 1) % g];
+        a.right[e0] = long(r);
+        a.rightStep[e0] = entryAngle(bank, r) - entryAngle(bank, e0) + (k + 1 == g ? 360.0 : 0.0);
+      }
+    }
+  }
+  return a;
+}
+
+// The best goodness entry e reported with its box centre within 2 pixels of m's (false if none).
+bool goodnessNear(const std::vector<std::vector<const Match*>>& byEntry, const FrameResult& scaled, std::size_t e,
+                  const Match& m, double sign, double* goodness) {
+  constexpr double kNear = 2.0;
+  const double cx = m.subX + m.width / 2.0, cy = m.subY + m.height / 2.0;
+  bool found = false;
+  auto consider = [&](const Match& c) {
+    if (std::fabs(c.subX + c.width / 2.0 - cx) > kNear || std::fabs(c.subY + c.height / 2.0 - cy) > kNear) return;
+    if (!found || sign * c.score > *goodness) *goodness = sign * c.score;
+    found = true;
+  };
+  for (const Match* c : byEntry[e]) consider(*c);
+  if (e < scaled.best.size() && scaled.best[e]) consider(*scaled.best[e]);
+  return found;
+}
+
+}  // namespace
 
 FrameResult mergeScaledResult(const ScaledBank& bank, const FrameResult& scaled, const MatchParams& params) {
   const double sign = goodnessSign(params.method);
@@ -140,10 +245,30 @@ FrameResult mergeScaledResult(const ScaledBank& bank, const FrameResult& scaled,
     if (a.match.y != b.match.y) return a.match.y < b.match.y;
     return a.match.x < b.match.x;
   };
-  auto relabel = [&bank](const Match& m, std::size_t entry) {
+  // Matches of each entry, for the angle refinement.
+  std::vector<std::vector<const Match*>> byEntry(bank.original.size());
+  for (const Match& m : scaled.matches)
+    if (m.templateIndex < byEntry.size()) byEntry[m.templateIndex].push_back(&m);
+  const AngleNeighbours neighbours = angleNeighbours(bank);
+  auto refinedAngle = [&](const Match& m, std::size_t e) {
+    double angle = entryAngle(bank, e);
+    double left = 0, right = 0;
+    if (neighbours.left[e] < 0 || neighbours.right[e] < 0 ||
+        !goodnessNear(byEntry, scaled, std::size_t(neighbours.left[e]), m, sign, &left) ||
+        !goodnessNear(byEntry, scaled, std::size_t(neighbours.right[e]), m, sign, &right))
+      return angle;
+    angle += parabolaVertex(neighbours.leftStep[e], left, sign * m.score, neighbours.rightStep[e], right);
+    if (neighbours.wraps[e]) {
+      if (angle < neighbours.first[e]) angle += 360.0;
+      if (angle >= neighbours.first[e] + 360.0) angle -= 360.0;
+    }
+    return angle;
+  };
+  auto relabel = [&](const Match& m, std::size_t entry) {
     Match r = m;
     r.templateIndex = bank.original[entry];
     r.scale = bank.scale[entry];
+    r.angle = refinedAngle(m, entry);
     return r;
   };
 

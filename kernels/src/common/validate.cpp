@@ -21,6 +21,10 @@ Status validateTemplates(const std::vector<TemplateImage>& bank) {
       return Status::error(label + " has " + std::to_string(t.pixels.size()) + " pixels; " +
                            sizeText(t.width, t.height) + " needs " +
                            std::to_string(std::size_t(t.width) * t.height));
+    if (!t.mask.empty() && t.mask.size() != t.pixels.size())
+      return Status::error(label + " has a mask of " + std::to_string(t.mask.size()) + " values; its size " +
+                           sizeText(t.width, t.height) + " needs " + std::to_string(t.pixels.size()) +
+                           " (or none, for no mask)");
   }
   return Status();
 }

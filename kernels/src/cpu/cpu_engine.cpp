@@ -1,10 +1,13 @@
 #include "cpu/cpu_engine.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "cpu/cpu_cost_model.hpp"
 #include "cpu/cpu_direct_scores.hpp"
+#include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "cpu/cpu_peaks.hpp"
 #include "cpu/cpu_score_rows.hpp"
@@ -12,6 +15,7 @@
 #include "nccmatch/sat.hpp"
 #include "common/peaks.hpp"
 #include "common/validate.hpp"
+#include "rules/masked_score_rules.hpp"
 #ifdef NCCMATCH_HAVE_FFTW
 #include "cpu/cpu_numerator_fft.hpp"
 #endif
@@ -25,9 +29,34 @@ Status CpuEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   std::vector<TemplateStats> stats;
   stats.reserve(bank.size());
-  for (const TemplateImage& t : bank) stats.push_back(templateStats(t));
+  for (const TemplateImage& t : bank) stats.push_back(maskedTemplateStats(t));
   packed_.clear();
-  for (const TemplateImage& t : bank) packed_.push_back(packDirectTemplate(t));
+  numerator_.clear();
+  rectangles_.clear();
+  for (const TemplateImage& t : bank) {
+    packed_.push_back(packDirectTemplate(t));
+    numerator_.push_back(numeratorTemplate(t));
+    // A mask that ignores nothing is no mask: such a template takes the unmasked window sums.
+    rectangles_.push_back(ignoresPixels(t) ? maskRectangles(t) : std::vector<MaskRectangle>{});
+  }
+  masked_.clear();
+  for (const TemplateImage& t : bank) masked_.push_back(ignoresPixels(t));
+  // Groups of masked templates with equal size and mask (as compared / ignored).
+  std::map<std::tuple<int, int, std::vector<bool>>, int> leaders;
+  std::vector<int> members(bank.size(), 0);
+  sumsLeader_.assign(bank.size(), -1);
+  for (std::size_t i = 0; i < bank.size(); ++i) {
+    if (!masked_[i]) continue;
+    std::vector<bool> compared(bank[i].mask.size());
+    for (std::size_t k = 0; k < compared.size(); ++k) compared[k] = bank[i].mask[k] != 0;
+    const int leader = leaders.emplace(std::make_tuple(bank[i].width, bank[i].height, std::move(compared)), int(i))
+                           .first->second;
+    sumsLeader_[i] = leader;
+    ++members[std::size_t(leader)];
+  }
+  for (std::size_t i = 0; i < bank.size(); ++i)
+    if (sumsLeader_[i] >= 0 && members[std::size_t(sumsLeader_[i])] < 2) sumsLeader_[i] = -1;  // alone
+  sharedSums_.assign(bank.size(), SharedWindowSums{});
   bank_ = std::move(bank);
   stats_ = std::move(stats);
   ++bankGeneration_;
@@ -42,8 +71,9 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
     return Status::error("CPU path 'fft' needs FFTW3, and this build of nccmatch has none "
                          "(configure with -Dfftw=enabled)");
   resolved_.assign(bank_.size(), CpuPath::Reference);
+  for (SharedWindowSums& shared : sharedSums_) shared.valid = false;  // a new frame
   std::vector<bool> useFft(bank_.size(), false);
-  bool anyFft = false, anyReference = false;
+  bool anyFft = false, anyReference = false, anyMasked = false;
   for (std::size_t i = 0; i < bank_.size(); ++i) {
     const TemplateImage& t = bank_[i];
     if (t.width > frame.width || t.height > frame.height) continue;
@@ -51,9 +81,11 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
     useFft[i] = resolved_[i] == CpuPath::Fft;
     anyFft = anyFft || useFft[i];
     anyReference = anyReference || resolved_[i] == CpuPath::Reference;
+    anyMasked = anyMasked || masked_[i];
   }
-  // Only the Reference path reads the int64 SATs; the fast paths sum windows from the pixels.
-  if (anyReference) {
+  // The Reference path reads the int64 SATs, and so do masked templates on the fast paths (their
+  // window sums are boxes of them); unmasked templates on the fast paths sum from the pixels.
+  if (anyReference || anyMasked) {
     const std::size_t n = std::size_t(frame.width) * frame.height;
     sat_.resize(n);
     satSq_.resize(n);
@@ -74,6 +106,12 @@ Status CpuEngine::prepareFrame(const FrameView& frame) {
 
 void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t templateIndex,
                               double* out) {
+  if (stats_[templateIndex].n == 0) {  // an empty mask: nothing compared, one value everywhere
+    const TemplateImage& t = bank_[templateIndex];
+    std::fill(out, out + std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1),
+              emptyMaskScore(method));
+    return;
+  }
   switch (resolved_[templateIndex]) {
     case CpuPath::Direct: return computeScoresDirect(frame, method, templateIndex, out);
     case CpuPath::Fft: return computeScoresFft(frame, method, templateIndex, out);
@@ -81,12 +119,49 @@ void CpuEngine::computeScores(const FrameView& frame, Method method, uint32_t te
   }
 }
 
+const CpuEngine::SharedWindowSums* CpuEngine::sharedWindowSums(const FrameView& frame, uint32_t templateIndex) {
+  const int leader = sumsLeader_[templateIndex];
+  if (leader < 0) return nullptr;
+  SharedWindowSums& shared = sharedSums_[std::size_t(leader)];
+  if (shared.valid) return &shared;
+  const TemplateImage& t = bank_[templateIndex];
+  const int mapW = frame.width - t.width + 1, mapH = frame.height - t.height + 1;
+  shared.s1.resize(std::size_t(mapW) * mapH);
+  shared.s2.resize(std::size_t(mapW) * mapH);
+  pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
+    for (int y = yBegin; y < yEnd; ++y)
+      maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[std::size_t(leader)], y, 0, mapW,
+                          shared.s1.data() + std::size_t(y) * mapW, shared.s2.data() + std::size_t(y) * mapW);
+  });
+  shared.valid = true;
+  return &shared;
+}
+
 void CpuEngine::computeScoresDirect(const FrameView& frame, Method method, uint32_t templateIndex,
                                     double* out) {
   const TemplateImage& t = bank_[templateIndex];
+  const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
+  // Masked templates: window sums from the SAT boxes of the mask's rectangles, or shared by the
+  // group of equal masks; the numerator template has its ignored pixels zeroed.
+  const SharedWindowSums* shared = sharedWindowSums(frame, templateIndex);
+  RowWindowSums rowSums;
+  if (shared) {
+    rowSums = [shared, mapW](int y, int64_t*, int64_t*, const int64_t** s1, const int64_t** s2) {
+      *s1 = shared->s1.data() + std::size_t(y) * mapW;
+      *s2 = shared->s2.data() + std::size_t(y) * mapW;
+    };
+  } else if (masked_[templateIndex]) {
+    rowSums = [this, &frame, templateIndex, mapW](int y, int64_t* a, int64_t* b, const int64_t** s1,
+                                                  const int64_t** s2) {
+      maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, 0, mapW, a, b);
+      *s1 = a;
+      *s2 = b;
+    };
+  }
   pool_.parallelFor(mapH, [&](int yBegin, int yEnd) {
-    scoreRowsDirect(frame, method, t, stats_[templateIndex], packed_[templateIndex], yBegin, yEnd, out);
+    scoreRowsDirect(frame, method, numerator_[templateIndex], stats_[templateIndex], packed_[templateIndex], yBegin,
+                    yEnd, out, rowSums);
   });
 }
 
@@ -100,6 +175,7 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
   // the window's numerator is recomputed exactly (near-flat windows, seldom many). 1e-5 keeps
   // ten times clear of the 1e-4 agreement the tests ask for.
   constexpr double kMaxScoreError = 1e-5;
+  const SharedWindowSums* shared = sharedWindowSums(frame, templateIndex);
   // Each tile is scored as soon as its inverse transform is done, while it is still in cache.
   fft_->centredCrossTiles(templateIndex, pool_, [&](int x0, int y0, int x1, int y1, const float* values,
                                                     int stride, float err) {
@@ -108,17 +184,26 @@ void CpuEngine::computeScoresFft(const FrameView& frame, Method method, uint32_t
     const int count = x1 - x0;
     if (int(s1.size()) < count) s1.resize(count), s2.resize(count);
     const double minDenominator = double(err) / kMaxScoreError;
-    windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
+    const bool masked = masked_[templateIndex];
+    if (!masked) windows.start(frame.data, frame.stride, t.width, t.height, x0, count, y0);
     for (int y = y0; y < y1; ++y) {
       double* row = out + std::size_t(y) * mapW + x0;
       const float* num = values + std::size_t(y - y0) * stride;
-      if (y > y0) windows.advance();
-      windows.sums(s1.data(), s2.data());
+      if (shared) {
+        std::copy_n(shared->s1.data() + std::size_t(y) * mapW + x0, count, s1.data());
+        std::copy_n(shared->s2.data() + std::size_t(y) * mapW + x0, count, s2.data());
+      } else if (masked) {
+        maskedWindowSumsRow(sat_.data(), satSq_.data(), frame.width, rectangles_[templateIndex], y, x0, count,
+                            s1.data(), s2.data());
+      } else {
+        if (y > y0) windows.advance();
+        windows.sums(s1.data(), s2.data());
+      }
       if (!scoreRowCentred(method, stats, s1.data(), s2.data(), num, count, minDenominator, row)) continue;
       for (int i = 0; i < count; ++i) {
         const CentredScore r = scoreFromCentred(method, stats, s1[i], s2[i], num[i]);
         if (r.denominator > 0 && r.denominator < minDenominator) {
-          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, t);
+          const int64_t c = directCrossAt(frame.data, frame.stride, x0 + i, y, numerator_[templateIndex]);
           row[i] = scoreFromSums(method, stats, s1[i], s2[i], c);
         }
       }
@@ -133,9 +218,12 @@ double CpuEngine::exactScoreAt(const FrameView& frame, Method method, uint32_t t
                                int x, int y) const {
   const TemplateImage& t = bank_[templateIndex];
   int64_t s1, s2;
-  windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
-  int64_t c = directCrossAt(frame.data, frame.stride, x, y, t);
-  return scoreFromSums(method, stats_[templateIndex], s1, s2, c);
+  if (masked_[templateIndex])
+    maskedWindowSumsAt(frame.data, frame.stride, x, y, t, &s1, &s2);
+  else
+    windowSumsAt(frame.data, frame.stride, x, y, t.width, t.height, &s1, &s2);
+  int64_t c = directCrossAt(frame.data, frame.stride, x, y, numerator_[templateIndex]);
+  return maskedScoreFromSums(method, stats_[templateIndex], s1, s2, c);
 }
 
 // The FFT path's reported scores are made exact, and ties ordered as on the exact paths. A match
@@ -174,8 +262,10 @@ void CpuEngine::refineMatches(const FrameView& frame, const MatchParams& params,
 
 void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,
                               double* out) {
-  const TemplateImage& t = bank_[templateIndex];
+  const TemplateImage& t = numerator_[templateIndex];  // ignored pixels zeroed: sum I T M
   const TemplateStats& stats = stats_[templateIndex];
+  const bool masked = masked_[templateIndex];
+  const TemplateImage& withMask = bank_[templateIndex];
   const int mapW = frame.width - t.width + 1;
   const int mapH = frame.height - t.height + 1;
   // A template row's dot product fits int32 while width * 255^2 < 2^31.
@@ -201,9 +291,14 @@ void CpuEngine::computeScoresReference(const FrameView& frame, Method method, ui
       }
       double* row = out + std::size_t(y) * mapW;
       for (int x = 0; x < mapW; ++x) {
-        int64_t s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
-        int64_t s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
-        row[x] = scoreFromSums(method, stats, s1, s2, cross[x]);
+        int64_t s1, s2;
+        if (masked) {  // plain loops over the compared pixels: the oracle of the masked fast paths
+          maskedWindowSumsAt(frame.data, frame.stride, x, y, withMask, &s1, &s2);
+        } else {
+          s1 = satBox(sat_.data(), frame.width, x, y, x + t.width, y + t.height);
+          s2 = satBox(satSq_.data(), frame.width, x, y, x + t.width, y + t.height);
+        }
+        row[x] = maskedScoreFromSums(method, stats, s1, s2, cross[x]);
       }
     }
   });

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "nccmatch/engine.hpp"
 #include "rules/score_rules.hpp"
@@ -52,7 +53,23 @@ class CpuEngine final : public Engine {
   ThreadPool pool_;
   CpuPath path_;
   std::vector<TemplateImage> bank_;
-  std::vector<TemplateStats> stats_;
+  std::vector<TemplateStats> stats_;  // over each template's compared pixels
+  // Per template: the template with its ignored pixels zeroed (what the numerators correlate),
+  // whether its mask ignores any pixel, and the mask's rectangles (masked window sums).
+  std::vector<TemplateImage> numerator_;
+  std::vector<bool> masked_;
+  std::vector<std::vector<MaskRectangle>> rectangles_;
+  // Masked templates of one size with one mask (e.g. every angle of a scale on the disc,
+  // rotations.hpp) share their window sums: per template the first template of its group, or -1
+  // when it shares with none; the group's sums for the current frame, made on first use.
+  struct SharedWindowSums {
+    std::vector<int64_t> s1, s2;  // map-sized, row-major
+    bool valid = false;
+  };
+  std::vector<int> sumsLeader_;
+  std::vector<SharedWindowSums> sharedSums_;  // indexed by leader
+  // The sums template i reads (its group's, computed now if not yet this frame), or null.
+  const SharedWindowSums* sharedWindowSums(const FrameView& frame, uint32_t templateIndex);
   std::vector<DirectTemplate> packed_;  // the bank laid out for the VNNI direct kernel
   uint64_t bankGeneration_ = 0;
   std::vector<CpuPath> resolved_;

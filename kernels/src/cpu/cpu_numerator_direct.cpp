@@ -140,7 +140,9 @@ DirectTemplate packDirectTemplate(const TemplateImage& t) {
   p.taps.assign(std::size_t(p.height) * p.groups, 0);
   for (int ty = 0; ty < t.height; ++ty)
     for (int tx = 0; tx < t.width; ++tx) {
-      const uint32_t tap = uint8_t(int8_t(int(t.pixels[std::size_t(ty) * t.width + tx]) - 128));
+      const std::size_t k = std::size_t(ty) * t.width + tx;
+      if (!t.mask.empty() && t.mask[k] == 0) continue;  // an ignored pixel: a zero tap
+      const uint32_t tap = uint8_t(int8_t(int(t.pixels[k]) - 128));
       p.taps[std::size_t(ty) * p.groups + tx / 4] |= int32_t(tap << (8 * (tx % 4)));
     }
   return p;

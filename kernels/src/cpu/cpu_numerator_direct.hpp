@@ -17,7 +17,8 @@ void directCrossRow(const uint8_t* frame, std::size_t stride, int mapWidth, int 
                     const TemplateImage& t, int32_t* scratch, int64_t* cross);
 
 // A template laid out for the AVX-512 VNNI kernel: T - 128 as signed bytes, four taps per int32,
-// each row padded with zero taps to a multiple of four.
+// each row padded with zero taps to a multiple of four. Pixels its mask ignores are zero taps, so
+// the kernel's sum plus 128 * (the window's masked sum of I) is sum I T M.
 struct DirectTemplate {
   int width = 0, height = 0, groups = 0;
   std::vector<int32_t> taps;  // height rows of `groups` words
@@ -30,7 +31,7 @@ bool directVnniUsable(int templateWidth, int templateHeight);
 inline bool directVnniUsable(const DirectTemplate& t) { return directVnniUsable(t.width, t.height); }
 
 // cross as directCrossRow, from vpdpbusd dot products of four image bytes with four taps of
-// T - 128, plus 128 * windowSum[x] (the window's exact sum of I). frameWidth bounds the vector
+// T - 128, plus 128 * windowSum[x] (the window's exact sum of I over the compared pixels). frameWidth bounds the vector
 // loads; windows too close to the right edge take directCrossRow's loops. scratch: mapWidth int32.
 void directCrossRowVnni(const uint8_t* frame, std::size_t stride, int frameWidth, int mapWidth, int y,
                         const TemplateImage& t, const DirectTemplate& packed, const int64_t* windowSum,

@@ -18,7 +18,9 @@ namespace {
 const std::vector<int>& smoothSizes() {
   static const std::vector<int> sizes = [] {
     std::vector<int> s;
-    for (int n = 1; n <= 8192; ++n) {
+    // Up to 16384, the largest template side: a template wider than the largest size had no tile
+    // (tile width 0, a division by zero planning it; found by tests/fuzz/fuzz_engine).
+    for (int n = 1; n <= 16384; ++n) {
       int m = n;
       for (int p : {2, 3, 5, 7})
         while (m % p == 0) m /= p;
@@ -80,7 +82,7 @@ int64_t rowSum(const uint8_t* __restrict src, int n) {
 }
 
 // dst[x] = src[x] - offset for an integer offset; returns the sum of their squares (exact: a row
-// has at most 8192 * 255^2 < 2^31).
+// has at most 16384 * 255^2 < 2^31).
 NCCMATCH_SIMD_CLONES
 int64_t centreRow(const uint8_t* __restrict src, int n, int offset, float* __restrict dst) {
   int32_t sumSq = 0;
@@ -177,10 +179,19 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
     const TemplateImage& t = (*bank)[i];
     if (!useFft[i] || t.width > frameWidth || t.height > frameHeight) continue;
     FftTiling tiling = chooseFftTiling(frameWidth, frameHeight, t.width, t.height, threads);
+    // A group's step follows its largest template, so a template joins a group of its tile size
+    // only where the step stays at least half what the group's smallest template would have: a
+    // 21-pixel and a 16384-pixel template on one 16384-wide tile would step one column at a time
+    // (16364 tiles, gigabytes of spectra; found by tests/fuzz/fuzz_engine).
     int g = 0;
-    while (g < int(groups_.size()) && !(groups_[g]->tileWidth == tiling.tileWidth &&
-                                        groups_[g]->tileHeight == tiling.tileHeight))
-      ++g;
+    for (; g < int(groups_.size()); ++g) {
+      if (groups_[g]->tileWidth != tiling.tileWidth || groups_[g]->tileHeight != tiling.tileHeight) continue;
+      const int stepX = tiling.tileWidth - std::max(maxW[g], t.width) + 1;
+      const int stepY = tiling.tileHeight - std::max(maxH[g], t.height) + 1;
+      const int widestX = tiling.tileWidth - std::min(minW[g], t.width) + 1;
+      const int widestY = tiling.tileHeight - std::min(minH[g], t.height) + 1;
+      if (2 * stepX >= widestX && 2 * stepY >= widestY) break;
+    }
     if (g == int(groups_.size())) {
       groups_.push_back(std::make_unique<Group>());
       groups_[g]->tileWidth = tiling.tileWidth;
@@ -241,15 +252,19 @@ void FftNumerator::prepare(const std::vector<TemplateImage>* bank, uint64_t bank
     TemplateSpectrum& S = *templates_[i];
     const Group& G = *groups_[S.group];
     const std::size_t points = std::size_t(G.tileWidth) * G.tileHeight;
-    double sum = 0;
-    for (uint8_t v : t.pixels) sum += v;
-    const double mean = sum / double(t.pixels.size());
+    // Under a mask: M (T - mean_M T), zero where ignored (the masked centred numerator).
+    double sum = 0, compared = 0;
+    for (std::size_t k = 0; k < t.pixels.size(); ++k)
+      if (t.mask.empty() || t.mask[k] != 0) sum += t.pixels[k], compared += 1;
+    const double mean = compared > 0 ? sum / compared : 0.0;
     auto real = fftwAlloc<float>(points);
     std::fill(real.get(), real.get() + points, 0.f);
     double normSq = 0;
     for (int ty = 0; ty < t.height; ++ty) {
       for (int tx = 0; tx < t.width; ++tx) {
-        double v = t.pixels[std::size_t(ty) * t.width + tx] - mean;
+        const std::size_t k = std::size_t(ty) * t.width + tx;
+        if (!t.mask.empty() && t.mask[k] == 0) continue;
+        double v = t.pixels[k] - mean;
         real[std::size_t(ty) * G.tileWidth + tx] = float(v);
         normSq += v * v;
       }

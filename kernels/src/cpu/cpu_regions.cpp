@@ -9,7 +9,9 @@
 #include "cpu/cpu_direct_scores.hpp"
 #include "cpu/cpu_engine.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
+#include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_window_sums.hpp"
+#include "rules/masked_score_rules.hpp"
 
 namespace nccmatch {
 
@@ -24,16 +26,22 @@ FrameView regionView(const FrameView& frame, const RegionQuery& r) {
   return view;
 }
 
-// Every window's score from its plain sums: the Reference path's arithmetic, no tables.
+// Every window's score from its plain sums: the Reference path's arithmetic, no tables; a masked
+// template's sums over its compared pixels only (the masked rules).
 void scoreViewReference(const FrameView& view, Method method, const TemplateImage& t, const TemplateStats& stats,
                         double* out) {
   const int mapW = view.width - t.width + 1, mapH = view.height - t.height + 1;
+  const bool masked = ignoresPixels(t);
+  const TemplateImage numerator = masked ? numeratorTemplate(t) : TemplateImage();
   for (int y = 0; y < mapH; ++y)
     for (int x = 0; x < mapW; ++x) {
       int64_t s1, s2;
-      windowSumsAt(view.data, view.stride, x, y, t.width, t.height, &s1, &s2);
-      const int64_t c = directCrossAt(view.data, view.stride, x, y, t);
-      out[std::size_t(y) * mapW + x] = scoreFromSums(method, stats, s1, s2, c);
+      if (masked)
+        maskedWindowSumsAt(view.data, view.stride, x, y, t, &s1, &s2);
+      else
+        windowSumsAt(view.data, view.stride, x, y, t.width, t.height, &s1, &s2);
+      const int64_t c = directCrossAt(view.data, view.stride, x, y, masked ? numerator : t);
+      out[std::size_t(y) * mapW + x] = maskedScoreFromSums(method, stats, s1, s2, c);
     }
 }
 
@@ -60,11 +68,11 @@ Status CpuEngine::matchRegions(const FrameView& frame, const std::vector<RegionQ
       const bool own = r.image != nullptr;
       const TemplateImage& t = own ? *r.image : bank_[r.templateIndex];
       if (t.width > r.width || t.height > r.height) continue;
-      const TemplateStats stats = own ? templateStats(t) : stats_[r.templateIndex];
+      const TemplateStats stats = own ? maskedTemplateStats(t) : stats_[r.templateIndex];
       const FrameView view = regionView(frame, r);
       const int mapW = r.width - t.width + 1, mapH = r.height - t.height + 1;
       map.resize(std::size_t(mapW) * mapH);
-      if (reference) {
+      if (reference || ignoresPixels(t)) {  // masked: the plain loops (tracking windows are small)
         scoreViewReference(view, params.method, t, stats, map.data());
       } else if (own) {
         scoreRowsDirect(view, params.method, t, stats, packDirectTemplate(t), 0, mapH, map.data());

@@ -110,6 +110,22 @@ NCC_HOST_DEVICE inline double parabolaOffset(double left, double centre, double 
   return offset < -0.5 ? -0.5 : (offset > 0.5 ? 0.5 : offset);
 }
 
+// Parabola through (a, left), (0, centre), (b, right) with a < 0 < b (unequal steps allowed,
+// e.g. neighbouring angles of a list): the offset of its vertex, within [a/2, b/2] (half way to
+// either neighbour, as parabolaOffset stays within half a pixel); 0 when the parabola does not
+// open downwards or a value is not finite.
+NCC_HOST_DEVICE inline double parabolaVertex(double a, double left, double centre, double b, double right) {
+  const double A = subRn(left, centre), B = subRn(right, centre);
+  // f(x) = centre + p x + q x^2 through both neighbours.
+  const double q = divRn(subRn(mulRn(A, b), mulRn(B, a)), mulRn(mulRn(a, b), subRn(a, b)));
+  if (!(q < 0.0) || !isFiniteValue(q)) return 0.0;
+  const double p = divRn(subRn(A, mulRn(q, mulRn(a, a))), a);
+  const double vertex = divRn(-p, mulRn(2.0, q));
+  if (!isFiniteValue(vertex)) return 0.0;
+  const double lo = mulRn(0.5, a), hi = mulRn(0.5, b);
+  return vertex < lo ? lo : (vertex > hi ? hi : vertex);
+}
+
 // The sub-pixel corner of a peak at (x, y): along each axis, the vertex of the parabola through
 // the peak and its two neighbours, where both lie in the width x height map. good(x, y) is the
 // goodness at a position (a GoodnessMap, or any callable of the same shape).

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 #include "cpu/cpu_cost_model.hpp"
 #include "nccmatch/engine.hpp"
@@ -121,7 +122,10 @@ TEST(FftNumerator, CentredCrossWithinItsBound) {
 
 TEST(FftTiling, TilesCoverTheTemplateAndStayWithinTheFrame) {
   for (auto [w, h, tw, th] : {std::array<int, 4>{1920, 1080, 8, 8}, {1920, 1080, 256, 256},
-                              {640, 480, 64, 64}, {13, 11, 13, 11}, {1, 1, 1, 1}}) {
+                              {640, 480, 64, 64}, {13, 11, 13, 11}, {1, 1, 1, 1},
+                              // Sides past 8192 (found by tests/fuzz/fuzz_engine: no tile, a division
+                              // by zero planning it).
+                              {16384, 2, 16384, 1}, {16384, 3, 9000, 2}, {5, 16384, 1, 12000}}) {
     FftTiling tiling = chooseFftTiling(w, h, tw, th);
     EXPECT_GE(tiling.tileWidth, tw);
     EXPECT_GE(tiling.tileHeight, th);
@@ -263,6 +267,48 @@ TEST(FftEngine, ReportedMatchesPassTheThresholdWithTheirExactScores) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace nccmatch::test
+
+namespace nccmatch::test {
+namespace {
+
+// Templates wider (or taller) than 8192 pixels, found by tests/fuzz/fuzz_engine (its input is in
+// tests/fuzz/corpus/fuzz_engine/crash-732180ea...): they had no tile, and planning them divided
+// by zero. They now score on the Fft path as on the Reference path, in bounded memory.
+TEST(FftEngine, TemplatesPast8192PixelsASide) {
+  SKIP_WITHOUT_FFTW();
+  Image img = makeImage(16384, 2, Fill::Random, 0);
+  const TemplateImage wide = makeTemplate(16384, 1, Fill::Random, "wide");
+  const TemplateImage long9000 = makeTemplate(9000, 2, Fill::Random, "9000");
+  // A small template beside a wide one on the frame-wide tile: its own group (sharing the wide
+  // one's would step one column a tile: 16364 tiles, gigabytes of spectra; found by the fuzzer).
+  const TemplateImage small = makeTemplate(21, 2, Fill::Random, "small");
+  // One thread: the small template's best tile is then the frame-wide one, as the wide ones'.
+  auto fft = makeCpuEngine(CpuPath::Fft, 1), reference = makeCpuEngine(CpuPath::Reference, 2);
+  ASSERT_TRUE(fft->setTemplates({wide, long9000, small}).ok());
+  ASSERT_TRUE(reference->setTemplates({wide, long9000, small}).ok());
+  // Resident memory of this process in MiB (/proc/self/statm, pages of 4 KiB).
+  auto residentMiB = [] {
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+      std::fclose(f);
+    }
+    return double(resident) * 4096.0 / (1 << 20);
+  };
+  const double before = residentMiB();
+  for (uint32_t i = 0; i < 3; ++i) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(reference->scoreMap(img.view(), Method::CCoeffNormed, i, &want).ok());
+    Status s = fft->scoreMap(img.view(), Method::CCoeffNormed, i, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) ASSERT_NEAR(got[k], want[k], 1e-4) << "template " << i << " at " << k;
+  }
+  EXPECT_LT(residentMiB() - before, 256.0) << "the frame-wide tiles took 4 GiB when the small template shared them";
 }
 
 }  // namespace

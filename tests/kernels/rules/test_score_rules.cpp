@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rules/peak_rules.hpp"
+#include "rules/masked_score_rules.hpp"
 #include "rules/score_rules.hpp"
 
 namespace nccmatch {
@@ -305,6 +306,28 @@ TEST(PeakRules, SubPixelCornerFromTheNeighbours) {
   EXPECT_GT(subPixelY(good, 3, 1, 1), 1.0);
 }
 
+// parabolaVertex with unit steps is parabolaOffset; with unequal steps the vertex of the parabola
+// through the three points; clamped half way to either neighbour; 0 unless the centre is a peak.
+TEST(PeakRules, ParabolaVertexThroughUnequalSteps) {
+  const double triples[][3] = {{0.7, 0.9, 0.8}, {0.85, 0.9, 0.7}, {0.5, 1.0, 0.5}, {-3, 2, 1}};
+  for (const auto& t : triples)
+    EXPECT_NEAR(parabolaVertex(-1, t[0], t[1], 1, t[2]), parabolaOffset(t[0], t[1], t[2]), 1e-15);
+  // f(x) = 1 - (x - 1.5)^2 sampled at -5, 0, 10: the vertex at 1.5.
+  auto f = [](double x) { return 1 - (x - 1.5) * (x - 1.5); };
+  EXPECT_NEAR(parabolaVertex(-5, f(-5), f(0), 10, f(10)), 1.5, 1e-12);
+  // Equal steps of 10: ten times the unit-step offset.
+  EXPECT_NEAR(parabolaVertex(-10, 0.9, 1.0, 10, 0.99), 10 * parabolaOffset(0.9, 1.0, 0.99), 1e-12);
+  // A vertex beyond half a step (a neighbour above the centre): clamped there.
+  EXPECT_EQ(parabolaVertex(-1, 0.0, 0.5, 1, 0.9), 0.5);
+  auto g = [](double x) { return 1 - (x + 3) * (x + 3) / 16; };  // vertex at -3
+  EXPECT_EQ(parabolaVertex(-2, g(-2), g(0), 4, g(4)), -1.0);
+  // Not a peak, flat, or not finite: 0.
+  EXPECT_EQ(parabolaVertex(-1, 1.0, 0.5, 1, 1.0), 0.0);
+  EXPECT_EQ(parabolaVertex(-1, 1.0, 1.0, 1, 1.0), 0.0);
+  EXPECT_EQ(parabolaVertex(-1, NAN, 1.0, 1, 0.5), 0.0);
+  EXPECT_EQ(parabolaVertex(-1, 0.5, INFINITY, 1, 0.5), 0.0);
+}
+
 TEST(PeakRules, BoxIou) {
   struct Case { int ax, ay, aw, ah, bx, by, bw, bh; double iou; };
   const Case cases[] = {
@@ -320,6 +343,35 @@ TEST(PeakRules, BoxIou) {
     EXPECT_DOUBLE_EQ(boxIou(k.ax, k.ay, k.aw, k.ah, k.bx, k.by, k.bw, k.bh), k.iou);
     EXPECT_EQ(boxIou(k.ax, k.ay, k.aw, k.ah, k.bx, k.by, k.bw, k.bh),
               boxIou(k.bx, k.by, k.bw, k.bh, k.ax, k.ay, k.aw, k.ah));
+  }
+}
+
+// The masked rules: the unmasked formulas over the compared pixels, and the empty mask's values.
+TEST(MaskedScoreRules, CompareOnlyTheComparedPixels) {
+  TemplateImage t;
+  t.width = 3, t.height = 2;
+  t.pixels = {10, 20, 30, 40, 50, 60};
+  t.mask = {1, 0, 255, 0, 7, 0};
+  const TemplateStats s = maskedTemplateStats(t);
+  EXPECT_EQ(s.n, 3);
+  EXPECT_EQ(s.sum, 10 + 30 + 50);
+  EXPECT_EQ(s.sumSq, 100 + 900 + 2500);
+  EXPECT_EQ(numeratorTemplate(t).pixels, (std::vector<uint8_t>{10, 0, 30, 0, 50, 0}));
+  EXPECT_TRUE(ignoresPixels(t));
+  TemplateImage full = t;
+  full.mask.assign(6, 3);
+  EXPECT_FALSE(ignoresPixels(full));
+  const TemplateStats f = maskedTemplateStats(full), u = templateStats(full);
+  EXPECT_EQ(f.n, u.n);
+  EXPECT_EQ(f.sum, u.sum);
+  EXPECT_EQ(f.sumSq, u.sumSq);
+  for (int m = 0; m <= 5; ++m)
+    EXPECT_EQ(maskedScoreFromSums(Method(m), s, 300, 35000, 9000), scoreFromSums(Method(m), s, 300, 35000, 9000));
+  TemplateStats empty;
+  const double want[] = {0, 1, 0, 0, 0, 1};  // sqdiff, sqdiff-normed, ccorr, ccorr-normed, ccoeff, ccoeff-normed
+  for (int m = 0; m <= 5; ++m) {
+    EXPECT_EQ(maskedScoreFromSums(Method(m), empty, 0, 0, 0), want[m]) << methodName(Method(m));
+    EXPECT_EQ(maskedScoreFromCentred(Method(m), empty, 0, 0, 0.0).score, want[m]) << methodName(Method(m));
   }
 }
 

@@ -178,6 +178,9 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
     });
   }
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
+  if (prepared.masked)  // sums under the mask and the score in one kernel
+    return maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height, prepared.maskedDevice(t), method, map,
+                          stream());
   const ScoreInputs in = scoreInputs(i, method);
   if (size_.plan.numerator[i] != CudaNumerator::Spatial) return computeFftMap(frame, i, in);
   int64_t* numerator = size_.scratch.numerator.as<int64_t>();

@@ -4,6 +4,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/engine/cost_model.hpp"
+#include "rules/masked_score_rules.hpp"
 #include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
@@ -20,7 +21,16 @@ Status copyToDevice(const std::vector<uint8_t>& bytes, DeviceBuffer* buffer) {
 }
 
 Status prepareTemplate(const TemplateImage& t, PreparedTemplate* out) {
-  out->stats = templateStats(t);
+  out->stats = maskedTemplateStats(t);  // templateStats(t) when nothing is ignored
+  out->masked = ignoresPixels(t);
+  if (out->masked) {
+    const MaskedTemplateLayout l = maskedTemplateLayout(t);
+    NCC_RETURN_IF_ERROR(copyToDevice(l.taps, &out->maskedTaps));
+    NCC_RETURN_IF_ERROR(copyToDevice(l.weights, &out->maskedWeights));
+    const auto* spanBytes = reinterpret_cast<const uint8_t*>(l.spans.data());
+    NCC_RETURN_IF_ERROR(copyToDevice(std::vector<uint8_t>(spanBytes, spanBytes + l.spans.size() * sizeof(int32_t)),
+                                     &out->maskedSpans));
+  }
   out->layout = spatialLayout(t.width, t.height);
   NCC_RETURN_IF_ERROR(copyToDevice(spatialPack(t.pixels.data(), out->layout), &out->packed));
   NCC_RETURN_IF_ERROR(copyToDevice(t.pixels, &out->pixels));
@@ -67,13 +77,16 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
   for (std::size_t i = 0; i < bank.size(); ++i) {
     const TemplateImage& t = bank[i];
     if (t.width > W || t.height > H) continue;
-    const CudaNumerator numerator =
-        option != CudaNumerator::Auto ? option : chooseNumerator(t.width, t.height, W, H, smCount);
+    // A masked template takes the masked spatial kernel whatever the option (never fused or fft).
+    const bool masked = ignoresPixels(t);
+    const CudaNumerator numerator = masked ? CudaNumerator::Spatial
+                                    : option != CudaNumerator::Auto ? option
+                                                                    : chooseNumerator(t.width, t.height, W, H, smCount);
     plan.numerator[i] = numerator;
     const int mapW = W - t.width + 1, mapH = H - t.height + 1;
     const std::size_t positions = std::size_t(mapW) * mapH;
     plan.maxPositions = std::max(plan.maxPositions, positions);
-    plan.fused[i] = numerator == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height);
+    plan.fused[i] = numerator == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height) && !masked;
     if (plan.fused[i]) plan.maxFusedBlocks = std::max(plan.maxFusedBlocks, fusedSpatialBlocks(mapW, mapH));
     else plan.needSat = true;
     if (numerator == CudaNumerator::Spatial) {

@@ -13,6 +13,7 @@
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/frame_upload.hpp"
 #include "cuda/numerator/gemm_bank.hpp"
+#include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/numerator_fft.hpp"
 #include "cuda/numerator/numerator_spatial.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
@@ -38,6 +39,14 @@ struct PreparedTemplate {
   DeviceBuffer packed;       // spatialPack's layout: the dp4a numerator
   DeviceBuffer pixels;       // tightly packed: FFT spectra, exact recomputation
   DeviceBuffer fusedPacked;  // the fused kernel's layout (templates up to 64x64 only)
+  // A template whose mask ignores some pixel takes the masked kernel (stats are then over its
+  // compared pixels): its taps, weights and row spans.
+  bool masked = false;
+  DeviceBuffer maskedTaps, maskedWeights, maskedSpans;
+  MaskedTemplateDevice maskedDevice(const TemplateImage& t) const {
+    return {maskedTaps.as<uint8_t>(), maskedWeights.as<uint8_t>(), maskedSpans.as<int32_t>(), t.width, t.height,
+            stats};
+  }
 };
 
 class TemplateBank {

@@ -1,0 +1,161 @@
+// Masked templates on the CUDA backend against the CPU Reference engine (the oracle): score maps
+// bit-identical for every method and mask shape (exact integer sums under the mask, the same
+// score rule), whatever numerator is forced (a mask is never ignored); banks mixing masked and
+// unmasked templates; rotated banks giving the same merged matches (position, scale, angle).
+// Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "cuda/numerator/masked_scores.hpp"
+#include "gpu_test_support.hpp"
+#include "nccmatch/rotations.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch::test {
+namespace {
+
+struct MaskedGpuCase {
+  int frameW, frameH;
+  int tplW, tplH;
+  std::size_t padding;
+  MaskShape mask;
+  Fill frameFill, tplFill;
+};
+
+std::ostream& operator<<(std::ostream& os, const MaskedGpuCase& c) {
+  return os << describe(c.frameW, c.frameH, c.padding) << " template " << c.tplW << "x" << c.tplH << " mask "
+            << maskShapeName(c.mask);
+}
+
+class CudaMaskedScoreMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, MaskedGpuCase>> {};
+
+TEST_P(CudaMaskedScoreMap, EqualsTheCpuReferenceBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const CudaNumerator numerator = std::get<0>(GetParam());
+  const MaskedGpuCase c = std::get<1>(GetParam());
+  Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
+  TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
+  t.mask = makeMask(c.tplW, c.tplH, c.mask);
+  auto gpu = makeEngine(Backend::Cuda, numerator), cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (int m = 0; m <= 5; ++m) {
+    std::vector<double> want, got;
+    ASSERT_TRUE(cpu->scoreMap(img.view(), Method(m), 0, &want).ok());
+    Status s = gpu->scoreMap(img.view(), Method(m), 0, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t k = 0; k < got.size(); ++k)
+      ASSERT_EQ(got[k], want[k]) << methodName(Method(m)) << " at " << k << " " << c << " numerator "
+                                 << cudaNumeratorName(numerator);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Masks, CudaMaskedScoreMap, ::testing::Combine(
+    ::testing::Values(CudaNumerator::Auto, CudaNumerator::Spatial, CudaNumerator::Fft),
+    ::testing::Values(
+        //            frame      template  pad  mask                 frame fill    template fill
+        MaskedGpuCase{1, 1,      1, 1,     0,   MaskShape::Empty,    Fill::Random, Fill::Random},
+        MaskedGpuCase{9, 7,      3, 3,     3,   MaskShape::OnePixel, Fill::Random, Fill::Random},
+        MaskedGpuCase{45, 33,    7, 5,     1,   MaskShape::Random,   Fill::Random, Fill::Random},
+        MaskedGpuCase{64, 48,    17, 17,   0,   MaskShape::Ring,     Fill::Binary, Fill::Random},
+        MaskedGpuCase{40, 40,    9, 9,     2,   MaskShape::Disc,     Fill::Flat,   Fill::Random},
+        MaskedGpuCase{40, 30,    8, 6,     0,   MaskShape::Random,   Fill::Random, Fill::Flat},
+        MaskedGpuCase{160, 120,  91, 91,   5,   MaskShape::Disc,     Fill::Smooth, Fill::Smooth},
+        MaskedGpuCase{333, 77,   64, 64,   0,   MaskShape::Random,   Fill::Random, Fill::Random},
+        MaskedGpuCase{20, 15,    7, 4,     0,   MaskShape::Empty,    Fill::Random, Fill::Random})));
+
+// A bank of masked and unmasked templates (fused, dp4a, fft sizes) matches as on the CPU: the
+// masked ones through the masked kernel, the others unchanged; full masks as no mask.
+TEST(CudaMasks, MixedBankMatchesTheCpu) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(640, 360, Fill::Random, 16);
+  std::vector<TemplateImage> bank;
+  struct Entry {
+    int side;
+    bool masked;
+    MaskShape shape;
+  };
+  const Entry entries[] = {
+      {16, true, MaskShape::Disc},   {32, false, MaskShape::Full},           {64, true, MaskShape::Ring},
+      {33, true, MaskShape::FullNonBinary},  // ignores nothing: matched as unmasked (fused)
+      {100, false, MaskShape::Full},  // unmasked, past the fused size: dp4a or fft
+      {7, true, MaskShape::Empty},
+  };
+  for (int k = 0; k < 6; ++k) {
+    const Entry& e = entries[k];
+    TemplateImage t = makeTemplate(e.side, e.side, Fill::Random, "t" + std::to_string(k));
+    if (e.masked) t.mask = makeMask(e.side, e.side, e.shape);
+    paste(&img, t, 20 + 100 * k, 40 + 30 * (k % 3));
+    bank.push_back(t);
+  }
+  auto gpu = makeEngine(Backend::Cuda), cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  for (int m : {1, 3, 5}) {
+    MatchParams p;
+    p.method = Method(m);
+    p.threshold = m == 1 ? 0.05 : 0.9;
+    p.maxMatches = 3;
+    FrameResult a, b;
+    ASSERT_TRUE(cpu->match(img.view(), p, &a).ok());
+    Status s = gpu->match(img.view(), p, &b);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(a.matches.size(), b.matches.size()) << methodName(p.method);
+    for (std::size_t k = 0; k < a.matches.size(); ++k) {
+      EXPECT_EQ(a.matches[k].templateIndex, b.matches[k].templateIndex);
+      EXPECT_EQ(a.matches[k].x, b.matches[k].x);
+      EXPECT_EQ(a.matches[k].y, b.matches[k].y);
+      // Unmasked fft templates (the 100x100) carry the fft path's rounding; the others are exact.
+      EXPECT_NEAR(a.matches[k].score, b.matches[k].score, 1e-4);
+    }
+  }
+}
+
+// A rotated, scaled bank on both backends: the same merged matches (place, scale, angle).
+TEST(CudaMasks, RotatedBankGivesTheCpuMatches) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(320, 240, Fill::Smooth, 0);
+  TemplateImage t = makeTemplate(32, 32, Fill::Random, "object");
+  const TemplateImage turned = rotateTemplate(rotateTemplate(t, 90), 30);
+  for (int y = 0; y < turned.height; ++y)
+    for (int x = 0; x < turned.width; ++x)
+      if (turned.mask.empty() || turned.mask[std::size_t(y) * turned.width + x])
+        img.at(100 + x, 80 + y) = turned.pixels[std::size_t(y) * turned.width + x];
+  ScaledBank bank;
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {0.9, 1.0}, angleRange(0, 360, 15), &bank).ok());
+  auto gpu = makeEngine(Backend::Cuda), cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank.templates).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank.templates).ok());
+  MatchParams p;
+  p.threshold = 0.7;
+  p.maxMatches = 3;
+  FrameResult a, b;
+  ASSERT_TRUE(cpu->match(img.view(), p, &a).ok());
+  ASSERT_TRUE(gpu->match(img.view(), p, &b).ok());
+  const FrameResult ma = mergeScaledResult(bank, a, p), mb = mergeScaledResult(bank, b, p);
+  ASSERT_EQ(ma.matches.size(), mb.matches.size());
+  ASSERT_FALSE(ma.matches.empty());
+  for (std::size_t k = 0; k < ma.matches.size(); ++k) {
+    EXPECT_EQ(ma.matches[k].x, mb.matches[k].x);
+    EXPECT_EQ(ma.matches[k].y, mb.matches[k].y);
+    EXPECT_EQ(ma.matches[k].scale, mb.matches[k].scale);
+    EXPECT_EQ(ma.matches[k].angle, mb.matches[k].angle);
+    EXPECT_EQ(ma.matches[k].score, mb.matches[k].score);
+  }
+  EXPECT_NEAR(ma.matches[0].angle, 120.0, 7.5);
+}
+
+// The layout: taps and weights zero where ignored, spans around each row's compared pixels.
+TEST(CudaMasks, LayoutSpansTheComparedPixels) {
+  TemplateImage t = makeTemplate(5, 3, Fill::Random);
+  t.mask = {0, 1, 0, 1, 0,  0, 0, 0, 0, 0,  9, 9, 9, 9, 9};
+  const cuda::MaskedTemplateLayout l = cuda::maskedTemplateLayout(t);
+  EXPECT_EQ(l.spans, (std::vector<int32_t>{1, 4, 0, 0, 0, 5}));
+  EXPECT_EQ(l.weights, (std::vector<uint8_t>{0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+  for (std::size_t k = 0; k < 15; ++k) EXPECT_EQ(l.taps[k], t.mask[k] ? t.pixels[k] : 0) << k;
+}
+
+}  // namespace
+}  // namespace nccmatch::test
