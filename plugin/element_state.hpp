@@ -19,6 +19,7 @@
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 #include "nccmatch_settings.hpp"
+#include "proposed_pool.hpp"
 #include "thread_annotations.hpp"  // NCCMATCH_OBJECT_LOCK, StreamingSection: the ordering TSan must see
 
 GST_DEBUG_CATEGORY_EXTERN(gst_nccmatch_debug);
@@ -60,6 +61,7 @@ struct StreamState {
   int depth = 0;                       // frames held at most, as last resolved (0: not yet)
   bool upstreamLive = false;           // asked once per caps
   bool upstreamLiveKnown = false;
+  nccmatch::plugin::ProposedPool proposedPool;  // the pinned pool offered upstream, kept per caps
 };
 
 // What the streaming thread publishes for the `stats` property; guarded by the object lock.

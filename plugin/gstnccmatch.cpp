@@ -223,6 +223,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
                       (nullptr));
     return FALSE;
   }
+  GST_DEBUG_OBJECT(self, "set_info %" GST_PTR_FORMAT, incaps);
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
   stream.frameWidth = GST_VIDEO_INFO_WIDTH(in_info);
@@ -269,6 +270,7 @@ GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** 
 gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   nccmatch::plugin::StreamingSection section(self);  // the allocation query is serialized
+  GST_DEBUG_OBJECT(self, "allocation query");
   GstCaps* caps = nullptr;
   gboolean needPool = FALSE;
   gst_query_parse_allocation(query, &caps, &needPool);
@@ -287,15 +289,18 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   gst_allocation_params_init(&params);
   gboolean ok = TRUE;
   if (needPool) {
-    GstBufferPool* pool = gst_video_buffer_pool_new();
-    GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    gst_buffer_pool_config_set_allocator(config, allocator, &params);
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    ok = gst_buffer_pool_set_config(pool, config);
-    if (ok) gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    else GST_WARNING_OBJECT(self, "the pinned buffer pool refused its configuration");
-    gst_object_unref(pool);
+    // Equal caps get the pool proposed before (ProposedPool says why).
+    GstBufferPool* pool =
+        self->stream->proposedPool.forCaps(caps, guint(GST_VIDEO_INFO_SIZE(&info)), allocator);
+    ok = pool != nullptr;
+    if (ok) {
+      gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
+      GST_DEBUG_OBJECT(self, "proposing pinned pool %p (%d made)", static_cast<void*>(pool),
+                       self->stream->proposedPool.made());
+      gst_object_unref(pool);
+    } else {
+      GST_WARNING_OBJECT(self, "the pinned buffer pool refused its configuration");
+    }
   }
   if (ok) {
     gst_query_add_allocation_param(query, allocator, &params);
@@ -305,15 +310,30 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   return ok;
 }
 
+// Caps equal to the current ones change nothing (GstBaseTransform does not even call set_info):
+// producers that renegotiate per frame re-send them, and draining the frames in flight for each
+// would serialise the engine with upstream.
+bool sameCapsAgain(GstBaseTransform* trans, GstEvent* event) {
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS) return false;
+  GstCaps* caps = nullptr;
+  gst_event_parse_caps(event, &caps);
+  GstCaps* current = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SINK_PAD(trans));
+  const bool same = current != nullptr && caps != nullptr && gst_caps_is_equal(current, caps);
+  if (current != nullptr) gst_caps_unref(current);
+  return same;
+}
+
 // Serialized events (EOS, segment, caps, gap, ...) follow the frames before them: the frames in
-// flight go out first; a flush drops them. At EOS the totals go out as an element message
-// "nccmatch-stats" (the `stats` property's value).
+// flight go out first (not for caps equal to the current ones); a flush drops them. At EOS the
+// totals go out as an element message "nccmatch-stats" (the `stats` property's value).
 gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  GST_LOG_OBJECT(self, "sink event %s", GST_EVENT_TYPE_NAME(event));
   if (GST_EVENT_IS_SERIALIZED(event)) {  // flush-stop included; flush-start touches no stream state
     nccmatch::plugin::StreamingSection section(self);
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
-    else pushFramesInFlight(self);
+    else if (!sameCapsAgain(trans, event)) pushFramesInFlight(self);
+    else GST_DEBUG_OBJECT(self, "caps unchanged: %zu frame(s) stay in flight", self->stream->inFlight.size());
   }
   if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
     NCCMATCH_OBJECT_LOCK(self);

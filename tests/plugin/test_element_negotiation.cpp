@@ -236,6 +236,46 @@ TEST_P(Negotiation, BufferPoolOfferedUpstream) {
   }
 }
 
+// A producer that renegotiates for every frame with unchanged caps (pnmdec behind multifilesrc
+// sends an ALLOCATION query per image) gets the same pool back each time, already active and
+// configured again as before, so its frames keep coming from the same pinned buffers; other caps
+// get another pool.
+TEST_P(Negotiation, EqualCapsGetTheSamePoolBackEveryTime) {
+  if (GetParam() != Backend::Cuda) GTEST_SKIP() << "the CPU backend proposes no pool of its own";
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 96, 64, 0);
+  startWithTemplate(layout);
+  auto proposedPool = [&](const FrameLayout& l) -> GstBufferPool* {
+    GstCaps* caps = capsFor(l);
+    GstQuery* query = gst_query_new_allocation(caps, TRUE);
+    GstBufferPool* pool = nullptr;
+    if (gst_pad_peer_query(harness_->srcpad, query) && gst_query_get_n_allocation_pools(query) > 0)
+      gst_query_parse_nth_allocation_pool(query, 0, &pool, nullptr, nullptr, nullptr);
+    gst_query_unref(query);
+    gst_caps_unref(caps);
+    return pool;
+  };
+  GstBufferPool* first = proposedPool(layout);
+  ASSERT_NE(first, nullptr);
+  for (int frame = 0; frame < 20; ++frame) {
+    GstBufferPool* again = proposedPool(layout);
+    EXPECT_EQ(again, first) << "query " << frame;
+    if (again == nullptr) break;
+    // As GstVideoDecoder does with the pool it gets: configure (the same way each time), activate.
+    GstStructure* config = gst_buffer_pool_get_config(again);
+    GstCaps* caps = capsFor(layout);
+    gst_buffer_pool_config_set_params(config, caps, guint(layout.size), 0, 0);
+    gst_caps_unref(caps);
+    EXPECT_TRUE(gst_buffer_pool_set_config(again, config));
+    EXPECT_TRUE(gst_buffer_pool_set_active(again, TRUE));
+    gst_object_unref(again);
+  }
+  GstBufferPool* other = proposedPool(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 64, 0));
+  EXPECT_NE(other, first);
+  if (other != nullptr) gst_object_unref(other);
+  gst_buffer_pool_set_active(first, FALSE);
+  gst_object_unref(first);
+}
+
 // In place and synchronous: the element adds no latency to what upstream reports.
 TEST_P(Negotiation, LatencyIsUpstreamsUnchanged) {
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
