@@ -19,7 +19,7 @@ ninja -C "$build"
 rm -rf "$pack"
 mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"
 find "$build/tests" -type f -name 'test_*' -perm -u+x -exec cp {} "$pack/tests/" \;
-for b in bench_sat bench_ncc bench_stream bench_pipeline; do
+for b in bench_sat bench_ncc bench_stream bench_pipeline bench_live; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true

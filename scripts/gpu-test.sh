@@ -32,7 +32,10 @@ done
 if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
   for b in $(find "$build/bench" -maxdepth 1 -type f -name 'bench_*' -perm -u+x | sort); do
     name=$(basename "$b")
-    "$b" >"$logs/$name.log" 2>&1
+    args=()
+    # bench_live also writes every frame's latency, for bench/plots/plots.py.
+    [ "$name" = bench_live ] && args=(--csv "$logs/bench_live.csv")
+    "$b" "${args[@]}" >"$logs/$name.log" 2>&1
     rc=$?
     summary+=("$(printf '%-28s %-4s (table in %s)' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/$name.log")")
     [ $rc != 0 ] && status=1
