@@ -18,6 +18,20 @@
 namespace nccmatch::test {
 namespace {
 
+// Under ASan or TSan (scripts/sanitize-test.sh, tsan-test.sh) code runs several times slower: the
+// frames must still all come out right, but the upper time bounds are not checked there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kTimed = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kTimed = false;
+#else
+constexpr bool kTimed = true;
+#endif
+#else
+constexpr bool kTimed = true;
+#endif
+
 constexpr int kFps = 60;
 constexpr double kFrameUs = 1e6 / kFps;
 
@@ -73,6 +87,7 @@ TEST_P(LiveLatency, EveryFrameComesOutWithinOneFrameDurationPlusAMillisecond) {
   std::printf("[ latency ] %s: ROI meta median %.0f us, p90 %.0f us, max %.0f us; message median %.0f us "
               "(frame %.0f us)\n",
               backendName(GetParam()), median, p90, live::quantile(meta, 1.0), live::quantile(message, 0.5), kFrameUs);
+  if (!kTimed) GTEST_SKIP() << "built with a sanitizer: latency bounds not checked (every frame was right)";
   EXPECT_LE(median, kFrameUs + 1000);
   EXPECT_LE(p90, kFrameUs + 1000);
 }
