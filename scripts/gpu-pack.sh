@@ -19,6 +19,9 @@ ninja -C "$build"
 rm -rf "$pack"
 mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"
 find "$build/tests" -type f -name 'test_*' -perm -u+x -exec cp {} "$pack/tests/" \;
+# What scripts/gpu-sanitize.sh runs: meson's 'gpu' suite and the element on CUDA memory.
+{ meson test -C "$build" --no-rebuild --list --suite gpu 2>/dev/null | sed 's/.* \/ //'; echo test_element_cuda; } \
+  >"$pack/gpu-tests.txt"
 for b in bench_sat bench_ncc bench_stream bench_pipeline bench_live; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done
