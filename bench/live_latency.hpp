@@ -117,10 +117,15 @@ inline LiveResult measureLiveLatency(const LiveRun& run) {
     g_clear_error(&error);
     return result;
   }
+  // Everything the streaming threads read is set, and read back at the end, under shared.mutex:
+  // GStreamer hands work to its threads through GLib primitives that ThreadSanitizer cannot see.
   detail::Shared shared;
-  shared.frames = &result.frames;
-  shared.pushed.assign(result.frames.size(), detail::Clock::time_point());
-  shared.period = gst_util_uint64_scale_int(GST_SECOND, 1, run.fps);
+  {
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    shared.frames = &result.frames;
+    shared.pushed.assign(result.frames.size(), detail::Clock::time_point());
+    shared.period = gst_util_uint64_scale_int(GST_SECOND, 1, run.fps);
+  }
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement* out = gst_bin_get_by_name(GST_BIN(pipeline), "out");
   GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, "GRAY8", "width", G_TYPE_INT, run.width,
@@ -151,13 +156,19 @@ inline LiveResult measureLiveLatency(const LiveRun& run) {
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   std::thread feeder([&] {
-    const auto period = std::chrono::nanoseconds(shared.period);
+    std::chrono::nanoseconds period;
+    GstClockTime step = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared.mutex);
+      period = std::chrono::nanoseconds(shared.period);
+      step = shared.period;
+    }
     const auto start = detail::Clock::now() + std::chrono::milliseconds(50);
     for (int i = 0; i < run.frames; ++i) {
       std::this_thread::sleep_until(start + i * period);
       GstBuffer* b = gst_buffer_copy(frames[std::size_t(i) % frames.size()]);  // shares the memory
-      GST_BUFFER_PTS(b) = guint64(i) * shared.period;
-      GST_BUFFER_DURATION(b) = shared.period;
+      GST_BUFFER_PTS(b) = guint64(i) * step;
+      GST_BUFFER_DURATION(b) = step;
       {
         std::lock_guard<std::mutex> lock(shared.mutex);
         shared.pushed[std::size_t(i)] = detail::Clock::now();
@@ -166,7 +177,7 @@ inline LiveResult measureLiveLatency(const LiveRun& run) {
     }
     gst_app_src_end_of_stream(GST_APP_SRC(src));
   });
-  const GstClockTime timeout = guint64(run.frames) * shared.period + 30 * GST_SECOND;
+  const GstClockTime timeout = guint64(run.frames) * gst_util_uint64_scale_int(GST_SECOND, 1, run.fps) + 30 * GST_SECOND;
   GstMessage* message = gst_bus_timed_pop_filtered(bus, timeout, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
   if (message != nullptr && GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS) {
     result.ok = true;
@@ -182,6 +193,7 @@ inline LiveResult measureLiveLatency(const LiveRun& run) {
   gst_element_set_state(pipeline, GST_STATE_NULL);  // unblocks a feeder stuck after an error
   feeder.join();
   gst_bus_set_sync_handler(bus, nullptr, nullptr, nullptr);
+  { std::lock_guard<std::mutex> lock(shared.mutex); }  // the callbacks' last writes before these reads
   for (GstBuffer* b : frames) gst_buffer_unref(b);
   gst_object_unref(bus);
   gst_object_unref(src);
