@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What each producer sends nccmatch per frame, counted from the element's own debug log
-# (GST_DEBUG=nccmatch:7): sink events by type, set_info calls, ALLOCATION queries, pools made,
-# drains of the frames in flight and upstream LATENCY queries, for N frames of each producer.
+# (GST_DEBUG=nccmatch:7): sink events by type, set_info calls, ALLOCATION queries from upstream,
+# those passed on downstream, pinned pools made, drains of the frames in flight and upstream
+# LATENCY queries, for N frames of each producer.
 # A count that grows with N is a per-frame cost.
 #   bench/producers_events.sh PLUGIN_DIR [FRAMES] [WIDTHxHEIGHT]
 # ELEMENT_ARGS (env) adds properties to nccmatch, e.g. ELEMENT_ARGS="device=cpu".
@@ -24,16 +25,17 @@ producers=(
   "videoconvert I420|videotestsrc num-buffers=$frames ! video/x-raw,format=I420,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8"
   "videoconvert RGB|videotestsrc num-buffers=$frames ! video/x-raw,format=RGB,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8"
 )
-printf '| producer (%s frames) | caps events | other sink events | set_info | allocation queries | pools made | drains | latency queries |\n' "$frames"
-printf '|---|---|---|---|---|---|---|---|\n'
+printf '| producer (%s frames) | caps events | other sink events | set_info | allocation queries | asked downstream | pools made | drains | latency queries |\n' "$frames"
+printf '|---|---|---|---|---|---|---|---|---|\n'
 for p in "${producers[@]}"; do
   name=${p%%|*} head=${p#*|}
   GST_DEBUG="nccmatch:7" GST_DEBUG_NO_COLOR=1 gst-launch-1.0 -q $head ! $ncc ! fakesink sync=false >/dev/null 2>"$work/log" \
-    || { echo "| $name | failed | | | | | | |"; continue; }
+    || { echo "| $name | failed | | | | | | | |"; continue; }
   count() { grep -c "$1" "$work/log"; }
   pools=$(grep -o "pinned pool [^ ]* ([0-9]* made)" "$work/log" | tail -1 | grep -o "[0-9]* made" | grep -o "[0-9]*")
-  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(count 'sink event caps')" \
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$(count 'sink event caps')" \
     "$(grep 'sink event' "$work/log" | grep -vc 'sink event caps')" "$(count 'set_info')" \
-    "$(count 'allocation query')" "${pools:-0 (no pinned pool)}" "$(count 'draining')" \
+    "$(count 'ALLOCATION query from upstream')" "$(count 'asked downstream')" "${pools:-0 (no pinned pool)}" \
+    "$(count 'draining')" \
     "$(count 'asking upstream whether it is live')"
 done

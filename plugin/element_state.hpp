@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_answer.hpp"
 #include "cuda_context.hpp"
 #include "frame_stats.hpp"
 #include "gstnccmatch.hpp"
@@ -62,6 +63,7 @@ struct StreamState {
   bool upstreamLive = false;           // asked once per caps
   bool upstreamLiveKnown = false;
   nccmatch::plugin::ProposedPool proposedPool;  // the pinned pool offered upstream, kept per caps
+  nccmatch::plugin::AllocationAnswer allocationAnswer;  // downstream's answer passed upstream, per caps
 };
 
 // What the streaming thread publishes for the `stats` property; guarded by the object lock.

@@ -264,13 +264,29 @@ GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** 
   return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
+// GstVideoFilter's proposal (in place: downstream's answer), asked once per caps: equal caps get
+// the answer kept (AllocationAnswer says why) until downstream asks for a new allocation.
+gboolean proposeDownstreamsAnswer(GstNccMatch* self, GstQuery* decide_query, GstQuery* query) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+  nccmatch::plugin::AllocationAnswer& kept = self->stream->allocationAnswer;  // reset by a reconfigure: query()
+  bool result = false;
+  if (kept.replay(query, &result)) {
+    GST_DEBUG_OBJECT(self, "allocation query answered as before (caps unchanged)");
+    return result;
+  }
+  const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+  kept.keep(query, ok);
+  GST_DEBUG_OBJECT(self, "allocation query asked downstream (%d asked)", kept.kept());
+  return ok;
+}
+
 // Upstream writing system-memory frames for the CUDA engine gets a pool of pinned memory, which
 // the engine copies from asynchronously; otherwise (CPU engine, CUDA memory, no pinned memory)
-// GstVideoFilter's own proposal.
+// GstVideoFilter's own proposal, i.e. downstream's.
 gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   nccmatch::plugin::StreamingSection section(self);  // the allocation query is serialized
-  GST_DEBUG_OBJECT(self, "allocation query");
+  GST_DEBUG_OBJECT(self, "ALLOCATION query from upstream");
   GstCaps* caps = nullptr;
   gboolean needPool = FALSE;
   gst_query_parse_allocation(query, &caps, &needPool);
@@ -278,12 +294,12 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   GstVideoInfo info;
   if (!cudaEngine || caps == nullptr || nccmatch::plugin::capsHaveCudaMemory(caps) ||
       !gst_video_info_from_caps(&info, caps))
-    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+    return proposeDownstreamsAnswer(self, decide_query, query);
   std::string why;
   GstAllocator* allocator = nccmatch::plugin::pinnedAllocator(&why);
   if (allocator == nullptr) {
     GST_INFO_OBJECT(self, "no pinned memory (%s): frames are staged before upload", why.c_str());
-    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+    return proposeDownstreamsAnswer(self, decide_query, query);
   }
   GstAllocationParams params;
   gst_allocation_params_init(&params);
@@ -352,6 +368,14 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) {  // serialized
     nccmatch::plugin::StreamingSection section(self);
     pushFramesInFlight(self);
+  }
+  // Downstream asked for a new allocation (a RECONFIGURE event): the answer kept for upstream's
+  // allocation queries is stale. Checked here, since GstBaseTransform clears the flag (and
+  // renegotiates its own allocation) before it calls propose_allocation.
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION &&  // serialized
+      gst_pad_needs_reconfigure(GST_BASE_TRANSFORM_SRC_PAD(trans))) {
+    nccmatch::plugin::StreamingSection section(self);
+    self->stream->allocationAnswer.reset();
   }
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
     if (!GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->query(trans, direction, query)) return FALSE;

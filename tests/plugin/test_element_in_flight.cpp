@@ -162,7 +162,7 @@ TEST_P(Element, IdenticalCapsBeforeEveryFrameKeepTheFramesInFlight) {
   start(layout);
   int latencyQueries = 0;
   gst_pad_add_probe(
-      harness_->srcpad, GST_PAD_PROBE_TYPE_QUERY_UPSTREAM,
+      harness_->srcpad, GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM | GST_PAD_PROBE_TYPE_PUSH),  // once a query
       [](GstPad*, GstPadProbeInfo* info, gpointer count) {
         if (GST_QUERY_TYPE(GST_PAD_PROBE_INFO_QUERY(info)) == GST_QUERY_LATENCY) ++*static_cast<int*>(count);
         return GST_PAD_PROBE_OK;
