@@ -183,6 +183,7 @@ void discardFramesInFlight(GstNccMatch* self) {
 GstFlowReturn pushFramesInFlight(GstNccMatch* self) {
   StreamState& stream = *self->stream;
   GstFlowReturn flow = GST_FLOW_OK;
+  if (!stream.inFlight.empty()) GST_DEBUG_OBJECT(self, "draining %zu frame(s) in flight", stream.inFlight.size());
   while (!stream.inFlight.empty() && flow == GST_FLOW_OK) {
     InFlightFrame f = stream.inFlight.front();
     stream.inFlight.pop_front();
@@ -197,6 +198,7 @@ GstFlowReturn pushFramesInFlight(GstNccMatch* self) {
 int framesInFlightNow(GstNccMatch* self, const Settings& settings) {
   StreamState& stream = *self->stream;
   if (!stream.upstreamLiveKnown) {
+    GST_DEBUG_OBJECT(self, "asking upstream whether it is live");
     GstQuery* query = gst_query_new_latency();
     gboolean live = FALSE;
     if (gst_pad_peer_query(GST_BASE_TRANSFORM_SINK_PAD(self), query))

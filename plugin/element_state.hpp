@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_answer.hpp"
 #include "cuda_context.hpp"
 #include "frame_stats.hpp"
 #include "gstnccmatch.hpp"
@@ -21,6 +22,7 @@
 #include "nccmatch/scales.hpp"
 #include "nccmatch/tracker.hpp"
 #include "nccmatch_settings.hpp"
+#include "proposed_pool.hpp"
 #include "thread_annotations.hpp"  // NCCMATCH_OBJECT_LOCK, StreamingSection: the ordering TSan must see
 
 GST_DEBUG_CATEGORY_EXTERN(gst_nccmatch_debug);
@@ -73,6 +75,8 @@ struct StreamState {
   nccmatch::Tracker tracker;
   bool tracking = false;
   SearchRegion trackArea;
+  nccmatch::plugin::ProposedPool proposedPool;  // the pinned pool offered upstream, kept per caps
+  nccmatch::plugin::AllocationAnswer allocationAnswer;  // downstream's answer passed upstream, per caps
 };
 
 // What the streaming thread publishes for the `stats` property; guarded by the object lock.

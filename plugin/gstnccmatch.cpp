@@ -250,6 +250,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
                       (nullptr));
     return FALSE;
   }
+  GST_DEBUG_OBJECT(self, "set_info %" GST_PTR_FORMAT, incaps);
   stream.cudaMemoryInput = cudaMemory;
   stream.upstreamLiveKnown = false;
   stream.tracker.endAll();  // new caps: every track ends (mode=track)
@@ -291,12 +292,29 @@ GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** 
   return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
+// GstVideoFilter's proposal (in place: downstream's answer), asked once per caps: equal caps get
+// the answer kept (AllocationAnswer says why) until downstream asks for a new allocation.
+gboolean proposeDownstreamsAnswer(GstNccMatch* self, GstQuery* decide_query, GstQuery* query) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+  nccmatch::plugin::AllocationAnswer& kept = self->stream->allocationAnswer;  // reset by a reconfigure: query()
+  bool result = false;
+  if (kept.replay(query, &result)) {
+    GST_DEBUG_OBJECT(self, "allocation query answered as before (caps unchanged)");
+    return result;
+  }
+  const gboolean ok = GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+  kept.keep(query, ok);
+  GST_DEBUG_OBJECT(self, "allocation query asked downstream (%d asked)", kept.kept());
+  return ok;
+}
+
 // Upstream writing system-memory frames for the CUDA engine gets a pool of pinned memory, which
 // the engine copies from asynchronously; otherwise (CPU engine, CUDA memory, no pinned memory)
-// GstVideoFilter's own proposal.
+// GstVideoFilter's own proposal, i.e. downstream's.
 gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* decide_query, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   nccmatch::plugin::StreamingSection section(self);  // the allocation query is serialized
+  GST_DEBUG_OBJECT(self, "ALLOCATION query from upstream");
   GstCaps* caps = nullptr;
   gboolean needPool = FALSE;
   gst_query_parse_allocation(query, &caps, &needPool);
@@ -304,26 +322,29 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   GstVideoInfo info;
   if (!cudaEngine || caps == nullptr || nccmatch::plugin::capsHaveCudaMemory(caps) ||
       !gst_video_info_from_caps(&info, caps))
-    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+    return proposeDownstreamsAnswer(self, decide_query, query);
   std::string why;
   GstAllocator* allocator = nccmatch::plugin::pinnedAllocator(&why);
   if (allocator == nullptr) {
     GST_INFO_OBJECT(self, "no pinned memory (%s): frames are staged before upload", why.c_str());
-    return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->propose_allocation(trans, decide_query, query);
+    return proposeDownstreamsAnswer(self, decide_query, query);
   }
   GstAllocationParams params;
   gst_allocation_params_init(&params);
   gboolean ok = TRUE;
   if (needPool) {
-    GstBufferPool* pool = gst_video_buffer_pool_new();
-    GstStructure* config = gst_buffer_pool_get_config(pool);
-    gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    gst_buffer_pool_config_set_allocator(config, allocator, &params);
-    gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-    ok = gst_buffer_pool_set_config(pool, config);
-    if (ok) gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
-    else GST_WARNING_OBJECT(self, "the pinned buffer pool refused its configuration");
-    gst_object_unref(pool);
+    // Equal caps get the pool proposed before (ProposedPool says why).
+    GstBufferPool* pool =
+        self->stream->proposedPool.forCaps(caps, guint(GST_VIDEO_INFO_SIZE(&info)), allocator);
+    ok = pool != nullptr;
+    if (ok) {
+      gst_query_add_allocation_pool(query, pool, guint(GST_VIDEO_INFO_SIZE(&info)), 0, 0);
+      GST_DEBUG_OBJECT(self, "proposing pinned pool %p (%d made)", static_cast<void*>(pool),
+                       self->stream->proposedPool.made());
+      gst_object_unref(pool);
+    } else {
+      GST_WARNING_OBJECT(self, "the pinned buffer pool refused its configuration");
+    }
   }
   if (ok) {
     gst_query_add_allocation_param(query, allocator, &params);
@@ -333,15 +354,30 @@ gboolean gst_nccmatch_propose_allocation(GstBaseTransform* trans, GstQuery* deci
   return ok;
 }
 
+// Caps equal to the current ones change nothing (GstBaseTransform does not even call set_info):
+// producers that renegotiate per frame re-send them, and draining the frames in flight for each
+// would serialise the engine with upstream.
+bool sameCapsAgain(GstBaseTransform* trans, GstEvent* event) {
+  if (GST_EVENT_TYPE(event) != GST_EVENT_CAPS) return false;
+  GstCaps* caps = nullptr;
+  gst_event_parse_caps(event, &caps);
+  GstCaps* current = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SINK_PAD(trans));
+  const bool same = current != nullptr && caps != nullptr && gst_caps_is_equal(current, caps);
+  if (current != nullptr) gst_caps_unref(current);
+  return same;
+}
+
 // Serialized events (EOS, segment, caps, gap, ...) follow the frames before them: the frames in
-// flight go out first; a flush drops them. At EOS the totals go out as an element message
-// "nccmatch-stats" (the `stats` property's value).
+// flight go out first (not for caps equal to the current ones); a flush drops them. At EOS the
+// totals go out as an element message "nccmatch-stats" (the `stats` property's value).
 gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  GST_LOG_OBJECT(self, "sink event %s", GST_EVENT_TYPE_NAME(event));
   if (GST_EVENT_IS_SERIALIZED(event)) {  // flush-stop included; flush-start touches no stream state
     nccmatch::plugin::StreamingSection section(self);
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
-    else pushFramesInFlight(self);
+    else if (!sameCapsAgain(trans, event)) pushFramesInFlight(self);
+    else GST_DEBUG_OBJECT(self, "caps unchanged: %zu frame(s) stay in flight", self->stream->inFlight.size());
     // mode=track: a flush or a new segment (a seek) ends every track; its id is reported in the
     // next frame's ended-tracks.
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP || GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT)
@@ -364,6 +400,14 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) {  // serialized
     nccmatch::plugin::StreamingSection section(self);
     pushFramesInFlight(self);
+  }
+  // Downstream asked for a new allocation (a RECONFIGURE event): the answer kept for upstream's
+  // allocation queries is stale. Checked here, since GstBaseTransform clears the flag (and
+  // renegotiates its own allocation) before it calls propose_allocation.
+  if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_ALLOCATION &&  // serialized
+      gst_pad_needs_reconfigure(GST_BASE_TRANSFORM_SRC_PAD(trans))) {
+    nccmatch::plugin::StreamingSection section(self);
+    self->stream->allocationAnswer.reset();
   }
   if (direction == GST_PAD_SRC && GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
     if (!GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->query(trans, direction, query)) return FALSE;

@@ -10,10 +10,17 @@ nccmatch_packages=(
   clang libclang-rt-14-dev llvm-14
 )
 
+# bench/plots/make-plots.sh only (not the build, the tests or CI): the plots are drawn with matplotlib.
+nccmatch_plot_packages=(python3-matplotlib)
+
+# Installs nccmatch_packages, or the packages named as arguments instead (e.g.
+# nccmatch_install_deps "${nccmatch_plot_packages[@]}").
 nccmatch_install_deps() {
   local missing=()
   local p
-  for p in "${nccmatch_packages[@]}"; do
+  local wanted=("${nccmatch_packages[@]}")
+  [ $# -gt 0 ] && wanted=("$@")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -5,7 +5,7 @@
 # with $OUT set (the device tool's output folder, which brings back only a few files) they also
 # go there as one gpu-logs-<folder>.tgz, beside summary-<folder>.txt, so that one call can run
 # two packs (e.g. main and a branch) without mixing their logs.
-# GPU_TEST_SKIP_BENCH=1: tests only.
+# GPU_TEST_SKIP_BENCH=1: tests only. GPU_SANITIZE=1: also the GPU tests under compute-sanitizer.
 set -u
 build=${1:-build-gpu}
 tag=$(basename "$build")
@@ -29,10 +29,23 @@ for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort); do
   summary+=("$(printf '%-28s %-4s ran=%-4s skipped=%s' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "${ran:-?}" "${skipped:-0}")")
   if [ $rc != 0 ]; then status=1; tail -30 "$logs/$name.log"; fi
 done
+# GPU_SANITIZE=1: the GPU tests again under compute-sanitizer (scripts/gpu-sanitize.sh; its GPU_SANITIZE_*
+# variables choose tools, binaries and a gtest filter), one summary line per tool.
+if [ "${GPU_SANITIZE:-0}" = 1 ]; then
+  bash scripts/gpu-sanitize.sh "$build" >"$logs/gpu-sanitize.log" 2>&1
+  rc=$?
+  [ $rc != 0 ] && status=1
+  while IFS= read -r line; do summary+=("compute-sanitizer $line"); done < <(cat "gpu-sanitize-$tag/summary.txt" 2>/dev/null ||
+    echo "did not run (exit $rc): see $logs/gpu-sanitize.log")
+  cp -r "gpu-sanitize-$tag" "$logs/" 2>/dev/null || true
+fi
 if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
   for b in $(find "$build/bench" -maxdepth 1 -type f -name 'bench_*' -perm -u+x | sort); do
     name=$(basename "$b")
-    "$b" >"$logs/$name.log" 2>&1
+    args=()
+    # bench_live also writes every frame's latency, for bench/plots/plots.py.
+    [ "$name" = bench_live ] && args=(--csv "$logs/bench_live.csv")
+    "$b" "${args[@]}" >"$logs/$name.log" 2>&1
     rc=$?
     summary+=("$(printf '%-28s %-4s (table in %s)' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/$name.log")")
     [ $rc != 0 ] && status=1

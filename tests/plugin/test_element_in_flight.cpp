@@ -151,6 +151,43 @@ TEST_P(Element, CapsChangeWithFramesInFlightKeepsEveryFrameRight) {
   EXPECT_EQ(sizes, (std::vector<gsize>{small.size, small.size, large.size, large.size, large.size}));
 }
 
+// Producers that renegotiate per frame may re-send caps equal to the current ones before every
+// frame: that changes nothing, so the frames held stay in flight (no drain, which would make the
+// engine wait for each frame) and upstream is asked nothing more (no latency query per frame).
+TEST_P(Element, IdenticalCapsBeforeEveryFrameKeepTheFramesInFlight) {
+  TemplateImage t = makeTemplate(8, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  int latencyQueries = 0;
+  gst_pad_add_probe(
+      harness_->srcpad, GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM | GST_PAD_PROBE_TYPE_PUSH),  // once a query
+      [](GstPad*, GstPadProbeInfo* info, gpointer count) {
+        if (GST_QUERY_TYPE(GST_PAD_PROBE_INFO_QUERY(info)) == GST_QUERY_LATENCY) ++*static_cast<int*>(count);
+        return GST_PAD_PROBE_OK;
+      },
+      &latencyQueries, nullptr);
+  std::vector<std::pair<guint, guint>> places;
+  int queriesAfterFirstFrame = -1;
+  for (guint i = 0; i < 8; ++i) {
+    GstCaps* same = capsFor(layout);  // equal to the current caps, a new object as a producer sends
+    EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_caps(same)));
+    gst_caps_unref(same);
+    EXPECT_EQ(gst_harness_buffers_received(harness_), i < 2 ? 0u : i - 2) << "before frame " << i;
+    ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {int(i), 5}}}))), GST_FLOW_OK);
+    places.push_back({i, 5});
+    if (i == 0) queriesAfterFirstFrame = latencyQueries;
+  }
+  EXPECT_EQ(latencyQueries, queriesAfterFirstFrame) << "no latency query for caps that did not change";
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 6u);
+  // New caps still push the held frames out first.
+  const FrameLayout other = makeLayout(GST_VIDEO_FORMAT_GRAY8, 80, 48, 0);
+  gst_harness_set_src_caps(harness_, capsFor(other));
+  EXPECT_EQ(gst_harness_buffers_received(harness_), 8u);
+  pullMatchesAt(places);
+}
+
 TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();

@@ -236,6 +236,112 @@ TEST_P(Negotiation, BufferPoolOfferedUpstream) {
   }
 }
 
+// A producer that renegotiates for every frame with unchanged caps (pnmdec behind multifilesrc
+// sends an ALLOCATION query per image) gets the same pool back each time, already active and
+// configured again as before, so its frames keep coming from the same pinned buffers; other caps
+// get another pool.
+TEST_P(Negotiation, EqualCapsGetTheSamePoolBackEveryTime) {
+  if (GetParam() != Backend::Cuda) GTEST_SKIP() << "the CPU backend proposes no pool of its own";
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 96, 64, 0);
+  startWithTemplate(layout);
+  auto proposedPool = [&](const FrameLayout& l) -> GstBufferPool* {
+    GstCaps* caps = capsFor(l);
+    GstQuery* query = gst_query_new_allocation(caps, TRUE);
+    GstBufferPool* pool = nullptr;
+    if (gst_pad_peer_query(harness_->srcpad, query) && gst_query_get_n_allocation_pools(query) > 0)
+      gst_query_parse_nth_allocation_pool(query, 0, &pool, nullptr, nullptr, nullptr);
+    gst_query_unref(query);
+    gst_caps_unref(caps);
+    return pool;
+  };
+  GstBufferPool* first = proposedPool(layout);
+  ASSERT_NE(first, nullptr);
+  for (int frame = 0; frame < 20; ++frame) {
+    GstBufferPool* again = proposedPool(layout);
+    EXPECT_EQ(again, first) << "query " << frame;
+    if (again == nullptr) break;
+    // As GstVideoDecoder does with the pool it gets: configure (the same way each time), activate.
+    GstStructure* config = gst_buffer_pool_get_config(again);
+    GstCaps* caps = capsFor(layout);
+    gst_buffer_pool_config_set_params(config, caps, guint(layout.size), 0, 0);
+    gst_caps_unref(caps);
+    EXPECT_TRUE(gst_buffer_pool_set_config(again, config));
+    EXPECT_TRUE(gst_buffer_pool_set_active(again, TRUE));
+    gst_object_unref(again);
+  }
+  GstBufferPool* other = proposedPool(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 64, 0));
+  EXPECT_NE(other, first);
+  if (other != nullptr) gst_object_unref(other);
+  gst_buffer_pool_set_active(first, FALSE);
+  gst_object_unref(first);
+}
+
+// Where the element passes allocation queries on (the CPU backend; CUDA memory), a producer that
+// renegotiates for every frame with unchanged caps gets downstream's first answer again instead of
+// a query downstream per frame (where a queue would drain and a sink deep-copy its last buffer);
+// a RECONFIGURE from downstream or other caps ask downstream again.
+TEST_P(Negotiation, EqualCapsAskDownstreamForAnAllocationOnce) {
+  if (GetParam() == Backend::Cuda) GTEST_SKIP() << "the CUDA backend answers system-memory queries with its own pool";
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 96, 64, 0);
+  startWithTemplate(layout);
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  params.align = 63;
+  GstAllocator* system = gst_allocator_find(nullptr);
+  gst_harness_set_propose_allocator(harness_, system, &params);  // downstream's answer
+  // Counts the producer's queries that reach downstream (the element's own allocation query,
+  // GstBaseTransform's once per negotiation, is another query object and is not counted).
+  struct Seen {
+    GstQuery* sent = nullptr;
+    int downstream = 0;
+  } seen;
+  int& downstream = seen.downstream;
+  gst_pad_add_probe(
+      harness_->sinkpad, GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM | GST_PAD_PROBE_TYPE_PUSH),  // before it is answered
+      [](GstPad*, GstPadProbeInfo* info, gpointer data) {
+        auto* s = static_cast<Seen*>(data);
+        if (GST_PAD_PROBE_INFO_QUERY(info) == s->sent) ++s->downstream;
+        return GST_PAD_PROBE_OK;
+      },
+      &seen, nullptr);
+  // One query as a producer sends it; the answer's allocator and alignment.
+  auto ask = [&](const FrameLayout& l) -> std::pair<GstAllocator*, gsize> {
+    GstCaps* caps = capsFor(l);
+    GstQuery* query = gst_query_new_allocation(caps, TRUE);
+    seen.sent = query;
+    std::pair<GstAllocator*, gsize> answer{nullptr, 0};
+    EXPECT_TRUE(gst_pad_peer_query(harness_->srcpad, query));
+    seen.sent = nullptr;
+    if (gst_query_get_n_allocation_params(query) > 0) {
+      GstAllocationParams got;
+      gst_query_parse_nth_allocation_param(query, 0, &answer.first, &got);
+      answer.second = got.align;
+    }
+    gst_query_unref(query);
+    gst_caps_unref(caps);
+    return answer;
+  };
+  // As a stream: a frame has gone through (GstBaseTransform has settled its own negotiation).
+  GstBuffer* out = gst_harness_push_and_pull(harness_, frame(layout, 0));
+  ASSERT_NE(out, nullptr);
+  gst_buffer_unref(out);
+  for (int frame = 0; frame < 10; ++frame) {
+    auto [allocator, align] = ask(layout);
+    EXPECT_EQ(allocator, system) << "query " << frame << ": downstream's answer, also when kept";
+    EXPECT_EQ(align, 63u) << "query " << frame;
+    if (allocator != nullptr) gst_object_unref(allocator);
+  }
+  EXPECT_EQ(downstream, 1) << "ten queries with equal caps, one went downstream";
+  EXPECT_TRUE(gst_harness_push_upstream_event(harness_, gst_event_new_reconfigure()));
+  auto [afterReconfigure, alignAfter] = ask(layout);
+  EXPECT_EQ(downstream, 2) << "downstream asked for a new allocation";
+  if (afterReconfigure != nullptr) gst_object_unref(afterReconfigure);
+  auto [otherCaps, alignOther] = ask(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 64, 0));
+  EXPECT_EQ(downstream, 3) << "other caps";
+  if (otherCaps != nullptr) gst_object_unref(otherCaps);
+  gst_object_unref(system);
+}
+
 // In place and synchronous: the element adds no latency to what upstream reports.
 TEST_P(Negotiation, LatencyIsUpstreamsUnchanged) {
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);

@@ -47,28 +47,64 @@ __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int widt
 constexpr int kPerLane = 8;
 constexpr int kWarpRun = 32 * kPerLane;
 
-// Sums a block's per-thread values and adds them to *target with one atomic (thousands of
-// atomics on one address cost more than the pass itself).
+// The block's per-thread values summed in a fixed order (shuffle tree, then the warps in order);
+// the total is valid in thread 0. Ends with a barrier, so it may be called again in a block.
 template <typename T>
-__device__ void addBlockTotal(T value, T* target) {
+__device__ T blockSum(T value) {
   for (int d = 16; d > 0; d >>= 1) value += __shfl_down_sync(0xffffffffu, value, d);
   __shared__ T perWarp[8];
   if ((threadIdx.x & 31) == 0) perWarp[threadIdx.x >> 5] = value;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    T total = 0;
+  T total = 0;
+  if (threadIdx.x == 0)
     for (int w = 0; w < int(blockDim.x) / 32; ++w) total += perWarp[w];
-    if (total != 0) atomicAdd(target, total);
+  __syncthreads();
+  return total;
+}
+
+// Sums a block's per-thread integers and adds them to *target with one atomic (thousands of
+// atomics on one address cost more than the pass itself). Integer addition is associative, so
+// the result does not depend on the order in which blocks arrive.
+template <typename T>
+__device__ void addBlockTotal(T value, T* target) {
+  const T total = blockSum(value);
+  if (threadIdx.x == 0 && total != 0) atomicAdd(target, total);
+}
+
+// The grid's sum of per-thread doubles into *target in an order fixed by the launch shape: each
+// block stores its total in partials[blockIdx.x] and the last block to arrive adds them in index
+// order, then resets *arrived to 0 for the next launch. (A double atomicAdd per block rounds in
+// arrival order: its last bits varied run to run, and with them the rounding bound, i.e. which
+// windows the score kernel recomputes exactly; see FftCorrelator::frameNormSq.)
+__device__ void sumBlocksInOrder(double value, double* partials, unsigned* arrived, double* target) {
+  const double total = blockSum(value);
+  __shared__ bool lastBlock;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = total;
+    __threadfence();  // the partial is visible to every block before this block is counted
+    lastBlock = atomicAdd(arrived, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!lastBlock) return;
+  __threadfence();
+  double mine = 0;
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) mine += __ldcg(&partials[b]);
+  const double sum = blockSum(mine);
+  if (threadIdx.x == 0) {
+    *target = sum;
+    *arrived = 0;
   }
 }
 
 // Frame minus an offset; the padding is zero. The offset is read on the device so no
-// synchronisation is needed to learn the frame's mean. Adds sum((I - offset)^2) to *normSq.
+// synchronisation is needed to learn the frame's mean. Writes sum((I - offset)^2) to *normSq,
+// summed in a fixed order (sumBlocksInOrder; partials: one double per block, arrived: 0).
 template <typename Real>
 __global__ void __launch_bounds__(256)
     placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                      const void* offsetSource, bool total32, bool totalValid,
-                     Real* __restrict__ real, int fftWidth, int fftHeight, double* normSq) {
+                     Real* __restrict__ real, int fftWidth, int fftHeight, double* partials,
+                     unsigned* arrived, double* normSq) {
   double offset = 128.0;
   if (offsetSource != nullptr && totalValid) {
     double total = total32 ? double(*static_cast<const uint32_t*>(offsetSource))
@@ -102,7 +138,7 @@ __global__ void __launch_bounds__(256)
       }
     }
   }
-  addBlockTotal(sq, normSq);
+  sumBlocksInOrder(sq, partials, arrived, normSq);
 }
 
 // Sum of the frame's pixels into *total (zeroed before), in the same runs as the placement.
@@ -215,7 +251,9 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   NCC_RETURN_IF_ERROR(real_.reserve(nReal * realBytes));
   NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
   NCC_RETURN_IF_ERROR(product_.reserve(nComplex * 2 * realBytes));
-  NCC_RETURN_IF_ERROR(frameSums_.reserve(2 * sizeof(double)));
+  NCC_RETURN_IF_ERROR(frameSums_.reserve(std::size_t(kPartialsAt + frameBlocks()) * sizeof(double)));
+  // The arrival counter starts at 0; each placement's last block sets it back to 0.
+  NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<double>() + kArrivedAt, 0, sizeof(double), stream));
   width_ = width;
   height_ = height;
   return Status();
@@ -251,14 +289,15 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
                                      const void* offsetSource, bool total32, bool totalValid) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
-  double* normSq = frameSums_.as<double>() + 1;
-  if (offsetSource != frameSums_.as<void>())  // else transformFrame(image, pitch) zeroed it
-    NCC_CUDA_CHECK(cudaMemsetAsync(normSq, 0, sizeof(double), stream_));
+  double* sums = frameSums_.as<double>();
+  double* normSq = sums + kNormSqAt;  // written by the placement's last block: no zeroing
+  double* partials = sums + kPartialsAt;
+  unsigned* arrived = reinterpret_cast<unsigned*>(sums + kArrivedAt);
   const int block = 256, grid = frameBlocks();
   if (precision_ == FftPrecision::Float) {
     placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
                                                          total32, totalValid, real_.as<float>(),
-                                                         fftWidth_, fftHeight_, normSq);
+                                                         fftWidth_, fftHeight_, partials, arrived, normSq);
     NCC_CUDA_CHECK(cudaGetLastError());
     return cufftStatus(cufftExecR2C(cufftHandle(planForward_), real_.as<cufftReal>(),
                                     frameSpectrum_.as<cufftComplex>()),
@@ -266,7 +305,7 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
   }
   placeFrameKernel<double><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
                                                         total32, totalValid, real_.as<double>(),
-                                                        fftWidth_, fftHeight_, normSq);
+                                                        fftWidth_, fftHeight_, partials, arrived, normSq);
   NCC_CUDA_CHECK(cudaGetLastError());
   return cufftStatus(cufftExecD2Z(cufftHandle(planForward_), real_.as<double>(),
                                   frameSpectrum_.as<cufftDoubleComplex>()),
@@ -275,7 +314,7 @@ Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
 
 Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
-  NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<void>(), 0, 2 * sizeof(double), stream_));
+  NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<void>(), 0, sizeof(int64_t), stream_));  // the total
   frameTotalKernel<<<frameBlocks(), 256, 0, stream_>>>(
       image, pitch, width_, height_, frameSums_.as<unsigned long long>());
   NCC_CUDA_CHECK(cudaGetLastError());

@@ -62,8 +62,9 @@ class FftCorrelator {
   // Frame transforms (and template spectra) on `frameStream`, products and inverse transforms on
   // `correlateStream`: set once, no per-frame stream switching. The caller orders the two.
   Status setStreams(cudaStream_t frameStream, cudaStream_t correlateStream);
-  // Device pointer to sum((I - offset)^2) over the last transformed frame.
-  const double* frameNormSq() const { return frameSums_.as<double>() + 1; }
+  // Device pointer to sum((I - offset)^2) over the last transformed frame: bit-identical for the
+  // same frame on the same device (a fixed summation order), so the same windows are recomputed.
+  const double* frameNormSq() const { return frameSums_.as<double>() + kNormSqAt; }
   // An output's rounding error stays below errorScale() * ||I - offset|| * ||T'||: about 16
   // times the RMS of eps * sqrt(log2 P / P) * ||I|| * ||T'|| for P points (as the CPU's FFT path).
   double errorScale() const;
@@ -90,7 +91,9 @@ class FftCorrelator {
   int planForward_ = 0, planInverse_ = 0;  // cufftHandle
   bool havePlans_ = false;
   DeviceBuffer real_;           // fftHeight x fftWidth reals
-  // The frame's sum (int64) and sum((I - offset)^2) (double) side by side: one memset a frame.
+  // In 8-byte slots: the frame's sum (int64, atomics of integers), sum((I - offset)^2) (double),
+  // the placement's block-arrival counter (uint32) and its per-block partial norms (doubles).
+  static constexpr int kNormSqAt = 1, kArrivedAt = 2, kPartialsAt = 3;  // the sum is slot 0
   DeviceBuffer frameSums_;
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same

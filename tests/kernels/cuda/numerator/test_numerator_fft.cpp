@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 
 #include "cuda/numerator/numerator_fft.hpp"
 #include "gpu_test_support.hpp"
@@ -214,6 +216,43 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
     ASSERT_LE(std::fabs(g - want), std::max(bound, 1e-3)) << "at " << x << "," << y << " " << c;
   }
   }
+}
+
+// The frame norm behind the rounding bound has the same bits every time for the same frame
+// (offset 128 and the frame's own mean): it decides which windows the score kernel recomputes
+// exactly, so a varying last bit made the same frame give different scores now and then.
+TEST(FftCorrelator, FrameNormIsBitIdenticalRunToRun) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(1921, 1079, Fill::Random);  // no padding: the host sums below take every byte
+  ASSERT_EQ(img.stride, std::size_t(img.width));
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  uint8_t* dImage = nullptr;
+  ASSERT_EQ(cudaMalloc(&dImage, img.bytes.size()), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dImage, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  for (bool ownMean : {false, true}) {
+    SCOPED_TRACE(ownMean ? "own mean" : "offset 128");
+    cuda::FftCorrelator fft;
+    Status s = fft.configure(img.width, img.height, stream, cuda::FftPrecision::Float);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::vector<double> norms(300, -1.0);
+    for (double& n : norms) {
+      ASSERT_TRUE((ownMean ? fft.transformFrame(dImage, img.stride)
+                           : fft.transformFrame(dImage, img.stride, nullptr, false, false)).ok());
+      ASSERT_EQ(cudaMemcpyAsync(&n, fft.frameNormSq(), sizeof(double), cudaMemcpyDeviceToHost, stream), cudaSuccess);
+    }
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const double total = std::accumulate(img.bytes.begin(), img.bytes.end(), 0.0);
+    const float offset = ownMean ? float(total / (double(img.width) * img.height)) : 128.f;
+    double want = 0;
+    for (uint8_t p : img.bytes) want += double(float(p) - offset) * double(float(p) - offset);
+    EXPECT_NEAR(norms[0], want, 1e-9 * want);
+    std::size_t differing = 0;
+    for (double n : norms) differing += std::memcmp(&n, &norms[0], sizeof(double)) != 0;
+    EXPECT_EQ(differing, 0u) << "of " << norms.size() << " transforms of one frame";
+  }
+  cudaFree(dImage);
+  cudaStreamDestroy(stream);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FftNumerator, ::testing::Values(

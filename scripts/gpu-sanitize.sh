@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs the GPU test binaries under compute-sanitizer's memcheck (with leak check), racecheck,
+# synccheck and initcheck on a GPU host, and prints one summary line per tool: the reports it made
+# (errors, or hazards for racecheck) summed over the binaries, and the binaries whose tests failed
+# or ran out of time. Exit status 1 when any tool reported anything or any run failed.
+# Usage: scripts/gpu-sanitize.sh [build-or-pack-folder]   (default build-gpu; a gpu-pack.sh pack works:
+#        its gpu-tests.txt lists the binaries of meson's 'gpu' suite). Logs: ./gpu-sanitize-<folder>/.
+# Environment:
+#   GPU_SANITIZE_TOOLS    tools to run (default "memcheck racecheck synccheck initcheck")
+#   GPU_SANITIZE_TESTS    binaries to run (names; default: gpu-tests.txt, else every test_* binary)
+#   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
+#   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
+# scripts/gpu-test.sh runs this after the tests when GPU_SANITIZE=1.
+set -u
+build=${1:-build-gpu}
+tag=$(basename "$build")
+logs=gpu-sanitize-$tag
+mkdir -p "$logs"
+[ -f .gst/env.sh ] && source .gst/env.sh
+[ -d "$build/plugin" ] && export GST_PLUGIN_PATH="$PWD/$build/plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+export GST_REGISTRY_FORK=no  # the plugin scanner would be a child process outside the tool's view
+cufft=$(python3 -c "import nvidia.cufft,os;print(os.path.dirname(nvidia.cufft.__file__)+'/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cufft:+:$cufft}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ ! -x "$sanitizer" ]; then
+  echo "compute-sanitizer not found (PATH, /usr/local/cuda/bin): it comes with the CUDA toolkit" >&2
+  exit 2
+fi
+tools=${GPU_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
+names=${GPU_SANITIZE_TESTS:-}
+if [ -z "$names" ] && [ -f "$build/gpu-tests.txt" ]; then names=$(cat "$build/gpu-tests.txt"); fi
+binaries=()
+if [ -n "$names" ]; then
+  for n in $names; do
+    b=$(find "$build/tests" -type f -name "$n" -perm -u+x | head -1)
+    if [ -n "$b" ]; then binaries+=("$b"); else echo "no binary $n under $build/tests" >&2; fi
+  done
+else
+  mapfile -t binaries < <(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort)
+fi
+[ ${#binaries[@]} -gt 0 ] || { echo "no test binaries under $build/tests" >&2; exit 2; }
+gtest_args=(--gtest_brief=1)
+[ -n "${GPU_SANITIZE_FILTER:-}" ] && gtest_args+=("--gtest_filter=$GPU_SANITIZE_FILTER")
+
+status=0
+summary=()
+for tool in $tools; do
+  case $tool in
+    memcheck) options=(--tool memcheck --leak-check full) ;;
+    racecheck | synccheck | initcheck) options=(--tool "$tool") ;;
+    *) echo "unknown tool $tool (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
+  esac
+  reports=0
+  failed=()
+  for b in "${binaries[@]}"; do
+    name=$(basename "$b")
+    log="$logs/$tool-$name.log"
+    timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" \
+      >"$log" 2>&1
+    rc=$?
+    # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N hazards".
+    n=$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | grep -Eo '[0-9]+' |
+        sort -n | tail -1)
+    reports=$((reports + ${n:-0}))
+    case $rc in
+      0 | 77) ;;  # 77: every test skipped (no device)
+      99) ;;      # the tool's own reports, counted above
+      124) failed+=("$name (timed out)") ;;
+      *) failed+=("$name (exit $rc)") ;;
+    esac
+    [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
+  done
+  line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#binaries[@]}")
+  [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"
+  summary+=("$line")
+  echo "$line"
+  if [ "$reports" != 0 ] || [ ${#failed[@]} -gt 0 ]; then status=1; fi
+done
+echo "===== compute-sanitizer summary (logs in $logs/) ====="
+printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"
+exit $status
