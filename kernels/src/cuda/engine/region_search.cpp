@@ -94,7 +94,13 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     capacity = mapDoubles;
     bestsBytes = fused.size() * sizeof(RegionPeak);
     firstCopyBytes = kCountBytes + bestsBytes + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
-    NCC_RETURN_IF_ERROR(peaks_.reserve(kCountBytes + bestsBytes + capacity * sizeof(RegionPeak)));
+    const std::size_t peakBytes = kCountBytes + bestsBytes + capacity * sizeof(RegionPeak);
+    if (peakBytes > peaks_.capacity()) {
+      NCC_RETURN_IF_ERROR(peaks_.reserve(peakBytes));
+      // The first copy-back takes kFirstCandidates slots whatever the count: zeroed once, so it
+      // never reads bytes nothing wrote (compute-sanitizer initcheck).
+      NCC_CUDA_CHECK(cudaMemsetAsync(peaks_.as<void>(), 0, peaks_.capacity(), stream));
+    }
     NCC_RETURN_IF_ERROR(hostPeaks_.reserve(firstCopyBytes));
     if (pixelBytes > 0) {
       NCC_RETURN_IF_ERROR(pixels_.reserve(pixelBytes));
