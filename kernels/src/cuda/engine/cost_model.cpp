@@ -59,18 +59,4 @@ CudaNumerator chooseNumerator(int w, int h, int frameWidth, int frameHeight, int
   return c.spatialMicros <= c.fftMicros ? CudaNumerator::Spatial : CudaNumerator::Fft;
 }
 
-bool gemmBankPays(int w, int h, int count, int frameWidth, int frameHeight) {
-  (void)w;
-  (void)h;
-  (void)count;
-  (void)frameWidth;
-  (void)frameHeight;
-  // Measured on the H200 (bench_bank, RESULTS.md, session 6): with every position's score
-  // written to a map, both kernels are bound by that epilogue (exact double scores, 8 bytes a
-  // position and template), not by the numerator, and the GEMM bank takes 1.1x-3.2x the fused
-  // loop's time for 16-1024 templates of 16x16-64x64 at 1080p and 2160p. It pays only once its
-  // epilogue stops writing maps; until then the fused loop scores every bank.
-  return false;
-}
-
 }  // namespace nccmatch::cuda

@@ -20,8 +20,4 @@ NumeratorCosts predictNumeratorCosts(int templateWidth, int templateHeight, int 
 CudaNumerator chooseNumerator(int templateWidth, int templateHeight, int frameWidth,
                               int frameHeight, int smCount);
 
-// Whether `count` templates of one size (each fused-spatial by chooseNumerator) are scored faster
-// as one GEMM bank (gemm_bank.hpp) than by the fused bank's loop over templates.
-bool gemmBankPays(int templateWidth, int templateHeight, int count, int frameWidth, int frameHeight);
-
 }  // namespace nccmatch::cuda

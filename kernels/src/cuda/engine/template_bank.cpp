@@ -165,54 +165,16 @@ std::vector<uint32_t> FusedBankLaunch::orderedMembers(const TemplateBank& bank, 
   return members;
 }
 
-std::vector<uint32_t> FusedBankLaunch::formGemmGroups(const TemplateBank& bank,
-                                                      const std::vector<uint32_t>& members, int frameWidth,
-                                                      int frameHeight) {
-  gemm_.clear();
-  gemmGroupOf_.assign(bank.size(), -1);
-  std::vector<uint32_t> rest;
-  for (std::size_t begin = 0; begin < members.size();) {
-    // members are ordered by height, then width: each size is one run.
-    const TemplateImage& t = bank.image(members[begin]);
-    std::size_t end = begin;
-    while (end < members.size() && bank.image(members[end]).width == t.width &&
-           bank.image(members[end]).height == t.height)
-      ++end;
-    const int count = int(end - begin);
-    if (gemmBankFits(t.width, t.height) &&
-        gemmBankPays(t.width, t.height, count, frameWidth, frameHeight)) {
-      GemmGroup group;
-      group.members.assign(members.begin() + begin, members.begin() + end);
-      std::sort(group.members.begin(), group.members.end());
-      group.shape = gemmBankShape(t.width, t.height, count);
-      group.mapHeight = frameHeight - t.height + 1;
-      for (uint32_t i : group.members) gemmGroupOf_[i] = int(gemm_.size());
-      gemm_.push_back(std::move(group));
-    } else {
-      rest.insert(rest.end(), members.begin() + begin, members.begin() + end);
-    }
-    begin = end;
-  }
-  return rest;
-}
-
-int FusedBankLaunch::partialsOf(uint32_t i, int mapWidth, int mapHeight) const {
-  const int group = gemmGroupOf_[i];
-  return group < 0 ? fusedSpatialBlocks(mapWidth, mapHeight)
-                   : gemmBankTiles(mapWidth, mapHeight, gemm_[group].shape);
-}
-
 Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint32_t>& members,
                                 int frameWidth, int frameHeight) {
   std::size_t positions = 0, blocks = 0;
-  maxHeight_ = tallestMap_ = fusedTallestMap_ = 0;
+  maxHeight_ = tallestMap_ = 0;
   for (uint32_t i : members) {
     const int mapW = frameWidth - bank.image(i).width + 1, mapH = frameHeight - bank.image(i).height + 1;
     positions += std::size_t(mapW) * mapH;
-    blocks += std::size_t(partialsOf(i, mapW, mapH));
+    blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
     maxHeight_ = std::max(maxHeight_, bank.image(i).height);
     tallestMap_ = std::max(tallestMap_, mapH);
-    if (gemmGroupOf_[i] < 0) fusedTallestMap_ = std::max(fusedTallestMap_, mapH);
   }
   NCC_RETURN_IF_ERROR(maps_.reserve(positions * sizeof(double)));
   NCC_RETURN_IF_ERROR(above_.reserve(positions * sizeof(int)));
@@ -220,10 +182,10 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
 }
 
 Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                                   int frameWidth, int frameHeight, int* aboveCounts, int smCount) {
-  // Each member's map, block bests and above list, for its score launch and (the same places)
-  // for the bank's peak search in two launches.
-  std::vector<FusedBankTemplate> descriptors(bank.size());
+                                   int frameWidth, int frameHeight, int* aboveCounts) {
+  // Each member's map, block bests and above list, for the bank's score launch and (the same
+  // places) for its peak search in two launches.
+  std::vector<FusedBankTemplate> descriptors;
   std::vector<BankPeakJob> jobs;
   std::size_t mapOffset = 0, blockOffset = 0;
   for (uint32_t i : members) {
@@ -235,11 +197,11 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     j.templateHeight = bank.image(i).height;
     j.templateIndex = int(i);
     j.blockBest = blockBest_.as<Ranked>() + blockOffset;
-    j.partials = partialsOf(i, j.mapWidth, j.mapHeight);
+    j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
     j.above = above_.as<int>() + mapOffset;
     j.aboveCount = aboveCounts + i;
     jobs.push_back(j);
-    FusedBankTemplate& d = descriptors[i];
+    FusedBankTemplate d;
     d.packedTemplate = bank.prepared(i).fusedPacked.as<uint8_t>();
     d.templateWidth = j.templateWidth;
     d.templateHeight = j.templateHeight;
@@ -248,49 +210,27 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     d.blockBest = blockBest_.as<Ranked>() + blockOffset;
     d.above = above_.as<int>() + mapOffset;
     d.aboveCount = aboveCounts + i;
+    descriptors.push_back(d);
     mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
     blockOffset += std::size_t(j.partials);
   }
-  if (!fusedMembers_.empty()) {
-    std::vector<FusedBankTemplate> fused;
-    for (uint32_t i : fusedMembers_) fused.push_back(descriptors[i]);
-    NCC_RETURN_IF_ERROR(launch_.set(fused, kFusedNumerator));
-  }
-  for (GemmGroup& group : gemm_) {
-    std::vector<FusedBankTemplate> groupMembers;
-    std::vector<const uint8_t*> pixels;
-    for (uint32_t i : group.members) {
-      groupMembers.push_back(descriptors[i]);
-      pixels.push_back(bank.image(i).pixels.data());
-    }
-    const TemplateImage& t = bank.image(group.members.front());
-    NCC_RETURN_IF_ERROR(group.launch.set(pixels, t.width, t.height, groupMembers, smCount));
-  }
+  NCC_RETURN_IF_ERROR(launch_.set(descriptors, kFusedNumerator));
   return peaks_.set(jobs);
 }
 
 Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
-                                int frameHeight, int* aboveCounts, int smCount) {
+                                int frameHeight, int* aboveCounts) {
   const std::vector<uint32_t> members = orderedMembers(bank, plan);
   inBank_.assign(bank.size(), false);
-  gemm_.clear();
-  fusedMembers_.clear();
   if (members.size() < 2) return Status();
-  fusedMembers_ = formGemmGroups(bank, members, frameWidth, frameHeight);
   NCC_RETURN_IF_ERROR(reserve(bank, members, frameWidth, frameHeight));
-  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, aboveCounts, smCount));
+  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, aboveCounts));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
 }
 
 bool FusedBankLaunch::active() const {
   return std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end();
-}
-
-std::size_t FusedBankLaunch::gemmTemplates() const {
-  std::size_t n = 0;
-  for (const GemmGroup& group : gemm_) n += group.members.size();
-  return n;
 }
 
 Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
@@ -301,16 +241,8 @@ Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
   rule.collect = params.maxMatches > 0;
   // The bank's tallest template bounds the frame rows each band of output rows reads.
   return frame.forEachBand(tallestMap_, maxHeight_, stream, [&](int y0, int y1) {
-    if (!fusedMembers_.empty() && y0 < fusedTallestMap_)
-      NCC_RETURN_IF_ERROR(launch_.score(frame.image, frame.pitch, frame.width, frame.height,
-                                        params.method, rule, y0, std::min(y1, fusedTallestMap_), stream));
-    for (const GemmGroup& group : gemm_) {
-      if (y0 >= group.mapHeight) continue;
-      NCC_RETURN_IF_ERROR(group.launch.score(frame.image, frame.pitch, frame.width, frame.height,
-                                             params.method, rule, y0, std::min(y1, group.mapHeight),
-                                             stream));
-    }
-    return Status();
+    return launch_.score(frame.image, frame.pitch, frame.width, frame.height, params.method, rule,
+                         y0, y1, stream);
   });
 }
 
@@ -329,7 +261,7 @@ Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerat
   NCC_RETURN_IF_ERROR(scratch.reserve(plan, bank.size()));
   width = W;
   height = H;
-  return fusedBank.prepare(bank, plan, W, H, scratch.aboveCount.as<int>(), smCount);
+  return fusedBank.prepare(bank, plan, W, H, scratch.aboveCount.as<int>());
 }
 
 }  // namespace nccmatch::cuda

@@ -12,7 +12,6 @@
 
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/frame_upload.hpp"
-#include "cuda/numerator/gemm_bank.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/numerator_fft.hpp"
 #include "cuda/numerator/numerator_spatial.hpp"
@@ -116,54 +115,35 @@ struct MapScratch {
   PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params) const;
 };
 
-// Two or more fused templates: every one scored from shared image tiles, each with its own map,
-// block bests and above-threshold list, and their peaks found together. Templates of one size
-// that the cost model gives to the GEMM numerator (gemmBankPays) form a GemmBank each, one
-// launch a band; the rest share one FusedSpatialBank launch a band.
+// Two or more fused templates: every one scored from shared image tiles by one launch per band,
+// each with its own map, block bests and above-threshold list, and their peaks found together.
 class FusedBankLaunch {
  public:
   // The plan's fused templates for frames of frameWidth x frameHeight (a bank only when there are
   // two or more), ordered by height so that templates of one height share the window sums in
   // the kernel. aboveCounts: MapScratch::aboveCount, indexed by template.
   Status prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth, int frameHeight,
-                 int* aboveCounts, int smCount);
+                 int* aboveCounts);
   bool active() const;
   bool contains(uint32_t templateIndex) const { return inBank_[templateIndex]; }
-  // Templates scored by a GemmBank (for tests and benchmarks).
-  std::size_t gemmTemplates() const;
   Status score(UploadedFrame& frame, const MatchParams& params, cudaStream_t stream) const;
   Status findPeaks(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* counts,
                    cudaStream_t stream) const;
 
  private:
-  // A GemmBank's templates: one size, in bank order.
-  struct GemmGroup {
-    std::vector<uint32_t> members;
-    GemmBankShape shape;  // what launch.set() forms for them
-    GemmBank launch;
-    int mapHeight = 0;
-  };
   // The fused templates by height, then width.
   static std::vector<uint32_t> orderedMembers(const TemplateBank& bank, const SizePlan& plan);
-  // Splits the members into GEMM groups (gemm_) and the rest (returned).
-  std::vector<uint32_t> formGemmGroups(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                                       int frameWidth, int frameHeight);
-  // Every member's map, block (or tile) bests and above list, one after another.
+  // The members' maps, block bests and above lists, one after another.
   Status reserve(const TemplateBank& bank, const std::vector<uint32_t>& members, int frameWidth,
                  int frameHeight);
-  // Uploads where each member's buffers lie to the score launches and the peak search.
+  // Uploads where each member's buffers lie to the score launch and the peak search.
   Status setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                    int frameWidth, int frameHeight, int* aboveCounts, int smCount);
-  // The per-block (fused) or per-tile (GEMM) bests of template i's map.
-  int partialsOf(uint32_t i, int mapWidth, int mapHeight) const;
+                    int frameWidth, int frameHeight, int* aboveCounts);
 
   FusedSpatialBank launch_;
-  std::vector<uint32_t> fusedMembers_;  // those of launch_
-  std::vector<GemmGroup> gemm_;
-  std::vector<int> gemmGroupOf_;        // per template: its group in gemm_, or -1
   BankPeakFinder peaks_;
   std::vector<bool> inBank_;
-  int maxHeight_ = 0, tallestMap_ = 0, fusedTallestMap_ = 0;
+  int maxHeight_ = 0, tallestMap_ = 0;
   DeviceBuffer maps_, blockBest_, above_;
 };
 
