@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "find_plugin.hpp"
 #include "live_latency.hpp"
 #include "nccmatch/engine.hpp"
 
@@ -83,17 +84,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   gst_init(&argc, &argv);
-  if (gst_element_factory_find("nccmatch") == nullptr) {  // <build>/bench/bench_live -> <build>/plugin
-    gchar* exe = g_file_read_link("/proc/self/exe", nullptr);
-    gchar* dir = g_path_get_dirname(exe);
-    gchar* plugin = g_build_filename(dir, "..", "plugin", nullptr);
-    gst_registry_scan_path(gst_registry_get(), plugin);
-    g_free(plugin), g_free(dir), g_free(exe);
-  }
-  if (gst_element_factory_find("nccmatch") == nullptr) {
-    std::fprintf(stderr, "nccmatch element not found (GST_PLUGIN_PATH)\n");
-    return 2;
-  }
+  if (!nccmatch::bench::findNccmatchPlugin()) return 2;
   std::string why;
   const bool gpu = nccmatch::cudaAvailable(&why);
   if (!gpu) std::fprintf(stderr, "no GPU (%s): CPU rows only\n", why.c_str());
