@@ -136,7 +136,8 @@ bool parseAngleList(const char* text, std::vector<double>* angles, std::string* 
         *error = "angle '" + entry + "' is not a number (nor a range start:stop:step)";
         return false;
       }
-      parsed.push_back(value);
+      // -0 is the angle 0: stored (and read back) as 0, so that "-0" and "0" are one setting.
+      parsed.push_back(value == 0.0 ? 0.0 : value);
       continue;
     }
     const std::size_t second = entry.find(':', colon + 1);

@@ -1,4 +1,5 @@
 // Settings: the `templates` list syntax and the mapping to the engine's MatchParams.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include "nccmatch_settings.hpp"
@@ -126,6 +127,17 @@ TEST(AngleList, ParsesAnglesAndRangesAndRefusesBadOnesNamingThem) {
       EXPECT_NE(error.find(c.errorNames), std::string::npos) << error;
     }
   }
+}
+
+// "-0" is the angle 0: parsed as +0, so it reads back as "0" (found by fuzz_properties: the
+// element kept an equal list and read back "0" where the text said "-0").
+TEST(AngleList, MinusZeroIsTheAngleZero) {
+  std::vector<double> angles;
+  std::string error;
+  ASSERT_TRUE(parseAngleList("-0,10", &angles, &error)) << error;
+  ASSERT_EQ(angles.size(), 2u);
+  EXPECT_FALSE(std::signbit(angles[0]));
+  EXPECT_EQ(joinAngleList(angles), joinAngleList({0.0, 10.0}));
 }
 
 TEST(AngleList, JoinReadsBackTheSameAngles) {
