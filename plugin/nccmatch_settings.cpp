@@ -40,9 +40,11 @@ namespace {
 bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 }  // namespace
 
-std::vector<std::string> parseTemplateList(const char* text) {
-  std::vector<std::string> files;
-  if (text == nullptr) return files;
+namespace {
+// The comma-separated entries of text, blanks trimmed; empty entries kept where keepEmpty.
+std::vector<std::string> splitList(const char* text, bool keepEmpty) {
+  std::vector<std::string> entries;
+  if (text == nullptr) return entries;
   std::string all(text);
   std::size_t begin = 0;
   while (begin <= all.size()) {
@@ -51,11 +53,14 @@ std::vector<std::string> parseTemplateList(const char* text) {
     std::size_t first = begin, last = end;
     while (first < last && isBlank(all[first])) ++first;
     while (last > first && isBlank(all[last - 1])) --last;
-    if (last > first) files.push_back(all.substr(first, last - first));
+    if (keepEmpty || last > first) entries.push_back(all.substr(first, last - first));
     begin = end + 1;
   }
-  return files;
+  return entries;
 }
+}  // namespace
+
+std::vector<std::string> parseTemplateList(const char* text) { return splitList(text, false); }
 
 std::string joinTemplateList(const std::vector<std::string>& files) {
   std::string joined;
@@ -90,19 +95,8 @@ bool parseScaleList(const char* text, std::vector<double>* scales, std::string* 
 }
 
 std::vector<std::string> parseMaskList(const char* text) {
-  std::vector<std::string> files;
-  if (text == nullptr) return files;
-  std::string all(text);
-  std::size_t begin = 0;
-  while (begin <= all.size()) {
-    std::size_t end = all.find(',', begin);
-    if (end == std::string::npos) end = all.size();
-    std::size_t first = begin, last = end;
-    while (first < last && isBlank(all[first])) ++first;
-    while (last > first && isBlank(all[last - 1])) --last;
-    files.push_back(all.substr(first, last - first));
-    begin = end + 1;
-  }
+  // Empty entries stay: they keep each mask beside its template.
+  std::vector<std::string> files = splitList(text, true);
   // Only blanks: no masks at all.
   if (std::all_of(files.begin(), files.end(), [](const std::string& f) { return f.empty(); })) files.clear();
   return files;
