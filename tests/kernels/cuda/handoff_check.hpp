@@ -23,6 +23,34 @@ struct HandoffView {
   const int* count = nullptr;
 };
 
+// Device buffers of one template's handoff: map, per-tile bests, above-threshold list and count.
+struct HandoffBuffers {
+  int mapW = 0, mapH = 0, tiles = 0;
+  double* map = nullptr;
+  cuda::Ranked* best = nullptr;
+  int *above = nullptr, *count = nullptr;
+  HandoffBuffers(int mapWidth, int mapHeight, int tileCount) : mapW(mapWidth), mapH(mapHeight), tiles(tileCount) {
+    const std::size_t n = std::size_t(mapW) * mapH;
+    EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&best, tiles * sizeof(cuda::Ranked)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&count, sizeof(int)), cudaSuccess);
+  }
+  HandoffBuffers(const HandoffBuffers&) = delete;
+  ~HandoffBuffers() {
+    cudaFree(map);
+    cudaFree(best);
+    cudaFree(above);
+    cudaFree(count);
+  }
+  // NaN maps and bests, a zero count: what a kernel leaves unwritten shows.
+  void poison() const {
+    EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(best, 0xff, tiles * sizeof(cuda::Ranked)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
+  }
+};
+
 inline void expectHandoff(const HandoffView& o, const std::vector<double>& want, double sign, double goodEnough,
                           bool collect) {
   const int mapW = o.mapW, mapH = o.mapH;

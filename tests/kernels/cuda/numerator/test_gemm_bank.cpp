@@ -32,34 +32,6 @@ std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
             << c.tplW << "x" << c.tplH << " bands " << c.bandRows;
 }
 
-// Device outputs of one member: map, tile bests, above list.
-struct MemberOutputs {
-  int mapW, mapH, tiles;
-  double* map = nullptr;
-  cuda::Ranked* best = nullptr;
-  int *above = nullptr, *count = nullptr;
-  MemberOutputs(int w, int h, int frameW, int frameH, const cuda::GemmBankShape& shape)
-      : mapW(frameW - w + 1), mapH(frameH - h + 1), tiles(cuda::gemmBankTiles(mapW, mapH, shape)) {
-    const std::size_t n = std::size_t(mapW) * mapH;
-    EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&best, tiles * sizeof(cuda::Ranked)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&count, sizeof(int)), cudaSuccess);
-  }
-  MemberOutputs(const MemberOutputs&) = delete;
-  ~MemberOutputs() {
-    cudaFree(map);
-    cudaFree(best);
-    cudaFree(above);
-    cudaFree(count);
-  }
-  void poison() const {
-    EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);  // NaN
-    EXPECT_EQ(cudaMemset(best, 0xff, tiles * sizeof(cuda::Ranked)), cudaSuccess);
-    EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
-  }
-};
-
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
@@ -84,11 +56,12 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
 
   const cuda::GemmBankShape shape = cuda::gemmBankShape(c.tplW, c.tplH, c.count);
   ASSERT_GT(shape.kSteps, 0);
-  std::vector<std::unique_ptr<MemberOutputs>> outs;
+  std::vector<std::unique_ptr<HandoffBuffers>> outs;
   std::vector<cuda::FusedBankTemplate> members;
   std::vector<const uint8_t*> pixels;
   for (const TemplateImage& t : templates) {
-    outs.push_back(std::make_unique<MemberOutputs>(t.width, t.height, c.frameW, c.frameH, shape));
+    const int mapW = c.frameW - t.width + 1, mapH = c.frameH - t.height + 1;
+    outs.push_back(std::make_unique<HandoffBuffers>(mapW, mapH, cuda::gemmBankTiles(mapW, mapH, shape)));
     cuda::FusedBankTemplate m;
     m.templateWidth = t.width;
     m.templateHeight = t.height;

@@ -31,42 +31,21 @@ std::ostream& operator<<(std::ostream& os, const FusedCase& c) {
             << " bands " << c.bandRows;
 }
 
-// Device buffers of one template's fused outputs: map, block bests, above-threshold list.
-struct FusedOutputs {
-  int mapW = 0, mapH = 0, blocks = 0;
+// Device buffers of one template's fused outputs (HandoffBuffers, one tile per 128x16 block)
+// and its packed template.
+struct FusedOutputs : HandoffBuffers {
   uint8_t* tpl = nullptr;
-  double* map = nullptr;
-  cuda::Ranked* best = nullptr;
-  int *above = nullptr, *count = nullptr;
-  FusedOutputs(const TemplateImage& t, int frameW, int frameH, cuda::FusedNumerator numerator) {
-    mapW = frameW - t.width + 1;
-    mapH = frameH - t.height + 1;
-    blocks = cuda::fusedSpatialBlocks(mapW, mapH);
-    const std::size_t n = std::size_t(mapW) * mapH;
+  FusedOutputs(const TemplateImage& t, int frameW, int frameH, cuda::FusedNumerator numerator)
+      : HandoffBuffers(frameW - t.width + 1, frameH - t.height + 1,
+                       cuda::fusedSpatialBlocks(frameW - t.width + 1, frameH - t.height + 1)) {
     const std::vector<uint8_t> packed =
         numerator == cuda::FusedNumerator::TensorCores
             ? cuda::fusedSpatialFragments(t.pixels.data(), t.width, t.height)
             : cuda::fusedSpatialPack(t.pixels.data(), t.width, t.height);
     EXPECT_EQ(cudaMalloc(&tpl, packed.size()), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&best, blocks * sizeof(cuda::Ranked)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&count, sizeof(int)), cudaSuccess);
     EXPECT_EQ(cudaMemcpy(tpl, packed.data(), packed.size(), cudaMemcpyHostToDevice), cudaSuccess);
   }
-  FusedOutputs(const FusedOutputs&) = delete;
-  ~FusedOutputs() {
-    cudaFree(tpl);
-    cudaFree(map);
-    cudaFree(best);
-    cudaFree(above);
-    cudaFree(count);
-  }
-  void poison() const {
-    EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);  // NaN
-    EXPECT_EQ(cudaMemset(best, 0xff, blocks * sizeof(cuda::Ranked)), cudaSuccess);
-    EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
-  }
+  ~FusedOutputs() { cudaFree(tpl); }
 };
 
 // The map bit-identical to `want`, each 128x16 block's best and the above list (expectHandoff).
