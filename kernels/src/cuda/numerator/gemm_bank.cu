@@ -13,9 +13,10 @@ namespace nccmatch::cuda {
 
 namespace {
 
-// Column sums of up to 128 + 63 columns, one thread each, stored one place to the right.
-constexpr int kPrefixColumns = 192;
+// Column sums of up to kGemmTileWidth + 63 columns, one thread each, stored one place to the right.
+constexpr int kPrefixColumns = 128;
 constexpr int kPrefixPitch = kPrefixColumns + 1;
+static_assert(kGemmTileWidth + kGemmMaxSide - 1 <= kPrefixColumns, "a tile's windows fit the prefix rows");
 
 // One template as the kernel sees it: statistics and outputs.
 struct alignas(16) MemberDesc {
@@ -35,37 +36,44 @@ struct GemmGrid {
   int width, height;
   bool chunkAligned;  // image and pitch 16-byte aligned: the tile loads by cp.async
   int count;          // templates in the group
-  int w, h, rowBytes, kSteps;
+  int w, h, rowChunks, slabRows, slabSteps;
   int rowBegin, rowEnd;
   int chunksPerRow, pitchWords;  // the image tile: 16-byte chunks a row, words a row
 };
 
-// The block's shared memory: the chunk's B fragments, the image tile, the prefix sums of the
-// column sums of I and I^2 per output row, the byte offset in the tile of every 4 bytes of K,
-// the chunk's descriptors and each warp's best per template.
+// The image tile's row: the Hankel chunk of position x, column chunk j reads bytes x + 16j ..
+// x + 16j + 15 through whole words (up to 3 bytes more).
+__host__ __device__ constexpr int tileChunksPerRow(int rowChunks) {
+  return (kGemmTileWidth + 16 * rowChunks + 3 + 15) / 16;
+}
+
+// The block's shared memory: the chunk's B operand, the Hankel rows of one slab, the image tile,
+// the prefix sums of the column sums of I and I^2 per output row, the chunk's descriptors and
+// each warp's best per template.
 struct GemmShared {
-  uint2* fragments;
+  uint8_t* fragments;
+  uint4* hankel;
   uint32_t* image;
   uint32_t* p1;
   uint32_t* p2;
-  int* kOffset;
   MemberDesc* desc;
   Ranked* best;  // kGemmTileRows x chunkTemplates
 };
 
 struct SharedLayout {
-  std::size_t fragments, image, prefix, kOffset, desc, best;
-  std::size_t total() const { return fragments + image + 2 * prefix + kOffset + desc + best; }
+  std::size_t fragments, hankel, image, prefix, desc, best;
+  __host__ __device__ std::size_t total() const { return fragments + hankel + image + 2 * prefix + desc + best; }
 };
 
-__host__ __device__ inline SharedLayout sharedLayout(int kSteps, int nTiles, int h, int pitchWords) {
+__host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTemplates, int slabRows, int rowChunks,
+                                                     int h) {
   SharedLayout l;
-  l.fragments = std::size_t(kSteps) * nTiles * 256;
-  l.image = std::size_t(kGemmTileRows + h - 1) * pitchWords * 4;
+  l.fragments = std::size_t(kSteps) * 2 * chunkTemplates * 16;
+  l.hankel = std::size_t(slabRows + kGemmTileRows - 1) * rowChunks * kGemmTileWidth * 16;
+  l.image = std::size_t(kGemmTileRows + h - 1) * tileChunksPerRow(rowChunks) * 16;
   l.prefix = std::size_t(kGemmTileRows) * kPrefixPitch * 4;
-  l.kOffset = std::size_t(kSteps) * 8 * 4;
-  l.desc = std::size_t(8 * nTiles) * sizeof(MemberDesc);
-  l.best = std::size_t(kGemmTileRows) * 8 * nTiles * sizeof(Ranked);
+  l.desc = std::size_t(chunkTemplates) * sizeof(MemberDesc);
+  l.best = std::size_t(kGemmTileRows) * chunkTemplates * sizeof(Ranked);
   return l;
 }
 static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays keep 16-byte alignment");
@@ -73,71 +81,93 @@ static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays k
 __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   GemmShared s;
   uint8_t* p = shared;
-  s.fragments = reinterpret_cast<uint2*>(p);
+  s.fragments = p;
   p += l.fragments;
+  s.hankel = reinterpret_cast<uint4*>(p);
+  p += l.hankel;
   s.image = reinterpret_cast<uint32_t*>(p);
   p += l.image;
   s.p1 = reinterpret_cast<uint32_t*>(p);
   p += l.prefix;
   s.p2 = reinterpret_cast<uint32_t*>(p);
   p += l.prefix;
-  s.kOffset = reinterpret_cast<int*>(p);
-  p += l.kOffset;
   s.desc = reinterpret_cast<MemberDesc*>(p);
   p += l.desc;
   s.best = reinterpret_cast<Ranked*>(p);
   return s;
 }
 
-// Once per block: the chunk's fragments (cp.async), its descriptors and the k offsets
-// (k = r * rowBytes + c is tile byte r * pitch + c; K's padding reads byte 0 against zeros).
-__device__ __forceinline__ void loadChunk(const GemmGrid& g, const GemmShared& s, const uint8_t* fragments,
-                                          const MemberDesc* descs, std::size_t chunkBytes, int chunkTemplates,
-                                          int count) {
+// Once per block: the chunk's B operand (cp.async) and its descriptors.
+__device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fragments, const MemberDesc* descs,
+                                          std::size_t chunkBytes, int chunkTemplates, int count) {
   const uint8_t* src = fragments + std::size_t(blockIdx.y) * chunkBytes;
-  uint8_t* dst = reinterpret_cast<uint8_t*>(s.fragments);
   for (std::size_t i = threadIdx.x; i < chunkBytes / 16; i += kGemmThreads)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
-                     uint32_t(__cvta_generic_to_shared(dst + 16 * i))),
+                     uint32_t(__cvta_generic_to_shared(s.fragments + 16 * i))),
                  "l"(src + 16 * i));
   for (int i = threadIdx.x; i < count; i += kGemmThreads) s.desc[i] = descs[blockIdx.y * chunkTemplates + i];
-  const int pitchBytes = 4 * g.pitchWords;
-  for (int i = threadIdx.x; i < 8 * g.kSteps; i += kGemmThreads) {
-    const int k = 4 * i, r = k / g.rowBytes, c = k - r * g.rowBytes;
-    s.kOffset[i] = r < g.h ? r * pitchBytes + c : 0;
-  }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();
 }
 
-// The numerator of one warp's output row: kMTiles x 16 positions times kNTiles x 8 templates.
-// Per k-step, lane (g, t) forms A rows g, g+8 of each m-tile at k 4t.. and 16+4t.. from two
-// neighbouring tile words each (a funnel shift: the window starts at any byte) and reads its
-// B fragments whole (8 bytes a lane, no bank conflicts).
+// The Hankel rows of a slab: for tile rows r0 .. r0 + rows + kGemmTileRows - 2, every position x
+// of the tile and column chunk j, the 16 bytes from x + 16j, stored at ((row * rowChunks + j) *
+// kGemmTileWidth + x) * 16: 8 neighbouring positions are 128 neighbouring bytes (one ldmatrix
+// matrix, no bank conflicts).
+__device__ __forceinline__ void buildHankel(const GemmShared& s, int pitchWords, int rowChunks, int r0, int rows) {
+  const int perRow = rowChunks * kGemmTileWidth;
+  const int total = (rows + kGemmTileRows - 1) * perRow;
+  for (int i = threadIdx.x; i < total; i += kGemmThreads) {
+    const int row = i / perRow, rest = i - row * perRow;
+    const int j = rest / kGemmTileWidth, x = rest - j * kGemmTileWidth;
+    const int byte = x + 16 * j;
+    const uint32_t* w = s.image + (r0 + row) * pitchWords + (byte >> 2);
+    const uint32_t shift = 8 * (byte & 3);
+    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+    s.hankel[i] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
+                             __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
+  }
+}
+
+__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// The numerator of one warp's output row over one slab: kMTiles x 16 positions times kNTiles x
+// 8 templates, `steps` k-steps of two slices. Lane (q, i) = (lane / 8, lane % 8) addresses row i
+// of ldmatrix matrix q: for A, position 16m + i + 8(q & 1) of slice 2k + (q >> 1) (a.x..a.w as
+// mma wants them); for B, template 8(n + (q >> 1)) + i of slice 2k + (q & 1) (b0, b1 of two
+// n-tiles). A slab's missing last slice reads a real slice against zero templates.
+constexpr int kMTiles = kGemmTileWidth / 16;
+
 template <int kNTiles>
-__device__ __forceinline__ void mainLoop(const GemmShared& s, int kSteps, int rowOffsetBytes,
-                                         uint32_t (&acc)[16 / kNTiles][kNTiles][4]) {
-  constexpr int kMTiles = 16 / kNTiles;
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-#pragma unroll 2
-  for (int step = 0; step < kSteps; ++step) {
-    uint2 b[kNTiles];
+__device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int stepBase, int steps, int lastSlice,
+                                         uint32_t (&acc)[kMTiles][kNTiles][4]) {
+  constexpr int kChunk = 8 * kNTiles;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane >> 3, i = lane & 7;
+  const uint32_t hankel = uint32_t(__cvta_generic_to_shared(s.hankel)) +
+                          uint32_t((warp * rowChunks * kGemmTileWidth + i + 8 * (q & 1)) * 16);
+  const uint32_t fragments = uint32_t(__cvta_generic_to_shared(s.fragments)) +
+                             uint32_t((stepBase * 2 * kChunk + (q & 1) * kChunk + 8 * (q >> 1) + i) * 16);
+#pragma unroll 1
+  for (int step = 0; step < steps; ++step) {
+    const int slice = min(2 * step + (q >> 1), lastSlice);
+    const uint32_t aAddress = hankel + uint32_t(slice * kGemmTileWidth * 16);
+    const uint32_t bAddress = fragments + uint32_t(step * 2 * kChunk * 16);
+    uint32_t a[kMTiles][4];
 #pragma unroll
-    for (int n = 0; n < kNTiles; ++n) b[n] = s.fragments[(step * kNTiles + n) * 32 + lane];
-    const int lo = s.kOffset[8 * step + t] + rowOffsetBytes + g;
-    const int hi = s.kOffset[8 * step + 4 + t] + rowOffsetBytes + g;
-    const uint32_t* wLo = s.image + (lo >> 2);
-    const uint32_t* wHi = s.image + (hi >> 2);
-    const uint32_t shLo = 8 * (lo & 3), shHi = 8 * (hi & 3);
+    for (int m = 0; m < kMTiles; ++m) ldmatrixX4(a[m], aAddress + m * 16 * 16);
 #pragma unroll
-    for (int m = 0; m < kMTiles; ++m) {
-      uint4 a;
-      a.x = __funnelshift_r(wLo[4 * m], wLo[4 * m + 1], shLo);
-      a.y = __funnelshift_r(wLo[4 * m + 2], wLo[4 * m + 3], shLo);
-      a.z = __funnelshift_r(wHi[4 * m], wHi[4 * m + 1], shHi);
-      a.w = __funnelshift_r(wHi[4 * m + 2], wHi[4 * m + 3], shHi);
+    for (int n = 0; n < kNTiles; n += 2) {
+      uint32_t b[4];
+      ldmatrixX4(b, bAddress + n * 8 * 16);
 #pragma unroll
-      for (int n = 0; n < kNTiles; ++n) mmaU8(acc[m][n], a, b[n].x, b[n].y);
+      for (int m = 0; m < kMTiles; ++m) {
+        mmaU8(acc[m][n], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[0], b[1]);
+        mmaU8(acc[m][n + 1], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[2], b[3]);
+      }
     }
   }
 }
@@ -154,11 +184,10 @@ __device__ __noinline__ double scoreOf(Method method, const TemplateStats& stats
 // sums and C, written to the template's map and, reaching the threshold, to its above list; the
 // row's best per template (lanes of one t hold the same templates) goes to bestRow.
 template <int kNTiles>
-__device__ __forceinline__ void epilogue(const uint32_t (&acc)[16 / kNTiles][kNTiles][4], const GemmShared& s,
+__device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                          const uint32_t* p1, const uint32_t* p2, int count, int w, int x0,
                                          int y, bool rowValid, int mapWidth, Method method,
                                          const FusedBankRule& rule, Ranked* bestRow) {
-  constexpr int kMTiles = 16 / kNTiles;
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
   for (int n = 0; n < kNTiles; ++n) {  // one template at a time: few registers beside acc
@@ -195,42 +224,49 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[16 / kNTiles][kNT
   }
 }
 
-// Persistent blocks: blockIdx.y is the chunk of templates (its fragments stay in shared memory),
-// blockIdx.x walks the band's tiles of kGemmTileRows x tileWidth outputs: load the image tile,
-// the window sums, the numerator (warp w: output row w), the epilogue, the tile's best per
-// template.
+// Persistent blocks: blockIdx.y is the chunk of templates (its B operand stays in shared
+// memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load the
+// image tile, the window sums, per slab the Hankel rows and the numerator (warp w: output row
+// w), the epilogue, the tile's best per template.
 template <int kNTiles>
-__global__ void __launch_bounds__(kGemmThreads, 2)
+__global__ void __launch_bounds__(kGemmThreads, 1)
     gemmBankKernel(const GemmGrid g, const MemberDesc* __restrict__ descs, const uint8_t* __restrict__ fragments,
                    Method method, FusedBankRule rule) {
-  constexpr int kTileWidth = 16 * (16 / kNTiles), kChunk = 8 * kNTiles;
+  constexpr int kChunk = 8 * kNTiles;
   extern __shared__ __align__(16) uint8_t shared[];
-  const SharedLayout layout = sharedLayout(g.kSteps, kNTiles, g.h, g.pitchWords);
+  const int kSteps = (g.h / g.slabRows) * g.slabSteps + ceilDiv((g.h % g.slabRows) * g.rowChunks, 2);
+  const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h);
   const GemmShared s = carve(shared, layout);
   const int count = min(kChunk, g.count - int(blockIdx.y) * kChunk);
-  loadChunk(g, s, fragments, descs, layout.fragments, kChunk, count);
+  loadChunk(s, fragments, descs, layout.fragments, kChunk, count);
 
   const int mapWidth = g.width - g.w + 1, mapHeight = g.height - g.h + 1;
   const int rowLimit = min(g.rowEnd, mapHeight);
-  const int tilesX = ceilDiv(mapWidth, kTileWidth), firstTileRow = g.rowBegin / kGemmTileRows;
+  const int tilesX = ceilDiv(mapWidth, kGemmTileWidth), firstTileRow = g.rowBegin / kGemmTileRows;
   const int tiles = tilesX * (ceilDiv(rowLimit, kGemmTileRows) - firstTileRow);
   const int warp = threadIdx.x >> 5;
   const uint32_t* p1 = s.p1 + warp * kPrefixPitch;
   const uint32_t* p2 = s.p2 + warp * kPrefixPitch;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int ty = firstTileRow + tile / tilesX, tx = tile % tilesX;
-    const int x0 = tx * kTileWidth, y0 = ty * kGemmTileRows;
+    const int x0 = tx * kGemmTileWidth, y0 = ty * kGemmTileRows;
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
-        s.image, g.pitchWords, g.h, kTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
-    __syncthreads();
-    uint32_t acc[16 / kNTiles][kNTiles][4] = {};
-    mainLoop<kNTiles>(s, g.kSteps, warp * 4 * g.pitchWords, acc);
+        s.image, g.pitchWords, g.h, kGemmTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
+    uint32_t acc[kMTiles][kNTiles][4] = {};
+    for (int r0 = 0, stepBase = 0; r0 < g.h; r0 += g.slabRows, stepBase += g.slabSteps) {
+      const int rows = min(g.slabRows, g.h - r0);
+      if (r0 > 0) __syncthreads();  // every warp is past the previous slab's Hankel rows
+      buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
+      __syncthreads();
+      const int slices = rows * g.rowChunks;
+      mainLoop<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
+    }
     const int y = y0 + warp;
     epilogue<kNTiles>(acc, s, p1, p2, count, g.w, x0, y, y < rowLimit, mapWidth, method, rule,
                       s.best + warp * kChunk);
-    // Every warp is past its reads of the tile, the sums and the fragments of this tile.
+    // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
     __syncthreads();
     if (int(threadIdx.x) < count) {
       Ranked r = s.best[threadIdx.x];
@@ -241,12 +277,21 @@ __global__ void __launch_bounds__(kGemmThreads, 2)
   }
 }
 
+// Lets the kernel take `limit` bytes of shared memory (every bank's shape fits it, so banks of
+// other sizes never see a smaller setting) and says how many blocks of `shared` bytes an SM holds.
+template <int kNTiles>
+Status prepare(std::size_t limit, std::size_t shared, int* blocksPerSm) {
+  NCC_CUDA_CHECK(cudaFuncSetAttribute(gemmBankKernel<kNTiles>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(limit)));
+  NCC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSm, gemmBankKernel<kNTiles>, kGemmThreads,
+                                                               shared));
+  if (*blocksPerSm < 1) return Status::error("GemmBank: the kernel does not fit an SM");
+  return Status();
+}
+
 template <int kNTiles>
 Status launch(const GemmGrid& g, const MemberDesc* descs, const uint8_t* fragments, Method method,
-              const FusedBankRule& rule, int chunks, int blocksX, cudaStream_t stream) {
-  const std::size_t shared = sharedLayout(g.kSteps, kNTiles, g.h, g.pitchWords).total();
-  NCC_CUDA_CHECK(cudaFuncSetAttribute(gemmBankKernel<kNTiles>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      int(shared)));
+              const FusedBankRule& rule, std::size_t shared, int chunks, int blocksX, cudaStream_t stream) {
   gemmBankKernel<kNTiles><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments, method,
                                                                                    rule);
   NCC_CUDA_CHECK(cudaGetLastError());
@@ -261,45 +306,58 @@ int roundUpPowerOfTwo(int v) {
 
 }  // namespace
 
-GemmBankShape gemmBankShape(int width, int height, int count) {
+std::size_t GemmBankShape::sharedBytes() const {
+  return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height).total();
+}
+
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit) {
   GemmBankShape s;
   if (!gemmBankFits(width, height) || count < 1) return s;
   s.width = width;
   s.height = height;
-  s.rowBytes = int(roundUp(std::size_t(width), 4));
-  s.kSteps = ceilDiv(height * s.rowBytes, 32);
-  // The widest n-tiles the bank fills and shared memory holds (two always do: 64x64 is 64 KB).
-  const int wanted = std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8)));
-  s.nTiles = 8;
-  while (s.nTiles > 2 && (s.nTiles > wanted || s.chunkBytes() > kGemmChunkBytesLimit)) s.nTiles /= 2;
-  s.mTiles = 16 / s.nTiles;
-  s.tileWidth = 16 * s.mTiles;
-  s.chunkTemplates = 8 * s.nTiles;
-  s.chunks = ceilDiv(count, s.chunkTemplates);
-  return s;
+  s.rowChunks = ceilDiv(width, 16);
+  s.tileWidth = kGemmTileWidth;
+  auto cut = [&](int nTiles, int slabRows) {
+    s.nTiles = nTiles;
+    s.chunkTemplates = 8 * nTiles;
+    s.chunks = ceilDiv(count, s.chunkTemplates);
+    s.slabRows = slabRows;
+    s.slabSteps = ceilDiv(slabRows * s.rowChunks, 2);
+    s.kSteps = (height / slabRows) * s.slabSteps + ceilDiv((height % slabRows) * s.rowChunks, 2);
+    return s.sharedBytes() <= sharedLimit;
+  };
+  // The widest n-tiles the bank fills whose B operand and Hankel slab (at least 8 template rows,
+  // or the whole template: fewer rebuild the Hankel too often) fit; the largest slab for those.
+  const int wanted = std::min(8, std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
+  for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
+    const int leastSlab = nTiles == 2 ? 1 : std::min(height, 8);
+    for (int slabRows = height; slabRows >= leastSlab; --slabRows)
+      if (cut(nTiles, slabRows)) return s;
+  }
+  return GemmBankShape();
 }
 
 std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape) {
   std::vector<uint8_t> out(std::size_t(shape.chunks) * shape.chunkBytes(), 0);
   const int count = int(pixels.size());
-  auto byteAt = [&](int member, int k) -> uint8_t {
-    const int r = k / shape.rowBytes, c = k % shape.rowBytes;
-    return r < shape.height && c < shape.width ? pixels[member][std::size_t(r) * shape.width + c] : 0;
-  };
   for (int chunk = 0; chunk < shape.chunks; ++chunk)
-    for (int step = 0; step < shape.kSteps; ++step)
-      for (int n = 0; n < shape.nTiles; ++n)
-        for (int lane = 0; lane < 32; ++lane) {
-          const int g = lane >> 2, t = lane & 3;
-          const int member = chunk * shape.chunkTemplates + 8 * n + g;
-          if (member >= count) continue;
+    for (int step = 0; step < shape.kSteps; ++step) {
+      const int slab = step / shape.slabSteps, r0 = slab * shape.slabRows;
+      const int rows = std::min(shape.slabRows, shape.height - r0);
+      for (int half = 0; half < 2; ++half) {
+        const int slice = 2 * (step - slab * shape.slabSteps) + half;
+        if (slice >= rows * shape.rowChunks) continue;  // the slab's padding: zeros
+        const int r = r0 + slice / shape.rowChunks, c0 = 16 * (slice % shape.rowChunks);
+        for (int n = 0; n < shape.chunkTemplates; ++n) {
+          const int member = chunk * shape.chunkTemplates + n;
+          if (member >= count) break;
           uint8_t* dst = out.data() + std::size_t(chunk) * shape.chunkBytes() +
-                         (std::size_t(step) * shape.nTiles + n) * 256 + lane * 8;
-          for (int b = 0; b < 4; ++b) {
-            dst[b] = byteAt(member, 32 * step + 4 * t + b);
-            dst[4 + b] = byteAt(member, 32 * step + 16 + 4 * t + b);
-          }
+                         ((std::size_t(step) * 2 + half) * shape.chunkTemplates + n) * 16;
+          for (int c = c0; c < std::min(c0 + 16, shape.width); ++c)
+            dst[c - c0] = pixels[member][std::size_t(r) * shape.width + c];
         }
+      }
+    }
   return out;
 }
 
@@ -312,8 +370,15 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   count_ = 0;
   if (members.empty() || pixels.size() != members.size())
     return Status::error("GemmBank::set: empty bank, or pixels and members differ in number");
-  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()));
-  if (shape.kSteps == 0) return Status::error("GemmBank::set: template size outside 1..64");
+  if (!gemmBankFits(width, height)) return Status::error("GemmBank::set: template size outside 1..64");
+  int device = 0, optin = 0;
+  NCC_CUDA_CHECK(cudaGetDevice(&device));
+  NCC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const std::size_t sharedLimit = std::min(kGemmSharedLimit, std::size_t(optin));
+  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit);
+  if (shape.kSteps == 0)
+    return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
+                         " templates do not fit the device's shared memory");
   std::vector<MemberDesc> descs;
   bool collect = true;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -332,6 +397,12 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   const std::size_t bytes = descs.size() * sizeof(MemberDesc);
   NCC_RETURN_IF_ERROR(descriptors_.reserve(bytes));
   NCC_CUDA_CHECK(cudaMemcpy(descriptors_.as<void>(), descs.data(), bytes, cudaMemcpyHostToDevice));
+  const std::size_t shared = shape.sharedBytes();
+  switch (shape.nTiles) {
+    case 8: NCC_RETURN_IF_ERROR(prepare<8>(sharedLimit, shared, &blocksPerSm_)); break;
+    case 4: NCC_RETURN_IF_ERROR(prepare<4>(sharedLimit, shared, &blocksPerSm_)); break;
+    default: NCC_RETURN_IF_ERROR(prepare<2>(sharedLimit, shared, &blocksPerSm_)); break;
+  }
   shape_ = shape;
   count_ = int(members.size());
   smCount_ = std::max(1, smCount);
@@ -358,23 +429,24 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   g.count = count_;
   g.w = shape_.width;
   g.h = shape_.height;
-  g.rowBytes = shape_.rowBytes;
-  g.kSteps = shape_.kSteps;
+  g.rowChunks = shape_.rowChunks;
+  g.slabRows = shape_.slabRows;
+  g.slabSteps = shape_.slabSteps;
   g.rowBegin = rowBegin;
   g.rowEnd = rowEnd;
-  // The warps read up to tileWidth + rowBytes + 3 bytes of a row (the last funnel shift's word).
-  g.chunksPerRow = ceilDiv(shape_.tileWidth + shape_.rowBytes + 3, 16);
+  g.chunksPerRow = tileChunksPerRow(shape_.rowChunks);
   g.pitchWords = 4 * g.chunksPerRow;
   const int tiles = ceilDiv(mapWidth, shape_.tileWidth) *
                     (ceilDiv(rowEnd, kGemmTileRows) - rowBegin / kGemmTileRows);
-  // Two resident blocks an SM, shared between the chunks.
-  const int blocksX = std::max(1, std::min(tiles, ceilDiv(2 * smCount_, shape_.chunks)));
+  // The resident blocks of every SM, shared between the chunks.
+  const int blocksX = std::max(1, std::min(tiles, ceilDiv(blocksPerSm_ * smCount_, shape_.chunks)));
   const MemberDesc* descs = descriptors_.as<MemberDesc>();
   const uint8_t* fragments = fragments_.as<uint8_t>();
+  const std::size_t shared = shape_.sharedBytes();
   switch (shape_.nTiles) {
-    case 8: return launch<8>(g, descs, fragments, method, rule, shape_.chunks, blocksX, stream);
-    case 4: return launch<4>(g, descs, fragments, method, rule, shape_.chunks, blocksX, stream);
-    default: return launch<2>(g, descs, fragments, method, rule, shape_.chunks, blocksX, stream);
+    case 8: return launch<8>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
+    case 4: return launch<4>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
+    default: return launch<2>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
   }
 }
 

@@ -1,11 +1,14 @@
 // The bank numerator as a matrix product on the integer tensor cores: for the templates of one
-// size, C = A * B with A the frame's windows (positions x K, formed from a shared-memory image
-// tile by address arithmetic: no im2col matrix in global memory), B the templates (K x templates,
-// each template row zero-padded to whole 4-byte words) and C = sum(I*T) for every position and
-// template, u8 x u8 -> s32 by mma.sync (exact: w*h*255^2 < 2^31 for w, h <= 64). The epilogue
-// scores every (position, template) from the window sums of the same tile with the rules of
-// score_rules.hpp and hands each template's peaks over as the fused bank does (map, per-tile
-// bests, positions reaching the threshold).
+// size, C = A * B with A the frame's windows (positions x K) and B the templates (K x templates),
+// C = sum(I*T) for every position and template, u8 x u8 -> s32 by mma.sync (exact: w*h*255^2 <
+// 2^31 for w, h <= 64). K runs over template rows r and 16-byte column chunks j of a row: the
+// "slice" (r, j). The block builds, in shared memory, each frame row's Hankel matrix (position x,
+// chunk j: the 16 frame bytes from x + 16j), so every A fragment is one ldmatrix of 16-byte rows
+// (no im2col matrix in global memory, no byte shifts in the main loop); the templates wait in
+// shared memory in the same slice order, read by ldmatrix too. The epilogue scores every
+// (position, template) from the window sums of the same tile with the rules of score_rules.hpp
+// and hands each template's peaks over as the fused bank does (map, per-tile bests, positions
+// reaching the threshold).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,11 +25,12 @@
 namespace nccmatch::cuda {
 
 constexpr int kGemmMaxSide = 64;
-// A block tile is kGemmTileRows output rows (one per warp) by GemmBankShape::tileWidth outputs.
+// A block tile is kGemmTileRows output rows (one per warp) by kGemmTileWidth positions.
 constexpr int kGemmTileRows = 8;
+constexpr int kGemmTileWidth = 64;
 constexpr int kGemmThreads = 32 * kGemmTileRows;
-// Shared memory the templates of one block may take (two blocks fit an H100/H200 SM).
-constexpr std::size_t kGemmChunkBytesLimit = 72 * 1024;
+// Shared memory a block may take: one block an SM (its accumulators fill the registers).
+constexpr std::size_t kGemmSharedLimit = 220 * 1024;
 
 inline bool gemmBankFits(int templateWidth, int templateHeight) {
   return templateWidth >= 1 && templateHeight >= 1 && templateWidth <= kGemmMaxSide &&
@@ -34,26 +38,30 @@ inline bool gemmBankFits(int templateWidth, int templateHeight) {
 }
 
 // How `count` templates of width x height are cut for the kernel. A warp forms one output row
-// of tileWidth = 16 * mTiles positions for chunkTemplates = 8 * nTiles templates, mTiles * nTiles
-// = 16 (each A fragment serves nTiles MMAs, each B fragment mTiles); blockIdx.y picks the chunk.
+// of kGemmTileWidth positions (4 m-tiles of 16) for chunkTemplates = 8 * nTiles templates;
+// blockIdx.y picks the chunk. K is cut into slabs of slabRows template rows (the Hankel rows of
+// a slab, slabRows + kGemmTileRows - 1 frame rows, are what shared memory holds at once); a
+// slab's slices, padded to an even number, make its k-steps of 32.
 struct GemmBankShape {
   int width = 0, height = 0;
-  int rowBytes = 0;        // a template row in K: width rounded up to 4
-  int kSteps = 0;          // K = height * rowBytes rounded up to 32, in steps of 32
+  int rowChunks = 0;       // 16-byte chunks a template row: ceil(width / 16)
+  int slabRows = 0;        // template rows a slab
+  int slabSteps = 0;       // k-steps of a whole slab: ceil(slabRows * rowChunks / 2)
+  int kSteps = 0;          // k-steps of all slabs (the last may be shorter)
   int nTiles = 0;          // 2, 4 or 8
-  int mTiles = 0;          // 16 / nTiles
-  int tileWidth = 0;       // 16 * mTiles
+  int tileWidth = 0;       // kGemmTileWidth
   int chunkTemplates = 0;  // 8 * nTiles
   int chunks = 0;          // ceil(count / chunkTemplates)
-  std::size_t chunkBytes() const { return std::size_t(kSteps) * nTiles * 256; }
+  std::size_t chunkBytes() const { return std::size_t(kSteps) * 2 * chunkTemplates * 16; }
+  std::size_t sharedBytes() const;  // the block's shared memory
 };
 
 // The shape for a group, or one with kSteps == 0 when the size does not fit (gemmBankFits).
-GemmBankShape gemmBankShape(int width, int height, int count);
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit);
 
-// The group's B fragments, ready to upload: per chunk, per k-step s, per n-tile j, 32 lanes x
-// 8 bytes, lane (g, t) holding template 8j + g at k = 32s + 4t .. +3 and 32s + 16 + 4t .. +3,
-// where k = r * rowBytes + c is template byte (r, c) (zero beyond the template).
+// The group's B operand, ready to upload: per chunk, per k-step, its two slices, per template of
+// the chunk 16 bytes: template row r, columns 16j .. 16j+15 (zero beyond the template, and a
+// whole zero slice where a slab's slices are odd in number).
 std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape);
 
 // Per-tile bests (PeakHandoff::blockBest entries) of one template's map of mapWidth x mapHeight.
@@ -80,6 +88,7 @@ class GemmBank {
   GemmBankShape shape_;
   int count_ = 0;
   int smCount_ = 1;
+  int blocksPerSm_ = 1;
   bool canCollect_ = false;
 };
 

@@ -145,35 +145,52 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
 
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
-  // 64 templates of 32x32: K = 1024 (32 steps), 8 n-tiles of 8 templates, 64 KB of fragments.
+  // 64 templates of 32x32: two 16-byte chunks a row, 64 slices, 32 k-steps, one slab of all 32
+  // rows, 8 n-tiles of 8 templates: one chunk, within the shared memory limit.
   cuda::GemmBankShape s = cuda::gemmBankShape(32, 32, 64);
+  EXPECT_EQ(s.rowChunks, 2);
+  EXPECT_EQ(s.slabRows, 32);
   EXPECT_EQ(s.kSteps, 32);
   EXPECT_EQ(s.nTiles, 8);
-  EXPECT_EQ(s.tileWidth, 32);
+  EXPECT_EQ(s.tileWidth, cuda::kGemmTileWidth);
   EXPECT_EQ(s.chunks, 1);
-  EXPECT_LE(s.chunkBytes(), cuda::kGemmChunkBytesLimit);
-  // 64x64 takes two n-tiles (64 KB a chunk); a few templates take two as well.
+  EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimit);
+  // 64x64: 64 templates' B (256 KB) does not fit, 32 do with slabs of at least 8 rows.
   s = cuda::gemmBankShape(64, 64, 100);
-  EXPECT_EQ(s.nTiles, 2);
-  EXPECT_EQ(s.chunks, 7);
+  EXPECT_EQ(s.nTiles, 4);
+  EXPECT_EQ(s.chunks, 4);
+  EXPECT_GE(s.slabRows, 8);
+  EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimit);
+  EXPECT_EQ(s.kSteps, (64 / s.slabRows) * s.slabSteps + (64 % s.slabRows) * 4 / 2);
+  // A smaller limit cuts thinner slabs, then fewer templates a chunk; none fits at last.
+  const cuda::GemmBankShape small = cuda::gemmBankShape(64, 64, 100, 128 * 1024);
+  EXPECT_EQ(small.nTiles, 2);
+  EXPECT_LT(small.slabRows, 8);
+  EXPECT_LE(small.sharedBytes(), std::size_t(128 * 1024));
+  EXPECT_EQ(cuda::gemmBankShape(64, 64, 100, 16 * 1024).kSteps, 0);
   EXPECT_EQ(cuda::gemmBankShape(8, 8, 3).nTiles, 2);
   EXPECT_EQ(cuda::gemmBankShape(8, 8, 30).nTiles, 4);
-  // Rows are padded to whole words: 5 -> 8 bytes, K = 3 * 8 = 24 -> one step.
+  // 5x3: one chunk a row, 3 slices in one slab: 2 k-steps, the last slice a zero pad.
   s = cuda::gemmBankShape(5, 3, 1);
-  EXPECT_EQ(s.rowBytes, 8);
-  EXPECT_EQ(s.kSteps, 1);
+  EXPECT_EQ(s.rowChunks, 1);
+  EXPECT_EQ(s.slabRows, 3);
+  EXPECT_EQ(s.kSteps, 2);
   EXPECT_EQ(cuda::gemmBankShape(65, 8, 4).kSteps, 0);
   EXPECT_EQ(cuda::gemmBankShape(8, 8, 0).kSteps, 0);
-  // Lane (g, t) = (1, 2) of step 0, n-tile 0: template 1 at k = 8..11 and 24..27; with 5-byte
-  // rows padded to 8, k = 8..11 is row 1, columns 0..3, and k = 24..27 lies past the 3 rows.
+  // Step 0's second slice is template row 1; step 1's second slice is the pad.
   const std::vector<uint8_t> a(15, 1), b = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const std::vector<uint8_t> frags = cuda::gemmBankFragments({a.data(), b.data()}, s);
   ASSERT_EQ(frags.size(), s.chunkBytes());
-  const std::size_t lane = 1 * 4 + 2;
-  EXPECT_EQ(std::vector<uint8_t>(frags.begin() + lane * 8, frags.begin() + lane * 8 + 8),
-            (std::vector<uint8_t>{6, 7, 8, 9, 0, 0, 0, 0}));
-  EXPECT_EQ(cuda::gemmBankTiles(32, 8, cuda::gemmBankShape(32, 32, 64)), 1);
-  EXPECT_EQ(cuda::gemmBankTiles(33, 9, cuda::gemmBankShape(32, 32, 64)), 4);
+  auto slice = [&](int step, int half, int member) {
+    const std::size_t at = ((std::size_t(step) * 2 + half) * s.chunkTemplates + member) * 16;
+    return std::vector<uint8_t>(frags.begin() + at, frags.begin() + at + 16);
+  };
+  EXPECT_EQ(slice(0, 1, 1), (std::vector<uint8_t>{6, 7, 8, 9, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(slice(1, 0, 1), (std::vector<uint8_t>{11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(slice(1, 1, 0), std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(slice(0, 0, 0), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(cuda::gemmBankTiles(64, 8, cuda::gemmBankShape(32, 32, 64)), 1);
+  EXPECT_EQ(cuda::gemmBankTiles(65, 9, cuda::gemmBankShape(32, 32, 64)), 4);
 }
 
 TEST(GemmBank, BadArgumentsAreErrors) {

@@ -1,0 +1,138 @@
+// The screened float scores (rules/score_screen.hpp) against the exact scores: for windows and
+// templates of 1 to 4096 pixels drawn from noise, near-flat patches, binary patterns, copies and
+// negatives of each other, all-0 and all-255, every method's screened score lies within
+// screenRelativeBound * |screened| of scoreFromSums, also with both inverse roots moved 2 ulp
+// either way (the device's rsqrtf may be 2 ulp off), and flat windows and templates screen to
+// the exact rule's constants.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "rules/score_screen.hpp"
+#include "test_support.hpp"
+
+namespace nccmatch {
+namespace {
+
+const Method kMethods[] = {Method::SqDiff, Method::SqDiffNormed, Method::CCorr,
+                           Method::CCorrNormed, Method::CCoeff, Method::CCoeffNormed};
+
+enum class Pattern { Noise, NearFlat, Binary, Flat0, Flat255, Dark };
+
+std::vector<uint8_t> pixelsOf(Pattern p, int n, std::mt19937_64& gen) {
+  std::vector<uint8_t> v(static_cast<std::size_t>(n));
+  const int base = int(gen() % 256);
+  for (auto& x : v) {
+    switch (p) {
+      case Pattern::Noise: x = uint8_t(gen()); break;
+      case Pattern::NearFlat: x = uint8_t(std::min(255, std::max(0, base + int(gen() % 3) - 1))); break;
+      case Pattern::Binary: x = gen() % 2 ? 255 : 0; break;
+      case Pattern::Flat0: x = 0; break;
+      case Pattern::Flat255: x = 255; break;
+      case Pattern::Dark: x = uint8_t(gen() % 4); break;
+    }
+  }
+  if (p == Pattern::NearFlat && n > 1) v[0] = uint8_t(base ^ 1);  // one pixel off: barely not flat
+  return v;
+}
+
+float movedUlps(float v, int ulps) {
+  for (int i = 0; i < std::abs(ulps); ++i) v = std::nextafter(v, ulps > 0 ? INFINITY : -INFINITY);
+  return v;
+}
+
+// Checks one window against one template for every method and every rsqrt perturbation.
+void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uint8_t>& tpl, const std::string& what) {
+  TemplateImage t;
+  t.width = int(tpl.size());
+  t.height = 1;
+  t.pixels = tpl;
+  const TemplateStats stats = templateStats(t);
+  int64_t s1 = 0, s2 = 0, c = 0;
+  for (std::size_t i = 0; i < window.size(); ++i) {
+    s1 += window[i];
+    s2 += int64_t(window[i]) * window[i];
+    c += int64_t(window[i]) * tpl[i];
+  }
+  for (Method m : kMethods) {
+    const double exact = scoreFromSums(m, stats, s1, s2, c);
+    const ScreenTemplate st = screenTemplate(m, stats);
+    const ScreenWindow sw = screenWindow(m, stats.n, int32_t(s1), int32_t(s2));
+    const float bound = screenRelativeBound(m);
+    for (int du = -2; du <= 2; ++du)
+      for (int tu = -2; tu <= 2; ++tu) {
+        ScreenWindow w = sw;
+        ScreenTemplate tt = st;
+        if (w.inverseRoot != 0.0f) w.inverseRoot = movedUlps(w.inverseRoot, du);
+        if (tt.inverseRoot != 0.0f) tt.inverseRoot = movedUlps(tt.inverseRoot, tu);
+        const float f = screenedScore(m, tt, w, int32_t(c));
+        ASSERT_TRUE(std::isfinite(f)) << what << " " << methodName(m);
+        ASSERT_LE(std::fabs(exact - double(f)), double(bound) * std::fabs(double(f)))
+            << what << " " << methodName(m) << " n=" << stats.n << " exact " << exact << " screened " << f
+            << " ulps " << du << "," << tu;
+        // The helpers bracket the exact goodness either way round.
+        for (float sign : {1.0f, -1.0f}) {
+          ASSERT_LE(double(screenFloor(sign * f, bound)), sign * exact) << what << " " << methodName(m);
+          ASSERT_GE(double(screenCeiling(sign * f, bound)), sign * exact) << what << " " << methodName(m);
+        }
+      }
+  }
+}
+
+TEST(ScoreScreen, EveryMethodWithinItsBoundOnEveryKindOfWindow) {
+  auto& gen = test::rng();
+  const Pattern patterns[] = {Pattern::Noise, Pattern::NearFlat, Pattern::Binary,
+                              Pattern::Flat0, Pattern::Flat255, Pattern::Dark};
+  for (int n : {1, 2, 3, 7, 64, 255, 256, 1024, 2304, 4096}) {
+    for (Pattern wp : patterns)
+      for (Pattern tp : patterns)
+        for (int rep = 0; rep < 3; ++rep) {
+          const std::vector<uint8_t> w = pixelsOf(wp, n, gen), t = pixelsOf(tp, n, gen);
+          const std::string what = "n " + std::to_string(n) + " patterns " + std::to_string(int(wp)) + "/" +
+                                   std::to_string(int(tp));
+          expectWithinBound(w, t, what);
+          if (HasFatalFailure()) return;
+        }
+    // Matches and near-matches: the scores near +-1 where the exact rule clamps.
+    for (Pattern p : patterns) {
+      std::vector<uint8_t> w = pixelsOf(p, n, gen), copy = w, negative = w, nudged = w;
+      for (auto& v : negative) v = uint8_t(255 - v);
+      nudged[gen() % nudged.size()] ^= 1;
+      expectWithinBound(w, copy, "copy n " + std::to_string(n));
+      expectWithinBound(w, negative, "negative n " + std::to_string(n));
+      expectWithinBound(w, nudged, "nudged n " + std::to_string(n));
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(ScoreScreen, FlatWindowsAndTemplatesScreenToTheExactConstants) {
+  TemplateImage t;
+  t.width = 4;
+  t.height = 1;
+  t.pixels = {10, 20, 30, 40};
+  const TemplateStats stats = templateStats(t);
+  // A flat window of four 50s: ccoeff-normed 0 exactly, and so screened.
+  ScreenWindow w = screenWindow(Method::CCoeffNormed, 4, 200, 10000);
+  EXPECT_EQ(w.inverseRoot, 0.0f);
+  EXPECT_EQ(screenedScore(Method::CCoeffNormed, screenTemplate(Method::CCoeffNormed, stats), w, 5000), 0.0f);
+  // A black window: ccorr-normed 0, sqdiff-normed 1.
+  EXPECT_EQ(screenedScore(Method::CCorrNormed, screenTemplate(Method::CCorrNormed, stats),
+                          screenWindow(Method::CCorrNormed, 4, 0, 0), 0),
+            0.0f);
+  EXPECT_EQ(screenedScore(Method::SqDiffNormed, screenTemplate(Method::SqDiffNormed, stats),
+                          screenWindow(Method::SqDiffNormed, 4, 0, 0), 0),
+            1.0f);
+  // A flat template: ccoeff-normed 1 everywhere.
+  t.pixels = {9, 9, 9, 9};
+  const ScreenTemplate flat = screenTemplate(Method::CCoeffNormed, templateStats(t));
+  EXPECT_EQ(flat.inverseRoot, 0.0f);
+  EXPECT_EQ(screenedScore(Method::CCoeffNormed, flat, screenWindow(Method::CCoeffNormed, 4, 10, 50), 90), 1.0f);
+}
+
+}  // namespace
+}  // namespace nccmatch
