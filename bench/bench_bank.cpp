@@ -1,9 +1,11 @@
-// Banks of templates of one size on the H200: the GEMM bank numerator (gemm_bank.hpp) against
-// the fused kernel's loop over the same templates (FusedSpatialBank, the path before it), each
-// launch timed alone with CUDA events (median after warm-up), and the achieved integer tensor
-// throughput (2 ops per multiply-add of the template's w*h pixels, padding not counted) as a
-// share of the H200's dense INT8 peak. The whole per-frame cost through the library is in
-// bench_stream.
+// Banks of templates of one size on the H200: the GEMM bank numerator (gemm_bank.hpp) with a
+// sparse map (screened scores, exact ones only near the tile bests and the threshold; the
+// clearing of the map's bits timed with it) and with every score written, against the fused
+// kernel's loop over the same templates (FusedSpatialBank, the path before it), each launch
+// timed alone with CUDA events (median after warm-up), and the achieved integer tensor
+// throughput of the sparse GEMM (2 ops per multiply-add of the template's w*h pixels, padding
+// not counted) as a share of the H200's dense INT8 peak. The whole per-frame cost through the
+// library is in bench_stream.
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -31,6 +33,7 @@ struct Outputs {
   double* maps = nullptr;
   Ranked* best = nullptr;
   int *above = nullptr, *counts = nullptr;
+  uint32_t* bits = nullptr;
 };
 
 // Median microseconds of `launch` (kRuns after 3 warm-up runs).
@@ -81,7 +84,8 @@ int main(int argc, char** argv) {
   std::printf("GPU: %s, %d SMs\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
               "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
               prop.name, prop.multiProcessorCount, methodName(method), kRuns, kInt8PeakTops);
-  std::printf("| frame | bank | fused loop | GEMM bank | speed-up | GEMM TOPS | share of peak |\n|---|---|---|---|---|---|---|\n");
+  std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   struct Case {
     int W, H, count, side;
   };
@@ -108,6 +112,8 @@ int main(int argc, char** argv) {
     BENCH_CUDA_CHECK(cudaMalloc(&o.above, positions * c.count * sizeof(int)));
     BENCH_CUDA_CHECK(cudaMalloc(&o.best, partials * c.count * sizeof(Ranked)));
     BENCH_CUDA_CHECK(cudaMalloc(&o.counts, c.count * sizeof(int)));
+    const std::size_t bitWords = (positions + 31) / 32;
+    BENCH_CUDA_CHECK(cudaMalloc(&o.bits, bitWords * c.count * sizeof(uint32_t)));
     std::vector<std::vector<uint8_t>> pixels(c.count, std::vector<uint8_t>(std::size_t(c.side) * c.side));
     std::vector<const uint8_t*> pixelPtrs;
     std::vector<uint8_t*> fragments(c.count, nullptr);
@@ -129,6 +135,7 @@ int main(int argc, char** argv) {
       m.blockBest = o.best + partials * i;
       m.above = o.above + positions * i;
       m.aboveCount = o.counts + i;
+      m.aboveBits = o.bits + bitWords * i;
       members.push_back(m);
     }
     FusedBankRule rule;
@@ -137,9 +144,16 @@ int main(int argc, char** argv) {
     rule.collect = true;
     GemmBank gemm;
     bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount));
-    const double gemmMicros = timeLaunch([&] {
+    const double denseMicros = timeLaunch([&] {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);
+    });
+    FusedBankRule sparse = rule;
+    sparse.everyScore = false;
+    const double gemmMicros = timeLaunch([&] {
+      BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
+      BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
+      return gemm.score(dFrame, c.W, c.W, c.H, method, sparse, 0, mapH, nullptr);
     });
     double loopMicros = 0;
     if (withLoop) {
@@ -151,14 +165,16 @@ int main(int argc, char** argv) {
       });
     }
     const double tops = 2.0 * c.count * double(c.side) * c.side * double(positions) / (gemmMicros * 1e-6) / 1e12;
-    std::printf("| %dx%d | %d x %dx%d | %.1f | %.1f | %.2fx | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side, c.side,
-                loopMicros, gemmMicros, withLoop ? loopMicros / gemmMicros : 0.0, tops, 100.0 * tops / kInt8PeakTops);
+    std::printf("| %dx%d | %d x %dx%d | %.1f | %.1f | %.1f | %.2fx | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side,
+                c.side, loopMicros, denseMicros, gemmMicros, withLoop ? loopMicros / gemmMicros : 0.0, tops,
+                100.0 * tops / kInt8PeakTops);
     std::fflush(stdout);
     for (uint8_t* f : fragments) cudaFree(f);
     cudaFree(o.maps);
     cudaFree(o.above);
     cudaFree(o.best);
     cudaFree(o.counts);
+    cudaFree(o.bits);
     cudaFree(dFrame);
   }
   return 0;

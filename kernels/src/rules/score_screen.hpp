@@ -1,22 +1,35 @@
-// Scores screened in float: an estimate of a window's score for every method from the exact
-// integer sums, within a known relative distance of the exact score (scoreFromSums), so that a
-// kernel scoring millions of (position, template) pairs computes the exact double score only
-// where a pair can reach the threshold or its tile's best, and writes no score map.
+// Scores screened in float: an estimate of a window's score for every method, with a bound on
+// its distance from the exact score (scoreFromSums), so that a kernel scoring millions of
+// (position, template) pairs computes the exact double score only where a pair can reach the
+// threshold or its tile's best, and writes no score map:
 //
-//   |scoreFromSums(method, t, s1, s2, c) - f| <= screenRelativeBound(method) * |f|,
-//   f = screenedScore(method, screenTemplate(method, t), screenWindow(method, t.n, s1, s2), c).
+//   |scoreFromSums(method, t, s1, s2, c) - p.score| <= p.bound,
+//   p = screenPair(screenMethod(method), screenTemplate(method, t), screenWindow(method, t.n, s1, s2), c).
 //
-// Why it holds: the integer parts (n*c - s1*sum T, n*sum I^2 - (sum I)^2, sum I^2 - 2c + sum T^2)
-// are formed exactly in int64 and rounded once to float (2^-24 relative); the normalising roots
-// are float reciprocal square roots (device rsqrtf: at most 2 ulp, 2^-22; the template's is
-// rounded from double, 2^-24) and two float products follow (2^-24 each): at most 8.5 * 2^-24
-// in all for the normalised methods, 3 * 2^-24 for ccoeff, 2^-24 for sqdiff and ccorr, against
-// exact doubles within 2^-50 of the real quotients. The bounds below are 3.7 times those or
-// more, so sums and differences of screened goodness, rounded in float once more, stay safe.
-// Flat windows and templates score the exact rule's constants (0 or 1, bound 0 needed). Every
-// part is relative (no subtraction happens in float), so the bound holds near 0 as well.
+// Every method is one linear form in c = sum I*T, evaluated in float without branches:
 //
-// Valid for n <= kScreenMaxPixels: every sum then fits int32 and every product int64.
+//   score = (A c + U V + W + Z) * Gw * Gt      (then at most `highest`)
+//   bound = 2^-18 * (|A| c + U |V| + W + Z) * |Gw * Gt|
+//
+//   method         A    U (window)  V (template)  W (window)  Z (template)  Gw (window)  Gt (template)
+//   sqdiff        -2    0           0             sum I^2     sum T^2       1            1
+//   ccorr          1    0           0             0           0             1            1
+//   ccoeff         n    sum I       -sum T        0           0             1            1/n
+//   sqdiff-normed -2    0           0             sum I^2     sum T^2       1/root(I)    1/root(T)   (at most 1)
+//   ccorr-normed   1    0           0             0           0             1/root(I)    1/root(T)
+//   ccoeff-normed  n    sum I       -sum T        0           0             1/root(I)    1/root(T)
+//
+// with the normalising roots of score_rules.hpp (sqrt(sum X^2), or sqrt(n sum X^2 - (sum X)^2)
+// for ccoeff-normed). Why the bound holds: U, V are exact in float (sums below 2^24) and each of
+// the about 5 roundings forming A c + U V + W + Z adds at most 2^-24 of the magnitude
+// |A| c + U |V| + W + Z; Gw (device rsqrtf, 2 ulp, of a float-rounded sum) and Gt (rounded from
+// double) and the two products add at most 2^-22 + 3.5 * 2^-24 relative: about 13 * 2^-24 =
+// 2^-20.3 of magnitude * |Gw Gt| in all, against exact doubles within 2^-50 of the real
+// quotients; the bound is 4.9 times that. Clamping at `highest` (the sqdiff-normed rule's edge)
+// moves nothing further away, and a value surely beyond it is the edge exactly (bound 0). A flat window or template (the exact rules' constants) screens to
+// that constant with bound 0.
+//
+// Valid for n <= kScreenMaxPixels: every sum then fits int32.
 #pragma once
 
 #include <cmath>
@@ -27,13 +40,7 @@
 namespace nccmatch {
 
 constexpr int64_t kScreenMaxPixels = 32768;  // n * 255^2 < 2^31
-
-// The bound of the header comment: |exact - f| <= screenRelativeBound(method) * |f|.
-NCC_HOST_DEVICE constexpr float screenRelativeBound(Method method) {
-  return method == Method::SqDiff || method == Method::CCorr || method == Method::CCoeff
-             ? 1.0f / (1 << 20)   // 2^-20 against 3 * 2^-24
-             : 1.0f / (1 << 19);  // 2^-19 against 8.5 * 2^-24
-}
+constexpr float kScreenBoundScale = 1.0f / (1 << 18);
 
 // 1 / sqrt(v) in float for v > 0: the device's rsqrtf (2 ulp at most); the host's is closer.
 NCC_HOST_DEVICE inline float screenInverseRoot(int64_t v) {
@@ -44,82 +51,100 @@ NCC_HOST_DEVICE inline float screenInverseRoot(int64_t v) {
 #endif
 }
 
-NCC_HOST_DEVICE inline float screenFloat(int64_t v) {
-#if defined(__CUDA_ARCH__)
-  return __ll2float_rn(v);
-#else
-  return float(v);
-#endif
+// The method's constants: A, |A|, the clamp, and what flat windows and flat templates score.
+struct ScreenMethod {
+  float a = 0.0f, absA = 0.0f;
+  float highest = INFINITY;
+  bool normed = false;
+  float flatWindowScore = 0.0f;    // normed methods: a flat window (rules: normaliseScore over 0)
+  float flatTemplateScore = 0.0f;  // normed methods: a flat template
+};
+
+NCC_HOST_DEVICE inline ScreenMethod screenMethod(Method method, int64_t n) {
+  ScreenMethod m;
+  const bool centred = method == Method::CCoeff || method == Method::CCoeffNormed;
+  const bool sqdiff = method == Method::SqDiff || method == Method::SqDiffNormed;
+  m.a = centred ? float(n) : (sqdiff ? -2.0f : 1.0f);
+  m.absA = fabsf(m.a);
+  m.normed = method == Method::SqDiffNormed || method == Method::CCorrNormed || method == Method::CCoeffNormed;
+  if (method == Method::SqDiffNormed) {
+    m.highest = 1.0f;
+    m.flatWindowScore = m.flatTemplateScore = 1.0f;
+  } else if (method == Method::CCoeffNormed) {
+    m.flatTemplateScore = 1.0f;
+  }
+  return m;
 }
 
-// What a window gives every template's screened score: its sums and, for the normalised
-// methods, 1/sqrt of its normalising sum (n sum I^2 - (sum I)^2 for ccoeff-normed, sum I^2 for
-// the uncentred two); 0 where the exact rules call the window flat.
+// A window's part: U, W and Gw (0 where the exact rules call the window flat).
 struct ScreenWindow {
-  int32_t s1 = 0, s2 = 0;
-  float inverseRoot = 0.0f;
+  float u = 0.0f, w = 0.0f, scale = 1.0f;
 };
 
 NCC_HOST_DEVICE inline ScreenWindow screenWindow(Method method, int64_t n, int32_t s1, int32_t s2) {
-  ScreenWindow w;
-  w.s1 = s1;
-  w.s2 = s2;
-  if (method == Method::CCoeffNormed) {
-    if (!windowIsFlat(windowVarianceSum<int64_t>(n, s1, s2), double(s2)))
-      w.inverseRoot = screenInverseRoot(centredSquares<int64_t>(n, s1, s2));
-  } else if (method == Method::CCorrNormed || method == Method::SqDiffNormed) {
-    if (!windowIsFlat(double(s2), double(s2))) w.inverseRoot = screenInverseRoot(s2);
+  ScreenWindow win;
+  switch (method) {
+    case Method::SqDiff: win.w = float(s2); break;
+    case Method::CCorr: break;
+    case Method::CCoeff: win.u = float(s1); break;
+    case Method::SqDiffNormed:
+      win.w = float(s2);
+      win.scale = windowIsFlat(double(s2), double(s2)) ? 0.0f : screenInverseRoot(s2);
+      break;
+    case Method::CCorrNormed:
+      win.scale = windowIsFlat(double(s2), double(s2)) ? 0.0f : screenInverseRoot(s2);
+      break;
+    case Method::CCoeffNormed:
+      win.u = float(s1);
+      win.scale = windowIsFlat(windowVarianceSum<int64_t>(n, s1, s2), double(s2))
+                      ? 0.0f
+                      : screenInverseRoot(centredSquares<int64_t>(n, s1, s2));
+      break;
   }
-  return w;
+  return win;
 }
 
-// A template's part: its sums and 1/sqrt of its normalising sum (0 for a flat template, whose
-// exact rule gives a constant), 1/n for ccoeff.
+// A template's part: V, |V|, Z and Gt (0 for a flat template of a normed method).
 struct ScreenTemplate {
-  int32_t n = 0, sum = 0, sumSq = 0;
-  float inverseRoot = 0.0f;
-  float inverseN = 0.0f;
+  float v = 0.0f, absV = 0.0f, z = 0.0f, scale = 1.0f;
 };
 
 NCC_HOST_DEVICE inline ScreenTemplate screenTemplate(Method method, const TemplateStats& t) {
   ScreenTemplate s;
-  s.n = int32_t(t.n);
-  s.sum = int32_t(t.sum);
-  s.sumSq = int32_t(t.sumSq);
-  s.inverseN = float(1.0 / double(t.n));
-  const int64_t root = method == Method::CCoeffNormed ? centredSquares<int64_t>(t.n, t.sum, t.sumSq)
-                                                      : t.sumSq;  // sqrt(sum T^2): the uncentred two
-  if (root > 0) s.inverseRoot = float(1.0 / sqrt(double(root)));
+  if (method == Method::CCoeff || method == Method::CCoeffNormed) {
+    s.v = -float(t.sum);
+    s.absV = float(t.sum);
+  }
+  if (method == Method::SqDiff || method == Method::SqDiffNormed) s.z = float(t.sumSq);
+  if (method == Method::CCoeff) s.scale = float(1.0 / double(t.n));
+  const int64_t root = method == Method::CCoeffNormed ? centredSquares<int64_t>(t.n, t.sum, t.sumSq) : t.sumSq;
+  if (method == Method::SqDiffNormed || method == Method::CCorrNormed || method == Method::CCoeffNormed)
+    s.scale = root > 0 ? float(1.0 / sqrt(double(root))) : 0.0f;
   return s;
 }
 
-// The screened score of a window (w) against a template (t) whose cross sum is c = sum I*T.
-NCC_HOST_DEVICE inline float screenedScore(Method method, const ScreenTemplate& t, const ScreenWindow& w,
-                                           int32_t c) {
-  switch (method) {
-    case Method::SqDiff:
-      return screenFloat(int64_t(w.s2) - 2 * int64_t(c) + t.sumSq);
-    case Method::CCorr:
-      return screenFloat(c);
-    case Method::CCoeff:
-      return screenFloat(int64_t(t.n) * c - int64_t(w.s1) * t.sum) * t.inverseN;
-    case Method::SqDiffNormed: {
-      // A flat window or template scores 1 (the worst); a ratio of 1 or more is 1 (the rule's edge).
-      if (t.inverseRoot == 0.0f || w.inverseRoot == 0.0f) return 1.0f;
-      const float r = screenFloat(int64_t(w.s2) - 2 * int64_t(c) + t.sumSq) * w.inverseRoot * t.inverseRoot;
-      return r < 1.0f ? r : 1.0f;
-    }
-    case Method::CCorrNormed:  // 0 for a flat window or template
-      return screenFloat(c) * w.inverseRoot * t.inverseRoot;
-    case Method::CCoeffNormed:  // 1 for a flat template, 0 for a flat window
-      if (t.inverseRoot == 0.0f) return 1.0f;
-      return screenFloat(int64_t(t.n) * c - int64_t(w.s1) * t.sum) * w.inverseRoot * t.inverseRoot;
-  }
-  return 0.0f;
-}
+struct ScreenedPair {
+  float score, bound;
+};
 
-// The largest goodness the exact score of a pair screened at goodness g can have, and the least.
-NCC_HOST_DEVICE inline float screenCeiling(float g, float bound) { return g + bound * fabsf(g); }
-NCC_HOST_DEVICE inline float screenFloor(float g, float bound) { return g - bound * fabsf(g); }
+// The screened score of window `win` against template `t` whose cross sum is c = sum I*T.
+NCC_HOST_DEVICE inline ScreenedPair screenPair(const ScreenMethod& m, const ScreenTemplate& t, const ScreenWindow& win,
+                                               uint32_t c) {
+  const float cf = float(c);
+  const float wz = win.w + t.z;
+  const float value = fmaf(m.a, cf, fmaf(win.u, t.v, wz));
+  const float magnitude = fmaf(m.absA, cf, fmaf(win.u, t.absV, wz));
+  const float scale = win.scale * t.scale;
+  const float unclamped = value * scale;
+  float bound = magnitude * fabsf(scale) * kScreenBoundScale;
+  // Surely past the clamp (sqdiff-normed's ratio of 1 or more): the exact rule's edge, exactly.
+  if (unclamped - bound >= m.highest) bound = 0.0f;
+  float score = fminf(unclamped, m.highest);
+  if (m.normed && (t.scale == 0.0f || win.scale == 0.0f)) {  // the exact rules' constants
+    score = t.scale == 0.0f ? m.flatTemplateScore : m.flatWindowScore;
+    bound = 0.0f;
+  }
+  return {score, bound};
+}
 
 }  // namespace nccmatch

@@ -1,6 +1,7 @@
 // Checks of what a score kernel hands to peak finding, shared by the fused and GEMM bank tests:
-// the map bit-identical to the CPU's, each tile's best the first best in raster order, and the
-// above-threshold list exactly the positions whose goodness reaches the threshold.
+// the map bit-identical to the CPU's (a sparse map: at the positions that reach the threshold,
+// which are exactly those with their bit set), each tile's best the first best in raster order,
+// and the above-threshold list exactly the positions whose goodness reaches the threshold.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@ struct HandoffView {
   const cuda::Ranked* best = nullptr;
   const int* above = nullptr;
   const int* count = nullptr;
+  const uint32_t* bits = nullptr;  // a sparse map's bits; null: every position is in the map
 };
 
 // Device buffers of one template's handoff: map, per-tile bests, above-threshold list and count.
@@ -29,8 +31,11 @@ struct HandoffBuffers {
   double* map = nullptr;
   cuda::Ranked* best = nullptr;
   int *above = nullptr, *count = nullptr;
+  uint32_t* bits = nullptr;
+  std::size_t bitWords() const { return (std::size_t(mapW) * mapH + 31) / 32; }
   HandoffBuffers(int mapWidth, int mapHeight, int tileCount) : mapW(mapWidth), mapH(mapHeight), tiles(tileCount) {
     const std::size_t n = std::size_t(mapW) * mapH;
+    EXPECT_EQ(cudaMalloc(&bits, bitWords() * sizeof(uint32_t)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&best, tiles * sizeof(cuda::Ranked)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
@@ -42,9 +47,11 @@ struct HandoffBuffers {
     cudaFree(best);
     cudaFree(above);
     cudaFree(count);
+    cudaFree(bits);
   }
-  // NaN maps and bests, a zero count: what a kernel leaves unwritten shows.
+  // NaN maps and bests, a zero count and no bits: what a kernel leaves unwritten shows.
   void poison() const {
+    EXPECT_EQ(cudaMemset(bits, 0, bitWords() * sizeof(uint32_t)), cudaSuccess);
     EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);
     EXPECT_EQ(cudaMemset(best, 0xff, tiles * sizeof(cuda::Ranked)), cudaSuccess);
     EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
@@ -62,10 +69,20 @@ inline void expectHandoff(const HandoffView& o, const std::vector<double>& want,
   ASSERT_EQ(cudaMemcpy(got.data(), o.map, n * sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(best.data(), o.best, tiles * sizeof(cuda::Ranked), cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(&count, o.count, sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-  for (std::size_t i = 0; i < n; ++i)
-    ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
   std::vector<double> good(n);
   for (std::size_t i = 0; i < n; ++i) good[i] = sign * want[i];
+  if (o.bits == nullptr) {
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
+  } else {
+    std::vector<uint32_t> bits((n + 31) / 32);
+    ASSERT_EQ(cudaMemcpy(bits.data(), o.bits, bits.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool reaches = collect && good[i] >= goodEnough;
+      ASSERT_EQ((bits[i / 32] >> (i % 32)) & 1u, reaches ? 1u : 0u) << "bit at " << i % mapW << "," << i / mapW;
+      if (reaches) ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
+    }
+  }
 
   for (int b = 0; b < tiles; ++b) {
     const int x0 = (b % tilesX) * o.tileW, y0 = (b / tilesX) * o.tileH;
@@ -92,12 +109,16 @@ inline void expectHandoff(const HandoffView& o, const std::vector<double>& want,
   ASSERT_EQ(above, wantAbove);
 }
 
-// A threshold that some but not all positions pass: the median goodness.
-inline double medianGoodness(const std::vector<double>& map, double sign) {
+// A threshold that a share 1 - q of the positions pass: the q-quantile of the goodness.
+inline double quantileGoodness(const std::vector<double>& map, double sign, double q) {
   std::vector<double> good(map.size());
   for (std::size_t i = 0; i < map.size(); ++i) good[i] = sign * map[i];
-  std::nth_element(good.begin(), good.begin() + good.size() / 2, good.end());
-  return good[good.size() / 2];
+  const std::size_t k = std::min(good.size() - 1, std::size_t(q * double(good.size())));
+  std::nth_element(good.begin(), good.begin() + k, good.end());
+  return good[k];
 }
+
+// A threshold that some but not all positions pass: the median goodness.
+inline double medianGoodness(const std::vector<double>& map, double sign) { return quantileGoodness(map, sign, 0.5); }
 
 }  // namespace nccmatch::test

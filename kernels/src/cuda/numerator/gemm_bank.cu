@@ -1,6 +1,7 @@
 #include "cuda/numerator/gemm_bank.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/integer_math.hpp"
 #include "cuda/cuda_check.hpp"
@@ -8,6 +9,7 @@
 #include "cuda/numerator/mma_u8.cuh"
 #include "cuda/peaks/peaks_device.cuh"
 #include "rules/score_rules.hpp"
+#include "rules/score_screen.hpp"
 
 namespace nccmatch::cuda {
 
@@ -24,8 +26,10 @@ struct alignas(16) MemberDesc {
   Ranked* blockBest;
   int* above;
   int* aboveCount;
+  uint32_t* aboveBits;
   TemplateStats stats;
   NormedConstants normed;
+  ScreenTemplate screen;  // for the launch's method: set by each block as it loads the chunk
 };
 
 // What every block of a launch shares: the frame, the group's size and layout, the band of
@@ -35,6 +39,7 @@ struct GemmGrid {
   std::size_t pitch;
   int width, height;
   bool chunkAligned;  // image and pitch 16-byte aligned: the tile loads by cp.async
+  float goodEnoughFloor;  // rule.goodEnough rounded down to a float
   int count;          // templates in the group
   int w, h, rowChunks, slabRows, slabSteps;
   int rowBegin, rowEnd;
@@ -97,15 +102,20 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   return s;
 }
 
-// Once per block: the chunk's B operand (cp.async) and its descriptors.
+// Once per block: the chunk's B operand (cp.async) and its descriptors with the screening
+// constants of the launch's method.
 __device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fragments, const MemberDesc* descs,
-                                          std::size_t chunkBytes, int chunkTemplates, int count) {
+                                          std::size_t chunkBytes, int chunkTemplates, int count, Method method) {
   const uint8_t* src = fragments + std::size_t(blockIdx.y) * chunkBytes;
   for (std::size_t i = threadIdx.x; i < chunkBytes / 16; i += kGemmThreads)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
                      uint32_t(__cvta_generic_to_shared(s.fragments + 16 * i))),
                  "l"(src + 16 * i));
-  for (int i = threadIdx.x; i < count; i += kGemmThreads) s.desc[i] = descs[blockIdx.y * chunkTemplates + i];
+  for (int i = threadIdx.x; i < count; i += kGemmThreads) {
+    MemberDesc d = descs[blockIdx.y * chunkTemplates + i];
+    d.screen = screenTemplate(method, d.stats);
+    s.desc[i] = d;
+  }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();
 }
@@ -115,17 +125,21 @@ __device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fr
 // kGemmTileWidth + x) * 16: 8 neighbouring positions are 128 neighbouring bytes (one ldmatrix
 // matrix, no bank conflicts).
 __device__ __forceinline__ void buildHankel(const GemmShared& s, int pitchWords, int rowChunks, int r0, int rows) {
-  const int perRow = rowChunks * kGemmTileWidth;
-  const int total = (rows + kGemmTileRows - 1) * perRow;
-  for (int i = threadIdx.x; i < total; i += kGemmThreads) {
-    const int row = i / perRow, rest = i - row * perRow;
-    const int j = rest / kGemmTileWidth, x = rest - j * kGemmTileWidth;
-    const int byte = x + 16 * j;
-    const uint32_t* w = s.image + (r0 + row) * pitchWords + (byte >> 2);
-    const uint32_t shift = 8 * (byte & 3);
-    const uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
-    s.hankel[i] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
-                             __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
+  // Thread (x, lane group): position x of rows r, r + 4, ...; its chunks j share words (chunk
+  // j + 1 starts 4 words after chunk j).
+  constexpr int kRowStep = kGemmThreads / kGemmTileWidth;
+  const int x = threadIdx.x % kGemmTileWidth;
+  const uint32_t shift = 8 * (x & 3);
+  for (int row = threadIdx.x / kGemmTileWidth; row < rows + kGemmTileRows - 1; row += kRowStep) {
+    const uint32_t* w = s.image + (r0 + row) * pitchWords + (x >> 2);
+    uint4* dst = s.hankel + row * rowChunks * kGemmTileWidth + x;
+    uint32_t w0 = w[0];
+    for (int j = 0; j < rowChunks; ++j) {
+      const uint32_t w1 = w[4 * j + 1], w2 = w[4 * j + 2], w3 = w[4 * j + 3], w4 = w[4 * j + 4];
+      dst[j * kGemmTileWidth] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
+                                           __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
+      w0 = w4;
+    }
   }
 }
 
@@ -180,46 +194,114 @@ __device__ __noinline__ double scoreOf(Method method, const TemplateStats& stats
                                                                        : scoreFromSums(method, stats, s1, s2, c);
 }
 
-// The epilogue of one warp's output row y: each (position, template) scored from the window
-// sums and C, written to the template's map and, reaching the threshold, to its above list; the
-// row's best per template (lanes of one t hold the same templates) goes to bestRow.
+// One exact score of the epilogue: the pair's score by the rules; the map gets it where every
+// score is written or it reaches the threshold; reaching the threshold also enters the above
+// list (and, for a sparse map, the bit).
+__device__ __forceinline__ Ranked exactPair(const MemberDesc& e, Method method, const FusedBankRule& rule,
+                                            int64_t s1, int64_t s2, uint32_t c, int index) {
+  const double score = scoreOf(method, e.stats, e.normed, s1, s2, int64_t(c));
+  const Ranked here{rule.sign * score, index};
+  const bool reaches = rule.collect && here.goodness >= rule.goodEnough;
+  if (rule.everyScore || reaches) e.map[index] = score;
+  if (reaches) {
+    e.above[atomicAdd(e.aboveCount, 1)] = index;
+    if (!rule.everyScore) atomicOr(e.aboveBits + (index >> 5), 1u << (index & 31));
+  }
+  return here;
+}
+
+// The epilogue of one warp's output row y, one n-tile at a time: each lane screens its 16 pairs
+// (8 positions x 2 templates) in float (score_screen.hpp), the lanes holding a template agree on
+// a floor under its exact row best, and only pairs that can reach that floor or the threshold
+// (every pair where the map takes every score) get their exact score. Lanes work through their
+// own pairs together, so a warp pays for the most any lane has. The row's exact best per template
+// goes to bestRow.
 template <int kNTiles>
 __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
-                                         const uint32_t* p1, const uint32_t* p2, int count, int w, int x0,
-                                         int y, bool rowValid, int mapWidth, Method method,
-                                         const FusedBankRule& rule, Ranked* bestRow) {
+                                         const uint32_t* p1, const uint32_t* p2, int count, int w, int pixels,
+                                         int x0, int y, bool rowValid, int mapWidth, Method method,
+                                         const FusedBankRule& rule, float goodEnoughFloor, Ranked* bestRow) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  const float sign = float(rule.sign);
+  ScreenWindow windows[kMTiles][2];
 #pragma unroll
-  for (int n = 0; n < kNTiles; ++n) {  // one template at a time: few registers beside acc
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int xl = 16 * m + 8 * half + g;
+      windows[m][half] = screenWindow(method, pixels, int32_t(p1[xl + w] - p1[xl]), int32_t(p2[xl + w] - p2[xl]));
+    }
+  __syncwarp();  // the flat-window tests branch
+#pragma unroll  // acc stays in registers only where every index is a constant
+  for (int n = 0; n < kNTiles; ++n) {
+    // Per pair the ceiling of its exact goodness (-inf: no pair); per template a floor under the
+    // row's exact best.
+    float ceiling[2][kMTiles][2], floorOfBest[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      // The template's descriptor, read from shared memory once (not per position).
-      const MemberDesc e = s.desc[min(member, count - 1)];
-      Ranked best{0.0, -1};
+      const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
+      float top = -INFINITY;
 #pragma unroll
-      for (int m = 0; m < kMTiles; ++m) {
+      for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const int xl = 16 * m + 8 * half + g, x = x0 + xl;
-          if (member >= count || !rowValid || x >= mapWidth) continue;
-          const int64_t s1 = int64_t(p1[xl + w] - p1[xl]), s2 = int64_t(p2[xl + w] - p2[xl]);
-          const int index = y * mapWidth + x;
-          const int64_t c = int64_t(acc[m][n][2 * half + j]);
-          const double score = scoreOf(method, e.stats, e.normed, s1, s2, c);
-          e.map[index] = score;
-          const Ranked here{rule.sign * score, index};
-          if (better(here, best)) best = here;
-          if (rule.collect && here.goodness >= rule.goodEnough) e.above[atomicAdd(e.aboveCount, 1)] = index;
+          const bool valid = member < count && rowValid && x0 + 16 * m + 8 * half + g < mapWidth;
+          const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
+          const float good = sign * p.score;
+          ceiling[j][m][half] = valid ? good + p.bound : -INFINITY;
+          top = fmaxf(top, valid ? good - p.bound : -INFINITY);
         }
+      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+      floorOfBest[j] = top;
+    }
+    // Bit 8j + 2m + half: the pair needs its exact score.
+    uint32_t wanted = 0;
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float ceil = ceiling[j][m][half];
+          if (ceil != -INFINITY &&
+              (rule.everyScore || ceil >= floorOfBest[j] || (rule.collect && ceil >= goodEnoughFloor)))
+            wanted |= 1u << (8 * j + 2 * m + half);
+        }
+    Ranked best[2] = {{0.0, -1}, {0.0, -1}};
+    // The whole warp turns the loop together (a lane done early waits with its predicate off), so
+    // it leaves converged: a divergent exit does not reconverge reliably around the call.
+    while (__any_sync(0xffffffffu, wanted != 0)) {
+      if (wanted != 0) {
+        const int bit = __ffs(wanted) - 1;
+        wanted &= wanted - 1;
+        uint32_t c = 0;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+              if (bit == 8 * j + 2 * m + half) c = acc[m][n][2 * half + j];
+        const int j = bit >> 3, xl = 16 * ((bit >> 1) & 3) + 8 * (bit & 1) + g;
+        const Ranked here = exactPair(s.desc[8 * n + 2 * t + j], method, rule, int64_t(p1[xl + w] - p1[xl]),
+                                      int64_t(p2[xl + w] - p2[xl]), c, y * mapWidth + x0 + xl);
+        if (j == 0 && better(here, best[0])) best[0] = here;
+        if (j == 1 && better(here, best[1])) best[1] = here;
       }
+      __syncwarp();
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      Ranked r = best[j];
       for (int offset = 4; offset < 32; offset <<= 1) {
         Ranked o;
-        o.goodness = __shfl_xor_sync(0xffffffffu, best.goodness, offset);
-        o.index = __shfl_xor_sync(0xffffffffu, best.index, offset);
-        if (better(o, best)) best = o;
+        o.goodness = __shfl_xor_sync(0xffffffffu, r.goodness, offset);
+        o.index = __shfl_xor_sync(0xffffffffu, r.index, offset);
+        if (better(o, r)) r = o;
       }
-      if (g == 0) bestRow[member] = best;
+      if (g == 0) bestRow[8 * n + 2 * t + j] = r;
     }
   }
 }
@@ -238,7 +320,7 @@ __global__ void __launch_bounds__(kGemmThreads, 1)
   const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h);
   const GemmShared s = carve(shared, layout);
   const int count = min(kChunk, g.count - int(blockIdx.y) * kChunk);
-  loadChunk(s, fragments, descs, layout.fragments, kChunk, count);
+  loadChunk(s, fragments, descs, layout.fragments, kChunk, count, method);
 
   const int mapWidth = g.width - g.w + 1, mapHeight = g.height - g.h + 1;
   const int rowLimit = min(g.rowEnd, mapHeight);
@@ -264,8 +346,8 @@ __global__ void __launch_bounds__(kGemmThreads, 1)
       mainLoop<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
     }
     const int y = y0 + warp;
-    epilogue<kNTiles>(acc, s, p1, p2, count, g.w, x0, y, y < rowLimit, mapWidth, method, rule,
-                      s.best + warp * kChunk);
+    epilogue<kNTiles>(acc, s, p1, p2, count, g.w, g.w * g.h, x0, y, y < rowLimit, mapWidth, method, rule,
+                      g.goodEnoughFloor, s.best + warp * kChunk);
     // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
     __syncthreads();
     if (int(threadIdx.x) < count) {
@@ -296,6 +378,13 @@ Status launch(const GemmGrid& g, const MemberDesc* descs, const uint8_t* fragmen
                                                                                    rule);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
+}
+
+// The largest float not above v (-inf for -inf; FLT_MAX for v beyond it).
+float floatAtMost(double v) {
+  float f = float(v);
+  if (double(f) > v) f = std::nextafter(f, -INFINITY);
+  return f;
 }
 
 int roundUpPowerOfTwo(int v) {
@@ -380,7 +469,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
     return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
                          " templates do not fit the device's shared memory");
   std::vector<MemberDesc> descs;
-  bool collect = true;
+  bool collect = true, sparse = true;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const FusedBankTemplate& t = members[i];
     if (t.templateWidth != width || t.templateHeight != height || pixels[i] == nullptr)
@@ -388,8 +477,10 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
                            std::to_string(height) + " with pixels");
     if (t.map == nullptr || t.blockBest == nullptr)
       return Status::error("GemmBank::set: map or tile-best buffer missing");
-    descs.push_back(MemberDesc{t.map, t.blockBest, t.above, t.aboveCount, t.stats, normedConstantsFor(t.stats)});
+    descs.push_back(MemberDesc{t.map, t.blockBest, t.above, t.aboveCount, t.aboveBits, t.stats,
+                               normedConstantsFor(t.stats), ScreenTemplate()});
     collect = collect && t.above != nullptr && t.aboveCount != nullptr;
+    sparse = sparse && t.aboveBits != nullptr;
   }
   const std::vector<uint8_t> fragments = gemmBankFragments(pixels, shape);
   NCC_RETURN_IF_ERROR(fragments_.reserve(fragments.size()));
@@ -407,6 +498,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   count_ = int(members.size());
   smCount_ = std::max(1, smCount);
   canCollect_ = collect;
+  canSparse_ = collect && sparse;
   return Status();
 }
 
@@ -420,12 +512,15 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
     return Status::error("GemmBank::score: bad band of output rows");
   if (rowEnd <= rowBegin) return Status();
   if (rule.collect && !canCollect_) return Status::error("GemmBank::score: above-threshold buffers missing");
+  if (!rule.everyScore && rule.collect && !canSparse_)
+    return Status::error("GemmBank::score: a sparse map needs every template's aboveBits");
   GemmGrid g{};
   g.image = image;
   g.pitch = pitch;
   g.width = width;
   g.height = height;
   g.chunkAligned = reinterpret_cast<std::uintptr_t>(image) % 16 == 0 && pitch % 16 == 0;
+  g.goodEnoughFloor = floatAtMost(rule.goodEnough);
   g.count = count_;
   g.w = shape_.width;
   g.h = shape_.height;

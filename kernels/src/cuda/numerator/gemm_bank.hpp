@@ -90,6 +90,7 @@ class GemmBank {
   int smCount_ = 1;
   int blocksPerSm_ = 1;
   bool canCollect_ = false;
+  bool canSparse_ = false;  // every template has aboveBits as well
 };
 
 }  // namespace nccmatch::cuda

@@ -310,6 +310,7 @@ Status FusedSpatialBank::score(const uint8_t* image, std::size_t pitch, int widt
   if (rowBegin < 0 || rowBegin % kFusedTileHeight != 0 || rowEnd > tallestMap)
     return Status::error("FusedSpatialBank::score: bad band of output rows");
   if (rowEnd <= rowBegin) return Status();
+  if (!rule.everyScore) return Status::error("FusedSpatialBank::score: sparse maps are the GEMM bank's alone");
   if (rule.collect && !canCollect_)
     return Status::error("FusedSpatialBank::score: above-threshold buffers missing");
   FusedKernelArgs args{};

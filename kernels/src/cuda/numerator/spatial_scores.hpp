@@ -83,6 +83,9 @@ struct FusedBankTemplate {
   Ranked* blockBest = nullptr;      // fusedSpatialBlocks(map size) entries
   int* above = nullptr;             // room for every position of the map when collecting
   int* aboveCount = nullptr;        // zeroed before the launch
+  // Sparse maps only (FusedBankRule::everyScore false, GemmBank): one bit a map position, set
+  // where the position reaches the threshold; zeroed before the launch.
+  uint32_t* aboveBits = nullptr;
 };
 
 // The threshold rule every template of a bank launch shares (PeakHandoff's last three fields).
@@ -90,6 +93,10 @@ struct FusedBankRule {
   double sign = 1.0;
   double goodEnough = 0.0;
   bool collect = false;
+  // true: every position's score is written to the map. false (GemmBank only): a sparse map:
+  // only the positions that reach the threshold get their score (and their bit in aboveBits);
+  // the tile bests and above lists are the same either way.
+  bool everyScore = true;
 };
 
 // Several fused templates in one launch: each block loads its image tile once (sized for the

@@ -70,6 +70,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
     m.blockBest = outs.back()->best;
     m.above = outs.back()->above;
     m.aboveCount = outs.back()->count;
+    m.aboveBits = outs.back()->bits;
     members.push_back(m);
     pixels.push_back(t.pixels.data());
   }
@@ -90,31 +91,45 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
       s = cpu->scoreMap(img.view(), method, uint32_t(i), &want[i]);
       ASSERT_TRUE(s.ok()) << s.message();
     }
-    cuda::FusedBankRule rule;
-    rule.sign = lowerIsBetter(method) ? -1.0 : 1.0;
-    rule.goodEnough = medianGoodness(want[0], rule.sign);
-    rule.collect = true;
-    for (const auto& o : outs) o->poison();
-    const int band = c.bandRows > 0 ? c.bandRows : mapH;
-    for (int y0 = 0; y0 < mapH; y0 += band) {
-      s = bank.score(dImage, img.stride, img.width, img.height, method, rule, y0, std::min(mapH, y0 + band),
-                     nullptr);
-      ASSERT_TRUE(s.ok()) << s.message();
-    }
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    for (std::size_t i = 0; i < templates.size(); ++i) {
-      SCOPED_TRACE("template " + std::to_string(i));
-      HandoffView v;
-      v.mapW = outs[i]->mapW;
-      v.mapH = outs[i]->mapH;
-      v.tileW = shape.tileWidth;
-      v.tileH = cuda::kGemmTileRows;
-      v.map = outs[i]->map;
-      v.best = outs[i]->best;
-      v.above = outs[i]->above;
-      v.count = outs[i]->count;
-      expectHandoff(v, want[i], rule.sign, rule.goodEnough, true);
-      if (::testing::Test::HasFatalFailure()) return;
+    // Every score in the map; a sparse map with half the positions above the threshold; a
+    // sparse map with no threshold list (tile bests alone); a sparse map whose threshold only the
+    // best positions reach.
+    struct Mode {
+      const char* name;
+      bool everyScore, collect;
+      double quantile;
+    };
+    for (const Mode mode : {Mode{"every score", true, true, 0.5}, Mode{"sparse", false, true, 0.5},
+                            Mode{"sparse, bests only", false, false, 0.5}, Mode{"sparse, top", false, true, 0.999}}) {
+      SCOPED_TRACE(mode.name);
+      cuda::FusedBankRule rule;
+      rule.sign = lowerIsBetter(method) ? -1.0 : 1.0;
+      rule.goodEnough = quantileGoodness(want[0], rule.sign, mode.quantile);
+      rule.collect = mode.collect;
+      rule.everyScore = mode.everyScore;
+      for (const auto& o : outs) o->poison();
+      const int band = c.bandRows > 0 ? c.bandRows : mapH;
+      for (int y0 = 0; y0 < mapH; y0 += band) {
+        s = bank.score(dImage, img.stride, img.width, img.height, method, rule, y0, std::min(mapH, y0 + band),
+                       nullptr);
+        ASSERT_TRUE(s.ok()) << s.message();
+      }
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      for (std::size_t i = 0; i < templates.size(); ++i) {
+        SCOPED_TRACE("template " + std::to_string(i));
+        HandoffView v;
+        v.mapW = outs[i]->mapW;
+        v.mapH = outs[i]->mapH;
+        v.tileW = shape.tileWidth;
+        v.tileH = cuda::kGemmTileRows;
+        v.map = outs[i]->map;
+        v.best = outs[i]->best;
+        v.above = outs[i]->above;
+        v.count = outs[i]->count;
+        v.bits = mode.everyScore ? nullptr : outs[i]->bits;
+        expectHandoff(v, want[i], rule.sign, rule.goodEnough, rule.collect);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
     }
   }
   cudaFree(allocation);
