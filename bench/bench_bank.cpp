@@ -69,21 +69,23 @@ int main(int argc, char** argv) {
   bool withLoop = true;
   Method method = Method::CCoeffNormed;
   int onlyCase = -1;
+  int maxNTiles = 4;  // the widest n-tiles the GEMM may take (8: one block an SM; 4, 2: two)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
     else if (a == "--method" && i + 1 < argc && parseMethod(argv[i + 1], &method)) ++i;
     else if (a == "--case" && i + 1 < argc) onlyCase = std::atoi(argv[++i]);
+    else if (a == "--max-n-tiles" && i + 1 < argc) maxNTiles = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N]\n");
+      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2]\n");
       return 2;
     }
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s, %d SMs\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
+  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
               "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
-              prop.name, prop.multiProcessorCount, methodName(method), kRuns, kInt8PeakTops);
+              prop.name, prop.multiProcessorCount, maxNTiles, methodName(method), kRuns, kInt8PeakTops);
   std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
               "|---|---|---|---|---|---|---|---|\n");
   struct Case {
@@ -143,7 +145,7 @@ int main(int argc, char** argv) {
     rule.goodEnough = method == Method::CCoeffNormed || method == Method::CCorrNormed ? 0.9 : 1e300;  // raw scores: nothing collected
     rule.collect = true;
     GemmBank gemm;
-    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount));
+    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount, maxNTiles));
     const double denseMicros = timeLaunch([&] {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);

@@ -298,7 +298,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   // Fused templates of a bank of two or more: one launch per band scores them all.
   if (size_.fusedBank.active()) {
     NCC_RETURN_IF_ERROR(size_.fusedBank.score(frame, bounded, stream()));
-    NCC_RETURN_IF_ERROR(size_.fusedBank.findPeaks(bounded, out.best, out.kept, out.counts, stream()));
+    NCC_RETURN_IF_ERROR(size_.fusedBank.findPeaks(bounded, frame, out.best, out.kept, out.counts, stream()));
   }
   const double* map = size_.scratch.map.as<double>();
   for (uint32_t i = 0; i < T; ++i) {

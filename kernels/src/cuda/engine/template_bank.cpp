@@ -169,62 +169,110 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
                                 int frameWidth, int frameHeight) {
   std::size_t positions = 0, blocks = 0;
   maxHeight_ = tallestMap_ = 0;
+  bitWords_ = 0;
   for (uint32_t i : members) {
-    const int mapW = frameWidth - bank.image(i).width + 1, mapH = frameHeight - bank.image(i).height + 1;
+    const TemplateImage& t = bank.image(i);
+    const int mapW = frameWidth - t.width + 1, mapH = frameHeight - t.height + 1;
     positions += std::size_t(mapW) * mapH;
-    blocks += std::size_t(fusedSpatialBlocks(mapW, mapH));
-    maxHeight_ = std::max(maxHeight_, bank.image(i).height);
+    // A member's tile bests: the fused kernel's blocks or the GEMM's tiles, whichever are more.
+    blocks += std::size_t(std::max(fusedSpatialBlocks(mapW, mapH),
+                                   gemmBankTiles(mapW, mapH)));
+    if (inGemm_[i]) bitWords_ += (std::size_t(mapW) * mapH + 31) / 32;
+    maxHeight_ = std::max(maxHeight_, t.height);
     tallestMap_ = std::max(tallestMap_, mapH);
   }
   NCC_RETURN_IF_ERROR(maps_.reserve(positions * sizeof(double)));
   NCC_RETURN_IF_ERROR(above_.reserve(positions * sizeof(int)));
+  NCC_RETURN_IF_ERROR(bits_.reserve(std::max<std::size_t>(bitWords_, 1) * sizeof(uint32_t)));
   return blockBest_.reserve(blocks * sizeof(Ranked));
 }
 
 Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                                   int frameWidth, int frameHeight, int* aboveCounts) {
-  // Each member's map, block bests and above list, for the bank's score launch and (the same
-  // places) for its peak search in two launches.
-  std::vector<FusedBankTemplate> descriptors;
+                                   int frameWidth, int frameHeight, int smCount, int* aboveCounts) {
+  // Each member's map, block bests and above list (and, in a GEMM group, bits), for the score
+  // launches and (the same places) for the peak search.
+  std::vector<FusedBankTemplate> loopMembers;
   std::vector<BankPeakJob> jobs;
-  std::size_t mapOffset = 0, blockOffset = 0;
+  // GEMM groups by size, in member order: pixels and descriptors.
+  struct Group {
+    int width, height;
+    std::vector<const uint8_t*> pixels;
+    std::vector<FusedBankTemplate> members;
+  };
+  std::vector<Group> groups;
+  std::size_t mapOffset = 0, blockOffset = 0, bitOffset = 0;
   for (uint32_t i : members) {
+    const TemplateImage& t = bank.image(i);
     BankPeakJob j;
-    j.mapWidth = frameWidth - bank.image(i).width + 1;
-    j.mapHeight = frameHeight - bank.image(i).height + 1;
+    j.mapWidth = frameWidth - t.width + 1;
+    j.mapHeight = frameHeight - t.height + 1;
     j.map = maps_.as<double>() + mapOffset;
-    j.templateWidth = bank.image(i).width;
-    j.templateHeight = bank.image(i).height;
+    j.templateWidth = t.width;
+    j.templateHeight = t.height;
     j.templateIndex = int(i);
     j.blockBest = blockBest_.as<Ranked>() + blockOffset;
-    j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
     j.above = above_.as<int>() + mapOffset;
     j.aboveCount = aboveCounts + i;
-    jobs.push_back(j);
     FusedBankTemplate d;
     d.packedTemplate = bank.prepared(i).fusedPacked.as<uint8_t>();
-    d.templateWidth = j.templateWidth;
-    d.templateHeight = j.templateHeight;
+    d.templateWidth = t.width;
+    d.templateHeight = t.height;
     d.stats = bank.prepared(i).stats;
     d.map = maps_.as<double>() + mapOffset;
     d.blockBest = blockBest_.as<Ranked>() + blockOffset;
     d.above = above_.as<int>() + mapOffset;
     d.aboveCount = aboveCounts + i;
-    descriptors.push_back(d);
+    if (inGemm_[i]) {
+      j.partials = gemmBankTiles(j.mapWidth, j.mapHeight);
+      j.aboveBits = d.aboveBits = bits_.as<uint32_t>() + bitOffset;
+      j.templatePixels = bank.prepared(i).pixels.as<uint8_t>();
+      j.stats = d.stats;
+      bitOffset += (std::size_t(j.mapWidth) * j.mapHeight + 31) / 32;
+      if (groups.empty() || groups.back().width != t.width || groups.back().height != t.height)
+        groups.push_back(Group{t.width, t.height, {}, {}});
+      groups.back().pixels.push_back(t.pixels.data());
+      groups.back().members.push_back(d);
+    } else {
+      j.partials = fusedSpatialBlocks(j.mapWidth, j.mapHeight);
+      loopMembers.push_back(d);
+    }
+    jobs.push_back(j);
     mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
-    blockOffset += std::size_t(j.partials);
+    blockOffset += std::size_t(std::max(fusedSpatialBlocks(j.mapWidth, j.mapHeight),
+                                        gemmBankTiles(j.mapWidth, j.mapHeight)));
   }
-  NCC_RETURN_IF_ERROR(launch_.set(descriptors, kFusedNumerator));
+  launch_ = FusedSpatialBank();
+  if (!loopMembers.empty()) NCC_RETURN_IF_ERROR(launch_.set(loopMembers, kFusedNumerator));
+  gemmGroups_.clear();
+  for (const Group& g : groups) {
+    auto group = std::make_unique<GemmGroup>();
+    NCC_RETURN_IF_ERROR(group->launch.set(g.pixels, g.width, g.height, g.members, smCount));
+    group->mapHeight = frameHeight - g.height + 1;
+    gemmGroups_.push_back(std::move(group));
+  }
   return peaks_.set(jobs);
 }
 
 Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
-                                int frameHeight, int* aboveCounts) {
+                                int frameHeight, int smCount, int* aboveCounts) {
   const std::vector<uint32_t> members = orderedMembers(bank, plan);
   inBank_.assign(bank.size(), false);
+  inGemm_.assign(bank.size(), false);
+  gemmGroups_.clear();
   if (members.size() < 2) return Status();
+  // Members are ordered by height, then width: equal sizes are neighbours.
+  for (std::size_t a = 0; a < members.size();) {
+    std::size_t b = a;
+    const TemplateImage& first = bank.image(members[a]);
+    while (b < members.size() && bank.image(members[b]).width == first.width &&
+           bank.image(members[b]).height == first.height)
+      ++b;
+    if (gemmGroupPays(first.width, first.height, int(b - a)))
+      for (std::size_t k = a; k < b; ++k) inGemm_[members[k]] = true;
+    a = b;
+  }
   NCC_RETURN_IF_ERROR(reserve(bank, members, frameWidth, frameHeight));
-  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, aboveCounts));
+  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, smCount, aboveCounts));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
 }
@@ -239,16 +287,25 @@ Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
   rule.sign = goodnessSign(params.method);
   rule.goodEnough = rule.sign * params.threshold;
   rule.collect = params.maxMatches > 0;
+  FusedBankRule sparse = rule;
+  sparse.everyScore = false;
+  if (bitWords_ > 0) NCC_CUDA_CHECK(cudaMemsetAsync(bits_.as<uint32_t>(), 0, bitWords_ * sizeof(uint32_t), stream));
   // The bank's tallest template bounds the frame rows each band of output rows reads.
   return frame.forEachBand(tallestMap_, maxHeight_, stream, [&](int y0, int y1) {
-    return launch_.score(frame.image, frame.pitch, frame.width, frame.height, params.method, rule,
-                         y0, y1, stream);
+    if (launch_.size() > 0)
+      NCC_RETURN_IF_ERROR(launch_.score(frame.image, frame.pitch, frame.width, frame.height, params.method, rule,
+                                        y0, y1, stream));
+    for (const auto& g : gemmGroups_)
+      if (y0 < g->mapHeight)
+        NCC_RETURN_IF_ERROR(g->launch.score(frame.image, frame.pitch, frame.width, frame.height, params.method,
+                                            sparse, y0, std::min(y1, g->mapHeight), stream));
+    return Status();
   });
 }
 
-Status FusedBankLaunch::findPeaks(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
-                                  int* counts, cudaStream_t stream) const {
-  return peaks_.find(params, best, kept, counts, stream);
+Status FusedBankLaunch::findPeaks(const MatchParams& params, const UploadedFrame& frame, DeviceMatch* best,
+                                  DeviceMatch* kept, int* counts, cudaStream_t stream) const {
+  return peaks_.find(params, DeviceFrame{frame.image, frame.pitch}, best, kept, counts, stream);
 }
 
 Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerator option,
@@ -261,7 +318,7 @@ Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerat
   NCC_RETURN_IF_ERROR(scratch.reserve(plan, bank.size()));
   width = W;
   height = H;
-  return fusedBank.prepare(bank, plan, W, H, scratch.aboveCount.as<int>());
+  return fusedBank.prepare(bank, plan, W, H, smCount, scratch.aboveCount.as<int>());
 }
 
 }  // namespace nccmatch::cuda

@@ -12,6 +12,7 @@
 
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/frame_upload.hpp"
+#include "cuda/numerator/gemm_bank.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/numerator_fft.hpp"
 #include "cuda/numerator/numerator_spatial.hpp"
@@ -115,36 +116,54 @@ struct MapScratch {
   PeakHandoff handoffFor(uint32_t templateIndex, const MatchParams& params) const;
 };
 
+// Groups of at least this many fused templates of one size take the GEMM bank with sparse maps,
+// twice as many above 32x32 pixels (bench_bank on the H200, 1080p, GEMM against the fused loop:
+// 16 x 16^2 225 against 355 us, 16 x 32^2 293 / 456, 16 x 64^2 822 / 767, 64 x 64^2 2485 / 3251).
+constexpr int kGemmGroupLeast = 16;
+inline bool gemmGroupPays(int width, int height, int count) {
+  return gemmBankFits(width, height) && count >= (width * height <= 32 * 32 ? 1 : 2) * kGemmGroupLeast;
+}
+
 // Two or more fused templates: every one scored from shared image tiles by one launch per band,
 // each with its own map, block bests and above-threshold list, and their peaks found together.
+// Groups of one size where gemmGroupPays take a GEMM bank each (sparse maps: only the positions
+// reaching the threshold are written); the other members the fused loop.
 class FusedBankLaunch {
  public:
   // The plan's fused templates for frames of frameWidth x frameHeight (a bank only when there are
   // two or more), ordered by height so that templates of one height share the window sums in
   // the kernel. aboveCounts: MapScratch::aboveCount, indexed by template.
   Status prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth, int frameHeight,
-                 int* aboveCounts);
+                 int smCount, int* aboveCounts);
   bool active() const;
   bool contains(uint32_t templateIndex) const { return inBank_[templateIndex]; }
   Status score(UploadedFrame& frame, const MatchParams& params, cudaStream_t stream) const;
-  Status findPeaks(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* counts,
-                   cudaStream_t stream) const;
+  Status findPeaks(const MatchParams& params, const UploadedFrame& frame, DeviceMatch* best, DeviceMatch* kept,
+                   int* counts, cudaStream_t stream) const;
 
  private:
   // The fused templates by height, then width.
   static std::vector<uint32_t> orderedMembers(const TemplateBank& bank, const SizePlan& plan);
-  // The members' maps, block bests and above lists, one after another.
+  // The members' maps, block bests and above lists, one after another, and the GEMM groups' bits.
   Status reserve(const TemplateBank& bank, const std::vector<uint32_t>& members, int frameWidth,
                  int frameHeight);
-  // Uploads where each member's buffers lie to the score launch and the peak search.
+  // Uploads where each member's buffers lie to the score launches and the peak search.
   Status setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                    int frameWidth, int frameHeight, int* aboveCounts);
+                    int frameWidth, int frameHeight, int smCount, int* aboveCounts);
 
-  FusedSpatialBank launch_;
+  // The templates of one size that a GEMM bank scores, and the output rows of their maps.
+  struct GemmGroup {
+    GemmBank launch;
+    int mapHeight = 0;
+  };
+
+  FusedSpatialBank launch_;  // the members outside GEMM groups (none: size() == 0)
+  std::vector<std::unique_ptr<GemmGroup>> gemmGroups_;
   BankPeakFinder peaks_;
-  std::vector<bool> inBank_;
+  std::vector<bool> inBank_, inGemm_;
   int maxHeight_ = 0, tallestMap_ = 0;
-  DeviceBuffer maps_, blockBest_, above_;
+  std::size_t bitWords_ = 0;  // the GEMM groups' bits, all templates
+  DeviceBuffer maps_, blockBest_, above_, bits_;
 };
 
 // Everything prepared for one bank and frame size.

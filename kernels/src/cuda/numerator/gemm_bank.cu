@@ -311,7 +311,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
 // image tile, the window sums, per slab the Hankel rows and the numerator (warp w: output row
 // w), the epilogue, the tile's best per template.
 template <int kNTiles>
-__global__ void __launch_bounds__(kGemmThreads, 1)
+__global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     gemmBankKernel(const GemmGrid g, const MemberDesc* __restrict__ descs, const uint8_t* __restrict__ fragments,
                    Method method, FusedBankRule rule) {
   constexpr int kChunk = 8 * kNTiles;
@@ -399,30 +399,35 @@ std::size_t GemmBankShape::sharedBytes() const {
   return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height).total();
 }
 
-GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit) {
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit, int maxNTiles) {
   GemmBankShape s;
   if (!gemmBankFits(width, height) || count < 1) return s;
   s.width = width;
   s.height = height;
   s.rowChunks = ceilDiv(width, 16);
   s.tileWidth = kGemmTileWidth;
-  auto cut = [&](int nTiles, int slabRows) {
+  const std::size_t twoBlocks = std::min(sharedLimit / 2, kGemmSharedLimitTwoBlocks);
+  auto cut = [&](int nTiles, int slabRows, std::size_t limit) {
     s.nTiles = nTiles;
     s.chunkTemplates = 8 * nTiles;
     s.chunks = ceilDiv(count, s.chunkTemplates);
     s.slabRows = slabRows;
     s.slabSteps = ceilDiv(slabRows * s.rowChunks, 2);
     s.kSteps = (height / slabRows) * s.slabSteps + ceilDiv((height % slabRows) * s.rowChunks, 2);
-    return s.sharedBytes() <= sharedLimit;
+    return s.sharedBytes() <= limit;
   };
   // The widest n-tiles the bank fills whose B operand and Hankel slab (at least 8 template rows,
-  // or the whole template: fewer rebuild the Hankel too often) fit; the largest slab for those.
-  const int wanted = std::min(8, std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
-  for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
-    const int leastSlab = nTiles == 2 ? 1 : std::min(height, 8);
-    for (int slabRows = height; slabRows >= leastSlab; --slabRows)
-      if (cut(nTiles, slabRows)) return s;
-  }
+  // or the whole template: fewer rebuild the Hankel too often) fit, two blocks an SM for 4 or 2
+  // n-tiles; then, for large templates, 4 or 2 n-tiles alone on an SM; the largest slab for those.
+  const int wanted = std::min(std::max(2, maxNTiles), std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
+  for (int pass = 0; pass < 2; ++pass)
+    for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
+      if (pass == 1 && nTiles == 8) continue;
+      const std::size_t limit = nTiles == 8 || pass == 1 ? sharedLimit : twoBlocks;
+      const int leastSlab = nTiles == 2 ? 1 : std::min(height, 8);
+      for (int slabRows = height; slabRows >= leastSlab; --slabRows)
+        if (cut(nTiles, slabRows, limit)) return s;
+    }
   return GemmBankShape();
 }
 
@@ -454,8 +459,12 @@ int gemmBankTiles(int mapWidth, int mapHeight, const GemmBankShape& shape) {
   return ceilDiv(mapWidth, shape.tileWidth) * ceilDiv(mapHeight, kGemmTileRows);
 }
 
+int gemmBankTiles(int mapWidth, int mapHeight) {
+  return ceilDiv(mapWidth, kGemmTileWidth) * ceilDiv(mapHeight, kGemmTileRows);
+}
+
 Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int height,
-                     const std::vector<FusedBankTemplate>& members, int smCount) {
+                     const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles) {
   count_ = 0;
   if (members.empty() || pixels.size() != members.size())
     return Status::error("GemmBank::set: empty bank, or pixels and members differ in number");
@@ -464,7 +473,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   NCC_CUDA_CHECK(cudaGetDevice(&device));
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const std::size_t sharedLimit = std::min(kGemmSharedLimit, std::size_t(optin));
-  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit);
+  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit, maxNTiles);
   if (shape.kSteps == 0)
     return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
                          " templates do not fit the device's shared memory");
@@ -533,8 +542,9 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   g.pitchWords = 4 * g.chunksPerRow;
   const int tiles = ceilDiv(mapWidth, shape_.tileWidth) *
                     (ceilDiv(rowEnd, kGemmTileRows) - rowBegin / kGemmTileRows);
-  // The resident blocks of every SM, shared between the chunks.
-  const int blocksX = std::max(1, std::min(tiles, ceilDiv(blocksPerSm_ * smCount_, shape_.chunks)));
+  // The resident blocks of every SM, shared between the chunks: one wave (a block beyond it
+  // would walk its tiles after the others, doubling the time).
+  const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.chunks));
   const MemberDesc* descs = descriptors_.as<MemberDesc>();
   const uint8_t* fragments = fragments_.as<uint8_t>();
   const std::size_t shared = shape_.sharedBytes();

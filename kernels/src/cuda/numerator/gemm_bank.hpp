@@ -29,8 +29,10 @@ constexpr int kGemmMaxSide = 64;
 constexpr int kGemmTileRows = 8;
 constexpr int kGemmTileWidth = 64;
 constexpr int kGemmThreads = 32 * kGemmTileRows;
-// Shared memory a block may take: one block an SM (its accumulators fill the registers).
+// Shared memory a block may take: one block an SM where a warp holds 8 n-tiles (its accumulators
+// fill the registers), two where it holds 4 or 2 (the kernel then keeps to 128 registers).
 constexpr std::size_t kGemmSharedLimit = 220 * 1024;
+constexpr std::size_t kGemmSharedLimitTwoBlocks = 112 * 1024;
 
 inline bool gemmBankFits(int templateWidth, int templateHeight) {
   return templateWidth >= 1 && templateHeight >= 1 && templateWidth <= kGemmMaxSide &&
@@ -57,7 +59,12 @@ struct GemmBankShape {
 };
 
 // The shape for a group, or one with kSteps == 0 when the size does not fit (gemmBankFits).
-GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit);
+// sharedLimit: the device's limit for one block (two-block shapes take half of it at most);
+// maxNTiles: 8, 4 or 2, the widest n-tiles allowed.
+// The default 4: two blocks an SM beat one holding 8 n-tiles (bench_bank --max-n-tiles on the
+// H200: 64 x 32^2 at 1080p 1114 against 1190 us).
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit,
+                            int maxNTiles = 4);
 
 // The group's B operand, ready to upload: per chunk, per k-step, its two slices, per template of
 // the chunk 16 bytes: template row r, columns 16j .. 16j+15 (zero beyond the template, and a
@@ -66,6 +73,7 @@ std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels
 
 // Per-tile bests (PeakHandoff::blockBest entries) of one template's map of mapWidth x mapHeight.
 int gemmBankTiles(int mapWidth, int mapHeight, const GemmBankShape& shape);
+int gemmBankTiles(int mapWidth, int mapHeight);  // every shape's tiles are kGemmTileWidth wide
 
 // One launch per band of output rows scores every template of the group; each template's map,
 // tile bests and above-threshold list are what FusedSpatialBank writes for it, with
@@ -74,8 +82,9 @@ class GemmBank {
  public:
   // pixels[i]: template i, width x height, tightly packed (host); members[i]: its statistics and
   // outputs (packedTemplate unused). Uploads synchronously; once per bank and set of buffers.
+  // maxNTiles as gemmBankShape's.
   Status set(const std::vector<const uint8_t*>& pixels, int width, int height,
-             const std::vector<FusedBankTemplate>& members, int smCount);
+             const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles = 4);
   std::size_t size() const { return std::size_t(count_); }
   const GemmBankShape& shape() const { return shape_; }
   // Output rows [rowBegin, rowEnd) (rowBegin a multiple of kGemmTileRows, rowEnd at most the map

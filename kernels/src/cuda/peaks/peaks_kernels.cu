@@ -29,6 +29,30 @@ __device__ DeviceMatch makeMatch(const double* map, int mapWidth, int mapHeight,
   return m;
 }
 
+// A match at a position without sub-pixel offsets (a sparse map's: refined later).
+__device__ DeviceMatch pointMatch(int mapWidth, int index, double score) {
+  DeviceMatch m;
+  m.x = index % mapWidth;
+  m.y = index / mapWidth;
+  m.score = score;
+  m.subX = m.x;
+  m.subY = m.y;
+  return m;
+}
+
+// A sparse map read for the local-extremum rule: a position without its bit did not reach the
+// threshold, so it is below every candidate (which did): -inf serves as its goodness.
+struct AboveGoodness {
+  const double* map;
+  const uint32_t* bits;
+  int width, height;
+  double sign;
+  __device__ double operator()(int x, int y) const {
+    const int i = y * width + x;
+    return (bits[i >> 5] >> (i & 31)) & 1u ? sign * map[i] : -INFINITY;
+  }
+};
+
 // The rules' local-extremum test at linear index i of a map.
 __device__ inline bool isLocalPeakAt(const double* map, int mapWidth, int mapHeight, double sign,
                                      int i, double g) {
@@ -55,15 +79,20 @@ __global__ void __launch_bounds__(kScanThreads)
 
 // The handed-over positions above the threshold that are local extrema, compacted; the grid's
 // x dimension walks the list.
+// bits: a sparse map's (null: every position is in the map).
 __device__ inline void compactLocalPeaks(const double* __restrict__ map, int mapWidth, int mapHeight,
                                          double sign, const int* __restrict__ above,
                                          const int* __restrict__ aboveCount,
-                                         int* __restrict__ candidates, int* __restrict__ count) {
+                                         int* __restrict__ candidates, int* __restrict__ count,
+                                         const uint32_t* __restrict__ bits = nullptr) {
   const int n = *aboveCount;
   for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
     const int i = above[k];
-    if (isLocalPeakAt(map, mapWidth, mapHeight, sign, i, sign * map[i]))
-      candidates[atomicAdd(count, 1)] = i;
+    const bool peak =
+        bits != nullptr
+            ? isLocalPeak(AboveGoodness{map, bits, mapWidth, mapHeight, sign}, i % mapWidth, i / mapWidth, sign * map[i])
+            : isLocalPeakAt(map, mapWidth, mapHeight, sign, i, sign * map[i]);
+    if (peak) candidates[atomicAdd(count, 1)] = i;
   }
 }
 
@@ -79,7 +108,7 @@ __global__ void __launch_bounds__(kScanThreads)
     bankLocalPeaksKernel(const BankPeakJob* __restrict__ jobs, double sign) {
   const BankPeakJob& j = jobs[blockIdx.y];
   compactLocalPeaks(j.map, j.mapWidth, j.mapHeight, sign, j.above, j.aboveCount, j.candidates,
-                    j.candidateCount);
+                    j.candidateCount, j.aboveBits);
 }
 
 // One block: the global best, then greedy NMS one kept match per round. Round k keeps the best
@@ -91,12 +120,15 @@ __device__ inline void selectMatches(const double* __restrict__ map, int mapWidt
                                      int templateWidth, int templateHeight, int maxMatches, double nmsIou,
                                      const Ranked* __restrict__ partial, int partials,
                                      int* __restrict__ candidates, const int* __restrict__ count,
-                                     DeviceMatch* best, DeviceMatch* kept, int* keptCount) {
+                                     DeviceMatch* best, DeviceMatch* kept, int* keptCount, bool sparse = false) {
   Ranked r{0.0, -1};
   for (int i = threadIdx.x; i < partials; i += blockDim.x)
     if (better(partial[i], r)) r = partial[i];
   r = blockBest(r);
-  if (threadIdx.x == 0 && r.index >= 0) *best = makeMatch(map, mapWidth, mapHeight, sign, r.index);
+  // A sparse map's best may lie below the threshold, so not in the map: its score is its
+  // goodness times the sign (+-1: exact).
+  if (threadIdx.x == 0 && r.index >= 0)
+    *best = sparse ? pointMatch(mapWidth, r.index, sign * r.goodness) : makeMatch(map, mapWidth, mapHeight, sign, r.index);
 
   const int n = *count;
   int lastIndex = -1;  // the box kept in the previous round
@@ -120,7 +152,9 @@ __device__ inline void selectMatches(const double* __restrict__ map, int mapWidt
     }
     pick = blockBest(pick);  // also a barrier: every slot of this round is settled
     if (pick.index < 0) break;
-    if (threadIdx.x == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, pick.index);
+    if (threadIdx.x == 0)
+      kept[k] = sparse ? pointMatch(mapWidth, pick.index, map[pick.index])
+                       : makeMatch(map, mapWidth, mapHeight, sign, pick.index);
     lastIndex = pick.index;
   }
   if (threadIdx.x == 0) *keptCount = k;
@@ -145,7 +179,7 @@ __global__ void __launch_bounds__(kSelectThreads)
   const std::size_t t = std::size_t(j.templateIndex);
   selectMatches(j.map, j.mapWidth, j.mapHeight, sign, j.templateWidth, j.templateHeight, maxMatches,
                 nmsIou, j.blockBest, j.partials, j.candidates, j.candidateCount, best + t,
-                kept + t * std::size_t(maxMatches), keptCount + t);
+                kept + t * std::size_t(maxMatches), keptCount + t, j.aboveBits != nullptr);
 }
 
 // ---- sorted NMS, for many matches a template ----
@@ -184,7 +218,7 @@ __global__ void __launch_bounds__(32)
     greedyWalkKernel(const double* __restrict__ map, int mapWidth, int mapHeight, double sign,
                      int templateWidth, int templateHeight, int maxMatches, double nmsIou,
                      const int* __restrict__ sorted, const int* __restrict__ count,
-                     unsigned* __restrict__ suppressed, DeviceMatch* kept, int* keptCount) {
+                     unsigned* __restrict__ suppressed, DeviceMatch* kept, int* keptCount, bool subPixelLater) {
   const int lane = threadIdx.x;
   const int n = *count;
   // Offsets that can pass IoU > nmsIou: |dx| < w (1 - t) / (1 + t) (dy = 0), one more for rounding.
@@ -205,14 +239,17 @@ __global__ void __launch_bounds__(32)
     if (nmsIou >= 1.0) {
       // Nothing is suppressed: every live lane is kept, in order.
       const int rank = __popc(mask & ((1u << lane) - 1u));
-      if (live && k + rank < maxMatches) kept[k + rank] = makeMatch(map, mapWidth, mapHeight, sign, index);
+      if (live && k + rank < maxMatches)
+        kept[k + rank] = subPixelLater ? pointMatch(mapWidth, index, map[index])
+                                       : makeMatch(map, mapWidth, mapHeight, sign, index);
       k = min(maxMatches, k + __popc(mask));
       base += 32;
       continue;
     }
     const int first = __ffs(mask) - 1;
     const int keep = __shfl_sync(0xffffffffu, index, first);
-    if (lane == 0) kept[k] = makeMatch(map, mapWidth, mapHeight, sign, keep);
+    if (lane == 0)
+      kept[k] = subPixelLater ? pointMatch(mapWidth, keep, map[keep]) : makeMatch(map, mapWidth, mapHeight, sign, keep);
     ++k;
     {
       const int kx = keep % mapWidth, ky = keep / mapWidth;
@@ -232,11 +269,80 @@ __global__ void __launch_bounds__(32)
   if (lane == 0) *keptCount = k;
 }
 
+// ---- sub-pixel offsets on sparse maps ----
+
+constexpr int kRefineWarps = 4;
+
+// The exact score of the window at (x, y) against a template (w x h, tightly packed), by one
+// warp: each lane sums every 32nd pixel, the totals are exchanged, every lane returns the score.
+__device__ double warpRescore(const DeviceFrame& frame, const uint8_t* __restrict__ tpl, int w, int h,
+                              const TemplateStats& stats, Method method, int x, int y) {
+  const int lane = threadIdx.x & 31;
+  long long s1 = 0, s2 = 0, c = 0;
+  for (int p = lane; p < w * h; p += 32) {
+    const int ty = p / w, tx = p - ty * w;
+    const uint32_t v = frame.image[std::size_t(y + ty) * frame.pitch + x + tx];
+    s1 += v;
+    s2 += v * v;
+    c += v * uint32_t(tpl[p]);
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    s1 += __shfl_xor_sync(0xffffffffu, s1, offset);
+    s2 += __shfl_xor_sync(0xffffffffu, s2, offset);
+    c += __shfl_xor_sync(0xffffffffu, c, offset);
+  }
+  return scoreFromSums(method, stats, s1, s2, c);
+}
+
+// The goodness around one match, as the rules' sub-pixel parabola reads it.
+struct NeighbourGoodness {
+  int x0, y0;
+  double values[3][3];
+  __device__ double operator()(int x, int y) const { return values[y - y0 + 1][x - x0 + 1]; }
+};
+
+// Sparse maps: one warp per reported match (slot 0 the best, slot k the k-th kept one) sets its
+// sub-pixel offsets from its four neighbours' goodness: the map's where the neighbour's bit
+// says it reached the threshold, else rescored from the frame. The values are the exact scores
+// a whole map would hold, so the offsets are those of makeMatch on it.
+__global__ void __launch_bounds__(32 * kRefineWarps)
+    bankRefineKernel(const BankPeakJob* __restrict__ jobs, DeviceFrame frame, Method method, double sign,
+                     int maxMatches, DeviceMatch* best, DeviceMatch* kept, const int* __restrict__ keptCount) {
+  const BankPeakJob& j = jobs[blockIdx.y];
+  const int slot = blockIdx.x * kRefineWarps + int(threadIdx.x >> 5);
+  const std::size_t t = std::size_t(j.templateIndex);
+  if (j.aboveBits == nullptr || slot > maxMatches || (slot > 0 && slot > keptCount[t])) return;
+  DeviceMatch* m = slot == 0 ? best + t : kept + t * std::size_t(maxMatches) + (slot - 1);
+  const int x = m->x, y = m->y;
+  auto goodnessAt = [&](int nx, int ny) {
+    const int i = ny * j.mapWidth + nx;
+    const bool above = (j.aboveBits[i >> 5] >> (i & 31)) & 1u;
+    return sign * (above ? j.map[i]
+                         : warpRescore(frame, j.templatePixels, j.templateWidth, j.templateHeight, j.stats,
+                                       method, nx, ny));
+  };
+  NeighbourGoodness good{x, y, {}};
+  good.values[1][1] = sign * m->score;
+  if (x > 0 && x + 1 < j.mapWidth) {
+    good.values[1][0] = goodnessAt(x - 1, y);
+    good.values[1][2] = goodnessAt(x + 1, y);
+  }
+  if (y > 0 && y + 1 < j.mapHeight) {
+    good.values[0][1] = goodnessAt(x, y - 1);
+    good.values[2][1] = goodnessAt(x, y + 1);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    m->subX = subPixelX(good, j.mapWidth, x, y);
+    m->subY = subPixelY(good, j.mapHeight, x, y);
+  }
+}
+
 }  // namespace
 
 Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templateWidth,
                       int templateHeight, const MatchParams& params, const int* candidates,
-                      const int* count, DeviceMatch* kept, int* keptCount, cudaStream_t stream) {
+                      const int* count, DeviceMatch* kept, int* keptCount, cudaStream_t stream,
+                      bool subPixelLater) {
   const int positions = mapWidth * mapHeight;
   if (positions > positions_) {
     NCC_RETURN_IF_ERROR(keys_.reserve(2 * std::size_t(positions) * sizeof(unsigned long long)));
@@ -267,7 +373,7 @@ Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templa
                                  stream));
   greedyWalkKernel<<<1, 32, 0, stream>>>(map, mapWidth, mapHeight, sign, templateWidth, templateHeight,
                                           params.maxMatches, params.nmsIou, valuesOut, count,
-                                          bitmap_.as<unsigned>(), kept, keptCount);
+                                          bitmap_.as<unsigned>(), kept, keptCount, subPixelLater);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }
@@ -375,13 +481,20 @@ Status BankPeakFinder::set(const std::vector<BankPeakJob>& jobs) {
                             cudaMemcpyHostToDevice));
   jobs_ = std::move(placed);
   count_ = int(jobs_.size());
+  sparse_ = false;
+  for (const BankPeakJob& j : jobs_) {
+    if (j.aboveBits != nullptr && j.templatePixels == nullptr)
+      return Status::error("bank peaks: a sparse map's job needs its template's pixels");
+    sparse_ = sparse_ || j.aboveBits != nullptr;
+  }
   return currentDeviceMultiprocessors(&sms_);
 }
 
-Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept,
-                            int* keptCount, cudaStream_t stream) const {
+Status BankPeakFinder::find(const MatchParams& params, const DeviceFrame& frame, DeviceMatch* best,
+                            DeviceMatch* kept, int* keptCount, cudaStream_t stream) const {
   if (count_ == 0) return Status();
   if (params.maxMatches < 0) return Status::error("bank peaks: negative max-matches");
+  if (sparse_ && frame.image == nullptr) return Status::error("bank peaks: sparse maps need the scored frame");
   const double sign = goodnessSign(params.method);
   NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<int>(), 0, std::size_t(count_) * sizeof(int), stream));
   if (params.maxMatches > 0) {
@@ -401,7 +514,14 @@ Status BankPeakFinder::find(const MatchParams& params, DeviceMatch* best, Device
     const std::size_t t = std::size_t(j.templateIndex);
     NCC_RETURN_IF_ERROR(sortedNms_.run(j.map, j.mapWidth, j.mapHeight, j.templateWidth, j.templateHeight, params,
                                        j.candidates, j.candidateCount, kept + t * std::size_t(params.maxMatches),
-                                       keptCount + t, stream));
+                                       keptCount + t, stream, j.aboveBits != nullptr));
+  }
+  if (sparse_) {
+    const unsigned slots = unsigned(params.maxMatches) + 1;  // the best, then every kept match
+    bankRefineKernel<<<dim3((slots + kRefineWarps - 1) / kRefineWarps, unsigned(count_)), 32 * kRefineWarps, 0,
+                       stream>>>(descriptors_.as<BankPeakJob>(), frame, params.method, sign, params.maxMatches, best,
+                                 kept, keptCount);
+    NCC_CUDA_CHECK(cudaGetLastError());
   }
   return Status();
 }

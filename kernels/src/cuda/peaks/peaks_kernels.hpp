@@ -11,6 +11,7 @@
 #include "cuda/engine/device_buffer.hpp"
 #include "nccmatch/status.hpp"
 #include "nccmatch/types.hpp"
+#include "rules/score_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -61,9 +62,11 @@ constexpr int kSelectRoundsLimit = 64;
 // Scratch and launches of the sorted NMS (the same kept matches as the select).
 class SortedNms {
  public:
+  // subPixelLater: a sparse map, whose neighbours are not in the map: the kept matches get
+  // subX = x, subY = y here and their offsets from BankPeakFinder's refinement.
   Status run(const double* map, int mapWidth, int mapHeight, int templateWidth, int templateHeight,
              const MatchParams& params, const int* candidates, const int* count, DeviceMatch* kept,
-             int* keptCount, cudaStream_t stream);
+             int* keptCount, cudaStream_t stream, bool subPixelLater = false);
 
  private:
   DeviceBuffer keys_, values_, bitmap_, temp_;
@@ -84,19 +87,34 @@ struct BankPeakJob {
   const int* aboveCount = nullptr;
   int* candidates = nullptr;
   int* candidateCount = nullptr;
+  // A sparse map (GemmBank, FusedBankRule::everyScore false) where set: the map holds only the
+  // positions whose bit is set (those reaching the threshold). A position without its bit is
+  // below the threshold for the local-extremum rule, and the sub-pixel neighbours of a match
+  // are rescored exactly from the frame with the template's pixels (device, tightly packed).
+  const uint32_t* aboveBits = nullptr;
+  const uint8_t* templatePixels = nullptr;
+  TemplateStats stats;
+};
+
+// The frame a bank was scored on (device memory), for rescoring a sparse map's positions.
+struct DeviceFrame {
+  const uint8_t* image = nullptr;
+  std::size_t pitch = 0;
 };
 
 // findFromHandoff for every template of a bank in two launches (not two per template): the
-// local extrema of all handoffs, then one block per template for the best and the NMS.
+// local extrema of all handoffs, then one block per template for the best and the NMS; with
+// sparse maps, a third: the sub-pixel offsets of every reported match of those templates.
 class BankPeakFinder {
  public:
   // The bank's jobs, uploaded once per bank and frame size (synchronously).
   Status set(const std::vector<BankPeakJob>& jobs);
   int size() const { return count_; }
   // Writes best[t], kept[t * maxMatches ...] and keptCount[t] for each job's template t, exactly
-  // as findFromHandoff would. Enqueues on stream only.
-  Status find(const MatchParams& params, DeviceMatch* best, DeviceMatch* kept, int* keptCount,
-              cudaStream_t stream) const;
+  // as findFromHandoff would on the whole map. frame: what the bank scored (sparse maps rescore
+  // from it). Enqueues on stream only.
+  Status find(const MatchParams& params, const DeviceFrame& frame, DeviceMatch* best, DeviceMatch* kept,
+              int* keptCount, cudaStream_t stream) const;
 
  private:
   std::vector<BankPeakJob> jobs_;
@@ -104,6 +122,7 @@ class BankPeakFinder {
   mutable SortedNms sortedNms_;
   int count_ = 0;
   int sms_ = 1;
+  bool sparse_ = false;  // some job has a sparse map
 };
 
 class PeakFinder {

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cuda/engine/cuda_engine.hpp"
+#include "cuda/engine/template_bank.hpp"
 #include "nccmatch/scales.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
@@ -281,6 +282,56 @@ TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
     SCOPED_TRACE(methodName(p.method));
     expectSameMatches(got, want, true);
   }
+}
+
+// Groups of equal sizes where gemmGroupPays take the GEMM bank with sparse maps: only the
+// positions reaching the threshold are in the maps, the best may lie below it, and every match's
+// sub-pixel neighbours are rescored from the frame; the matches still equal the CPU engine's,
+// sub-pixel offsets included, for every method, with no matches kept, a few (select) and many
+// (sorted NMS), beside a group small enough for the fused loop.
+TEST(CudaEngine, GemmGroupsWithSparseMapsMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(301, 203, Fill::Smooth, 3);
+  std::vector<TemplateImage> bank;
+  const std::vector<std::pair<int, int>> sizes = {{16, 16}, {24, 20}, {33, 31}, {40, 36}, {12, 12}};
+  const std::vector<int> counts = {cuda::kGemmGroupLeast + 3, cuda::kGemmGroupLeast, 2 * cuda::kGemmGroupLeast + 1,
+                                   cuda::kGemmGroupLeast, 5};
+  ASSERT_TRUE(cuda::gemmGroupPays(33, 31, counts[2]));
+  ASSERT_FALSE(cuda::gemmGroupPays(40, 36, counts[3]));  // the fused loop, as the 12x12 group
+  for (std::size_t g = 0; g < sizes.size(); ++g)
+    for (int i = 0; i < counts[g]; ++i) {
+      const auto [w, h] = sizes[g];
+      if (i % 3 == 0) {
+        bank.push_back(makeTemplate(w, h, i % 2 ? Fill::Smooth : Fill::Random, "g" + std::to_string(g)));
+      } else {  // cut from the frame: found there with a score of 1, near-matches around it
+        const int x = int(rng()() % (img.width - w + 1)), y = int(rng()() % (img.height - h + 1));
+        bank.push_back(cutTemplate(img, x, y, w, h, "c" + std::to_string(g)));
+      }
+    }
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  for (int m = 0; m <= 5; ++m)
+    for (int maxMatches : {0, 3, 80}) {
+      MatchParams p;
+      p.method = static_cast<Method>(m);
+      p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.9
+                    : p.method == Method::SqDiffNormed                                  ? 0.1
+                    : p.method == Method::SqDiff                                        ? 20000.0
+                    : p.method == Method::CCorr                                         ? 2e7
+                                                                                        : 1e5;
+      p.maxMatches = maxMatches;
+      p.nmsIou = 0.3;
+      FrameResult want, got;
+      Status s = cpu->match(img.view(), p, &want);
+      ASSERT_TRUE(s.ok()) << s.message();
+      s = gpu->match(img.view(), p, &got);
+      ASSERT_TRUE(s.ok()) << s.message();
+      SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches));
+      expectSameMatches(got, want, true);
+      if (HasFatalFailure()) return;
+    }
 }
 
 // A scaled bank (scales.hpp) is a bank of mixed sizes: the CUDA engine's merged matches equal the

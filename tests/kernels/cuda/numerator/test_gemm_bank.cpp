@@ -160,9 +160,9 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
 
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
-  // 64 templates of 32x32: two 16-byte chunks a row, 64 slices, 32 k-steps, one slab of all 32
-  // rows, 8 n-tiles of 8 templates: one chunk, within the shared memory limit.
-  cuda::GemmBankShape s = cuda::gemmBankShape(32, 32, 64);
+  // 64 templates of 32x32 with 8 n-tiles allowed: two 16-byte chunks a row, 64 slices, 32
+  // k-steps, one slab of all 32 rows, 8 n-tiles of 8 templates: one chunk, one block an SM.
+  cuda::GemmBankShape s = cuda::gemmBankShape(32, 32, 64, cuda::kGemmSharedLimit, 8);
   EXPECT_EQ(s.rowChunks, 2);
   EXPECT_EQ(s.slabRows, 32);
   EXPECT_EQ(s.kSteps, 32);
@@ -170,7 +170,14 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_EQ(s.tileWidth, cuda::kGemmTileWidth);
   EXPECT_EQ(s.chunks, 1);
   EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimit);
-  // 64x64: 64 templates' B (256 KB) does not fit, 32 do with slabs of at least 8 rows.
+  // By default 4 n-tiles, two chunks, two blocks an SM: slabs cut to fit half the memory.
+  s = cuda::gemmBankShape(32, 32, 64);
+  EXPECT_EQ(s.nTiles, 4);
+  EXPECT_EQ(s.chunks, 2);
+  EXPECT_GE(s.slabRows, 8);
+  EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimitTwoBlocks);
+  EXPECT_EQ(s.kSteps, (32 / s.slabRows) * s.slabSteps + (32 % s.slabRows) * 2 / 2);
+  // 64x64: 32 templates' B (128 KB) fits one block an SM with slabs of at least 8 rows.
   s = cuda::gemmBankShape(64, 64, 100);
   EXPECT_EQ(s.nTiles, 4);
   EXPECT_EQ(s.chunks, 4);

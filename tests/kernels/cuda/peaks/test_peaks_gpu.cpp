@@ -266,7 +266,7 @@ TEST(GpuBankPeaks, EveryTemplateSameAsTheCpuPeaks) {
     cuda::BankPeakFinder finder;
     Status s = finder.set(jobs);
     ASSERT_TRUE(s.ok()) << s.message();
-    s = finder.find(p, dBest, dKept, dCount, nullptr);
+    s = finder.find(p, cuda::DeviceFrame{}, dBest, dKept, dCount, nullptr);  // dense maps: no frame needed
     ASSERT_TRUE(s.ok()) << s.message();
     std::vector<cuda::DeviceMatch> best(T), kept(none.size());
     std::vector<int> count(T);
