@@ -94,12 +94,16 @@ NCC_HOST_DEVICE inline ScreenWindow screenWindow(Method method, int64_t n, int32
     case Method::CCorrNormed:
       win.scale = windowIsFlat(double(s2), double(s2)) ? 0.0f : screenInverseRoot(s2);
       break;
-    case Method::CCoeffNormed:
+    case Method::CCoeffNormed: {
       win.u = float(s1);
-      win.scale = windowIsFlat(windowVarianceSum<int64_t>(n, s1, s2), double(s2))
-                      ? 0.0f
-                      : screenInverseRoot(centredSquares<int64_t>(n, s1, s2));
+      // The rules' flat test compares the variance sum D / n with at most 0.5: a D above n
+      // (integers) is never flat, and the double division is left for the few windows at or
+      // below it.
+      const int64_t centred = centredSquares<int64_t>(n, s1, s2);
+      const bool flat = centred <= n && windowIsFlat(windowVarianceSum<int64_t>(n, s1, s2), double(s2));
+      win.scale = flat ? 0.0f : screenInverseRoot(centred);
       break;
+    }
   }
   return win;
 }

@@ -70,6 +70,11 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
     const ScreenMethod sm = screenMethod(m, stats.n);
     const ScreenTemplate st = screenTemplate(m, stats);
     const ScreenWindow sw = screenWindow(m, stats.n, int32_t(s1), int32_t(s2));
+    // The window is flat for the screen exactly where the rules call it flat.
+    if (m == Method::CCoeffNormed)
+      ASSERT_EQ(sw.scale == 0.0f, windowIsFlat(windowVarianceSum<int64_t>(stats.n, s1, s2), double(s2))) << what;
+    if (m == Method::CCorrNormed || m == Method::SqDiffNormed)
+      ASSERT_EQ(sw.scale == 0.0f, windowIsFlat(double(s2), double(s2))) << what;
     for (int du = -2; du <= 2; ++du)
       for (int tu = -2; tu <= 2; ++tu) {
         ScreenWindow w = sw;
@@ -130,6 +135,9 @@ TEST(ScoreScreen, FlatWindowsAndTemplatesScreenToTheExactConstants) {
   ScreenedPair p = pair(Method::CCoeffNormed, stats, 200, 10000, 5000);
   EXPECT_EQ(p.score, 0.0f);
   EXPECT_EQ(p.bound, 0.0f);
+  // Three 100s and a 101: n sum I^2 - (sum I)^2 = 3, at most n, so the rules' double test
+  // decides: 3 / 4 is above its 0.5: not flat.
+  EXPECT_GT(screenWindow(Method::CCoeffNormed, 4, 401, 3 * 10000 + 10201).scale, 0.0f);
   // A black window: ccorr-normed 0, sqdiff-normed 1.
   EXPECT_EQ(pair(Method::CCorrNormed, stats, 0, 0, 0).score, 0.0f);
   EXPECT_EQ(pair(Method::SqDiffNormed, stats, 0, 0, 0).score, 1.0f);
