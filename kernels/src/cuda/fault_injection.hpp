@@ -6,8 +6,8 @@
 //   - pinned host allocations (PinnedBuffer, allocatePinnedHost) fail after a countdown of their own;
 //   - NCC_CUDA_CHECK-ed calls report cudaErrorLaunchFailure after a countdown (a lost context:
 //     once it fires, every later checked call fails too, until lifted).
-// Process-wide and thread-safe. Environment (read by each CudaEngine::create; a variable unset
-// there lifts what the environment had armed, and leaves what a test armed alone):
+// Process-wide and thread-safe. Environment (read by each CudaEngine::create and cudaAvailable();
+// variables unset there lift what the environment had armed, and leave what a test armed alone):
 //   NCCMATCH_CUDA_FAIL_ALLOC_AFTER=N    the N next device allocations succeed, later ones fail
 //   NCCMATCH_CUDA_ALLOC_LIMIT_BYTES=B   device allocations fail past B bytes held by nccmatch
 //   NCCMATCH_CUDA_FAIL_PINNED_AFTER=N   the N next pinned allocations succeed, later ones fail

@@ -3,6 +3,8 @@
 // limit mid-stream, out of pinned memory, a lost context at each checked call in turn, a device
 // that does not exist. Every failure is a Status naming the fault; no crash, no hang; once the
 // fault is lifted the same engine matches exactly as one that never failed.
+// NCCMATCH_FAULT_SWEEP_STEP=k tries every k-th failing step only (scripts/gpu-sanitize.sh sets it:
+// under compute-sanitizer every step would take too long).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,6 +19,13 @@ namespace nccmatch::test {
 namespace {
 
 namespace faults = cuda::faults;
+
+// The sweeps' stride: 1 (every step) unless NCCMATCH_FAULT_SWEEP_STEP says otherwise.
+long long sweepStep() {
+  const char* text = std::getenv("NCCMATCH_FAULT_SWEEP_STEP");
+  const long long step = text != nullptr ? std::atoll(text) : 1;
+  return step > 0 ? step : 1;
+}
 
 // Two frame sizes and two banks: the second of each grows the engine's buffers.
 struct Workload {
@@ -143,7 +152,7 @@ TEST_P(CudaFaults, OutOfDeviceMemoryAtEachAllocationThenRecovers) {
   { Status s; auto e = cudaEngine(GetParam(), &s); ASSERT_TRUE(s.ok()) << s.message(); runWorkload(*e, workload_); }
   const long long allocations = (long long)(faults::deviceAllocationCount() - first);
   ASSERT_GT(allocations, 0);
-  for (long long n = 0; n < allocations; ++n) {
+  for (long long n = 0; n < allocations; n += sweepStep()) {
     const std::string where = "device allocations failing after " + std::to_string(n);
     faults::FaultPlan plan;
     plan.deviceAllocationsLeft = n;
@@ -235,7 +244,7 @@ TEST_P(CudaFaults, LostContextAtEachCheckedCallThenRecovers) {
   ASSERT_FALSE(clean.empty());
   constexpr long long kCallsBound = 20000;  // far above what the workload makes
   long long n = 0;
-  for (; n < kCallsBound; ++n) {
+  for (; n < kCallsBound; n += sweepStep()) {
     const std::string where = "checked calls failing after " + std::to_string(n);
     faults::FaultPlan plan;
     plan.checkedCallsLeft = n;
