@@ -214,12 +214,12 @@ bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, Gs
   return true;
 }
 
-void publishEngine(GstNccMatch* self) {
+void publishEngine(GstNccMatch* self, bool resetStats) {
   StreamState& stream = *self->stream;
   GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
                   stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
   NCCMATCH_OBJECT_LOCK(self);
-  self->published->stats.reset();
+  if (resetStats) self->published->stats.reset();
   self->published->backend = nccmatch::backendName(stream.engine->backend());
   self->published->threads = stream.engine->workerThreads();
   self->published->cudaCapsAllowed = stream.engineContext != nullptr;
@@ -236,7 +236,7 @@ bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cpu, -1, nullptr)) return false;
   if (!installBank(self, std::move(bank), scales, angles, support, false)) return false;
-  publishEngine(self);
+  publishEngine(self, false);  // the stream's counts go on
   return true;
 }
 

@@ -43,8 +43,8 @@ bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, Gs
 // createEngine without posting anything.
 nccmatch::Status newEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
 // Publishes the engine's backend and threads (the stats property) and whether CUDA caps are
-// accepted; resets the stats.
-void publishEngine(GstNccMatch* self);
+// accepted; with `resetStats` (at start) the stats' counts start again.
+void publishEngine(GstNccMatch* self, bool resetStats);
 // device=auto when the CUDA engine failed while running (`why`): one warning, then a CPU engine
 // holding the loaded bank in its place. False after posting an error (the CPU engine failed too).
 bool fallBackToCpu(GstNccMatch* self, const std::string& why);

@@ -195,7 +195,7 @@ bool startEngine(GstNccMatch* self) {
     std::string why;
     bool engineFailed = false;
     if (startCudaEngine(self, settings, bank, scaled, &why, &engineFailed)) {
-      publishEngine(self);
+      publishEngine(self, true);
       return true;
     }
     if (settings.device == nccmatch::Backend::Cuda) {
@@ -219,7 +219,7 @@ bool startEngine(GstNccMatch* self) {
     destroyEngine(self);
     return false;
   }
-  publishEngine(self);
+  publishEngine(self, true);
   return true;
 }
 

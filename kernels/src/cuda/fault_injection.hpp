@@ -41,8 +41,8 @@ void lift();
 // variable whose value is not a non-negative integer.
 Status applyEnvironment();
 
-// Device bytes held through allocateDevice, and allocations made through the hooks so far (the
-// tests use them to aim a countdown or a limit at a chosen step).
+// Device bytes held through allocateDevice, and device allocations asked for so far, refused ones
+// and cuFFT plans included (the tests use them to aim a countdown or a limit at a chosen step).
 std::size_t deviceBytesHeld();
 std::uint64_t deviceAllocationCount();
 

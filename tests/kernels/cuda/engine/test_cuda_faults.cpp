@@ -180,8 +180,9 @@ TEST_P(CudaFaults, OutOfDeviceMemoryAtEachAllocationThenRecovers) {
 }
 
 // A byte limit set mid-stream: frames of the size already seen still match (a stream of one size
-// allocates nothing after its first frames); a larger frame and a larger bank fail naming the
-// memory; lifted, the same engine runs them as a clean one.
+// allocates nothing after its first frames); a larger bank and a larger frame fail naming the
+// memory; lifted, the same engine runs them as a clean one. The bank goes first: a failed frame
+// preparation frees the buffers it was growing, which could make room for a few templates.
 TEST_P(CudaFaults, ByteLimitMidStreamRefusesGrowthOnly) {
   SKIP_WITHOUT_GPU();
   const std::vector<Step> clean = cleanRun();
@@ -203,11 +204,11 @@ TEST_P(CudaFaults, ByteLimitMidStreamRefusesGrowthOnly) {
     ASSERT_TRUE(s.ok()) << "same-size frame " << i << " under the limit: " << s.message();
     expectSameMatches(result, clean[1].result, "same-size frame under the limit");
   }
-  s = engine->match(workload_.large.view(), workload_.params, &result);
-  ASSERT_FALSE(s.ok()) << "a larger frame needs more device memory";
-  EXPECT_TRUE(namesOutOfMemory(s.message())) << s.message();
   s = engine->setTemplates(workload_.biggerBank);
   ASSERT_FALSE(s.ok()) << "a larger bank needs more device memory";
+  EXPECT_TRUE(namesOutOfMemory(s.message())) << s.message();
+  s = engine->match(workload_.large.view(), workload_.params, &result);
+  ASSERT_FALSE(s.ok()) << "a larger frame needs more device memory";
   EXPECT_TRUE(namesOutOfMemory(s.message())) << s.message();
   faults::lift();
   expectClean(runWorkload(*engine, workload_), clean, "byte limit lifted");
