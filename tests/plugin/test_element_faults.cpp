@@ -44,7 +44,8 @@ class ElementFaults : public ::testing::Test {
     for (GstBuffer* b : frames_) gst_buffer_unref(b);
   }
 
-  // GRAY8 frames of width x height with both templates pasted, moving a little each frame.
+  // GRAY8 frames of width x height with both templates pasted, moving a little each frame (owned
+  // by the fixture).
   std::vector<GstBuffer*> makeFrames(int width, int height, int firstPts) {
     FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, width, height, 0);
     std::vector<GstBuffer*> frames;
@@ -56,7 +57,7 @@ class ElementFaults : public ::testing::Test {
       GST_BUFFER_PTS(buffer) = (firstPts + i) * GST_SECOND / 30;
       GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
       frames.push_back(buffer);
-      frames_.push_back(gst_buffer_ref(buffer));
+      frames_.push_back(buffer);
     }
     return frames;
   }
@@ -81,7 +82,7 @@ class ElementFaults : public ::testing::Test {
 
   TempDir dir_;
   TemplateImage a_, b_;
-  std::vector<GstBuffer*> frames_;  // kept for unref
+  std::vector<GstBuffer*> frames_;  // every frame made, unreffed at the end
 };
 
 // The one warning of `run` from "m", which must say device=auto and contain `reason`.
