@@ -22,9 +22,11 @@ struct State {
   std::uint64_t deviceAllocations = 0;
 };
 
+// Made on first use and never destroyed: an engine freed during static destruction (a static
+// engine in an application) still finds it.
 State& state() {
-  static State s;  // never destroyed before the last free: function-local, constructed on first use
-  return s;
+  static State* s = new State;
+  return *s;
 }
 
 // Read on every NCC_CUDA_CHECK: true only while a checked-call countdown is armed.
