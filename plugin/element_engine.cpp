@@ -105,15 +105,37 @@ nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult
   return nccmatch::mergeScaledResult(self->stream->scaled, engineResult, settings.matchParams());
 }
 
+namespace {
+
+// A bank loaded while running: as installBank, except that when the CUDA engine cannot take it
+// (e.g. out of device memory) and the CPU may take over, a CPU engine does, with one warning, and
+// takes the bank.
+bool installWhileRunning(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const Settings& settings,
+                         bool cpuMayTakeOver) {
+  nccmatch::ScaledBank scaled;
+  if (!cpuMayTakeOver ||
+      !nccmatch::rotateAndScaleTemplates(bank, settings.scales, settings.angles, &scaled, settings.rotationSupport).ok())
+    return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  const nccmatch::Status status =
+      handBank(self, bank, std::move(scaled), settings.scales, settings.angles, settings.rotationSupport);
+  if (status.ok()) return true;
+  if (!fallBackToCpu(self, "the CUDA backend could not take the new templates (" + status.message() + ")"))
+    return false;
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+}
+
+}  // namespace
+
 // Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
 // while running keeps the previous bank (as templatematch) and posts a warning, once per change.
-bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed) {
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed,
+                 bool cpuMayTakeOver) {
   StreamState& stream = *self->stream;
   if (settings.templatesGeneration == stream.loadedGeneration) return true;
   stream.loadedGeneration = settings.templatesGeneration;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, true);
+    return installWhileRunning(self, {*grabbed}, settings, cpuMayTakeOver);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -121,7 +143,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  return installWhileRunning(self, std::move(bank), settings, cpuMayTakeOver);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,

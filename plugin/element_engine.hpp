@@ -30,7 +30,10 @@ nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage
 // `grab-template` changed since the last
 // load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
 // cut for a pending grab-template (null when it could not be cut: the previous bank stays).
-bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed);
+// With `cpuMayTakeOver` (device=auto, a CUDA engine, a frame in system memory), a bank the CUDA
+// engine cannot take (out of device memory) hands over to a CPU engine holding it, with one warning.
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed,
+                 bool cpuMayTakeOver);
 // The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
 nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
                                   const Settings& settings);

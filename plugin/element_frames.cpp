@@ -398,7 +398,7 @@ bool matchFrame(GstNccMatch* self, InFlightFrame& f, const nccmatch::TemplateIma
     return false;
   }
   const uint64_t loaded = self->stream->loadedGeneration;
-  if (!refreshBank(self, f.settings, grabbed)) return false;
+  if (!refreshBank(self, f.settings, grabbed, mayHandOverToCpu(self, f))) return false;
   if (self->stream->loadedGeneration != loaded) self->stream->tracker.endAll();  // tracks name the old bank
   placeRegion(self, f);
   return submitArea(self, f);

@@ -63,7 +63,8 @@ std::vector<std::string> PipelineRun::from(const std::vector<std::string>& messa
 }
 
 PipelineRun runPipeline(const std::string& description, const std::vector<GstBuffer*>& input, int timeoutSeconds,
-                        const std::vector<GstCaps*>& caps) {
+                        const std::vector<GstCaps*>& caps,
+                        const std::function<void(GstElement*, std::size_t)>& afterPush) {
   PipelineRun run;
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
@@ -84,6 +85,7 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
       } else {
         gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(input[i]));
       }
+      if (afterPush) afterPush(pipeline, i + 1);
     }
     gst_app_src_end_of_stream(GST_APP_SRC(src));
   }

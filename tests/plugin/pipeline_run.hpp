@@ -6,6 +6,7 @@
 
 #include <gst/gst.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,10 +35,12 @@ struct PipelineRun {
 
 // Parses and plays `description`; an appsrc named "src" gets `input` pushed (each buffer
 // referenced, not taken) and then EOS. Where `caps` has non-null caps for a buffer, they replace
-// appsrc's caps from that buffer on (a caps change mid-stream). Gives up after `timeoutSeconds`
+// appsrc's caps from that buffer on (a caps change mid-stream). `afterPush`, when given, is called
+// with the pipeline and the count pushed so far after each buffer. Gives up after `timeoutSeconds`
 // (a test failure).
 PipelineRun runPipeline(const std::string& description, const std::vector<GstBuffer*>& input = {},
-                        int timeoutSeconds = 60, const std::vector<GstCaps*>& caps = {});
+                        int timeoutSeconds = 60, const std::vector<GstCaps*>& caps = {},
+                        const std::function<void(GstElement*, std::size_t)>& afterPush = nullptr);
 
 // The matches of two runs of one element are the same, frame by frame (scores within `tolerance`).
 void expectSameMatches(const ElementRun& got, const ElementRun& want, double tolerance);

@@ -44,15 +44,16 @@ class ElementFaults : public ::testing::Test {
     for (GstBuffer* b : frames_) gst_buffer_unref(b);
   }
 
-  // GRAY8 frames of width x height with both templates pasted, moving a little each frame (owned
-  // by the fixture).
-  std::vector<GstBuffer*> makeFrames(int width, int height, int firstPts) {
+  // GRAY8 frames of width x height with both templates pasted, moving a little each frame, and
+  // `extra` at 60,60 when given (owned by the fixture).
+  std::vector<GstBuffer*> makeFrames(int width, int height, int firstPts, const TemplateImage* extra = nullptr) {
     FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, width, height, 0);
     std::vector<GstBuffer*> frames;
     for (int i = 0; i < kFrames; ++i) {
       Image luma = makeImage(width, height, Fill::Smooth);
       paste(&luma, a_, 10 + 3 * i, 20);
       paste(&luma, b_, width - 60, height - 40 - i);
+      if (extra != nullptr) paste(&luma, *extra, 60, 60);
       GstBuffer* buffer = makeFrame(layout, luma);
       GST_BUFFER_PTS(buffer) = (firstPts + i) * GST_SECOND / 30;
       GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
@@ -233,6 +234,68 @@ TEST_F(ElementFaults, OutOfDeviceMemoryMidStream) {
     const PipelineRun r = run("cuda");
     expectOneError(r, "cudaErrorMemoryAllocation");
     EXPECT_EQ(r.elements.at("m").matches.size(), std::size_t(kFrames)) << "the small frames were matched";
+  }
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+// A larger bank set while PLAYING when the device has room for nothing more than the first bank
+// and its frames (a countdown measured on an engine like the element's): device=auto hands over to
+// the CPU with one warning and finds the new template; device=cuda stops with an error naming the
+// memory. When the new bank's copies or the next frame's buffers fail depends on the element's
+// frames in flight: either way it is one warning, or one error.
+TEST_F(ElementFaults, OutOfDeviceMemoryForALargerBankWhilePlaying) {
+#ifdef NCCMATCH_HAVE_CUDA
+  std::uint64_t allocations = 0;
+  {
+    EngineOptions o;
+    o.backend = Backend::Cuda;
+    std::unique_ptr<Engine> engine;
+    Status s = Engine::create(o, &engine);
+    ASSERT_TRUE(s.ok()) << s.message();
+    const std::uint64_t before = cuda::faults::deviceAllocationCount();
+    ASSERT_TRUE(engine->setTemplates({a_, b_}).ok());
+    Image small = makeImage(kSmall[0], kSmall[1], Fill::Smooth);
+    MatchParams params;
+    params.threshold = 0.8;
+    params.maxMatches = 2;
+    FrameResult result;
+    for (int i = 0; i < Engine::kMaxFramesInFlight + 1; ++i) ASSERT_TRUE(engine->match(small.view(), params, &result).ok());
+    allocations = cuda::faults::deviceAllocationCount() - before;
+  }
+  const TemplateImage c = makeTemplate(24, 20, Fill::Random, "c");
+  writePgm(dir_.path("c.pgm"), c);
+  std::vector<GstBuffer*> frames = makeFrames(kSmall[0], kSmall[1], 0, &c);
+  const std::vector<GstBuffer*> later = makeFrames(kSmall[0], kSmall[1], kFrames, &c);
+  frames.insert(frames.end(), later.begin(), later.end());
+  const std::string larger = dir_.path("a.pgm") + "," + dir_.path("b.pgm") + "," + dir_.path("c.pgm");
+  auto setLargerBank = [&](GstElement* pipeline, std::size_t pushed) {
+    if (pushed != std::size_t(kFrames)) return;
+    GstElement* m = gst_bin_get_by_name(GST_BIN(pipeline), "m");
+    g_object_set(m, "templates", larger.c_str(), nullptr);
+    gst_object_unref(m);
+  };
+  setenv("NCCMATCH_CUDA_FAIL_ALLOC_AFTER", std::to_string(allocations).c_str(), 1);
+  {
+    SCOPED_TRACE("device=auto");
+    const PipelineRun r =
+        runPipeline(source(kSmall[0], kSmall[1]) + element("auto") + " ! fakesink", frames, 60, {}, setLargerBank);
+    EXPECT_TRUE(r.errors.empty()) << ::testing::PrintToString(r.errors);
+    EXPECT_TRUE(r.eos);
+    expectOneFallbackWarning(r, "cudaErrorMemoryAllocation");
+    const ElementRun& m = r.elements.at("m");
+    EXPECT_EQ(m.backend, "cpu");
+    ASSERT_EQ(m.matches.size(), std::size_t(2 * kFrames));
+    bool foundC = false;
+    for (const Found& f : m.matches.back()) foundC = foundC || (f.templateIndex == 2 && f.x == 60 && f.y == 60);
+    EXPECT_TRUE(foundC) << "the last frame is matched with the larger bank";
+  }
+  {
+    SCOPED_TRACE("device=cuda");
+    const PipelineRun r =
+        runPipeline(source(kSmall[0], kSmall[1]) + element("cuda") + " ! fakesink", frames, 60, {}, setLargerBank);
+    expectOneError(r, "cudaErrorMemoryAllocation");
   }
 #else
   GTEST_SKIP() << "this build has no CUDA backend";
