@@ -58,27 +58,11 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 
 }  // namespace
 
-// Hands a freshly loaded bank to the engine, each template at each scale factor and angle. An
-// empty bank stays here: with no names the engine is never asked to match, so frames pass
-// unmatched on every backend.
-bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
+nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, nccmatch::ScaledBank scaled,
+                          const std::vector<double>& scales, const std::vector<double>& angles,
+                          nccmatch::RotationSupport support) {
   StreamState& stream = *self->stream;
-  nccmatch::ScaledBank scaled;
-  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
-  if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Could not scale or rotate the templates: %s; keeping the previous templates",
-                         status.message().c_str()),
-                        (nullptr));
-    return true;
-  }
-  if (status.ok() && !bank.empty()) status = stream.engine->setTemplates(scaled.templates);
-  if (!status.ok()) {
-    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
-                      (nullptr));
-    return false;
-  }
+  if (!bank.empty()) NCC_RETURN_IF_ERROR(stream.engine->setTemplates(scaled.templates));
   stream.names.clear();
   for (const nccmatch::TemplateImage& t : bank) stream.names.push_back(t.name);
   scaled.templates.clear();  // the engine keeps the images
@@ -90,6 +74,29 @@ bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, c
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);
   GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled or rotated variant%s", stream.names.size(),
                   stream.scaled.original.size(), stream.scaled.original.size() == 1 ? "" : "s");
+  return nccmatch::Status();
+}
+
+// Hands a freshly loaded bank to the engine, each template at each scale factor and angle. An
+// empty bank stays here: with no names the engine is never asked to match, so frames pass
+// unmatched on every backend.
+bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
+  nccmatch::ScaledBank scaled;
+  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
+  if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
+                        ("Could not scale or rotate the templates: %s; keeping the previous templates",
+                         status.message().c_str()),
+                        (nullptr));
+    return true;
+  }
+  if (status.ok()) status = handBank(self, std::move(bank), std::move(scaled), scales, angles, support);
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
+                      (nullptr));
+    return false;
+  }
   return true;
 }
 
@@ -98,15 +105,37 @@ nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult
   return nccmatch::mergeScaledResult(self->stream->scaled, engineResult, settings.matchParams());
 }
 
+namespace {
+
+// A bank loaded while running: as installBank, except that when the CUDA engine cannot take it
+// (e.g. out of device memory) and the CPU may take over, a CPU engine does, with one warning, and
+// takes the bank.
+bool installWhileRunning(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const Settings& settings,
+                         bool cpuMayTakeOver) {
+  nccmatch::ScaledBank scaled;
+  if (!cpuMayTakeOver ||
+      !nccmatch::rotateAndScaleTemplates(bank, settings.scales, settings.angles, &scaled, settings.rotationSupport).ok())
+    return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  const nccmatch::Status status =
+      handBank(self, bank, std::move(scaled), settings.scales, settings.angles, settings.rotationSupport);
+  if (status.ok()) return true;
+  if (!fallBackToCpu(self, "the CUDA backend could not take the new templates (" + status.message() + ")"))
+    return false;
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+}
+
+}  // namespace
+
 // Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
 // while running keeps the previous bank (as templatematch) and posts a warning, once per change.
-bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed) {
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed,
+                 bool cpuMayTakeOver) {
   StreamState& stream = *self->stream;
   if (settings.templatesGeneration == stream.loadedGeneration) return true;
   stream.loadedGeneration = settings.templatesGeneration;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, true);
+    return installWhileRunning(self, {*grabbed}, settings, cpuMayTakeOver);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -114,7 +143,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  return installWhileRunning(self, std::move(bank), settings, cpuMayTakeOver);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
@@ -177,9 +206,7 @@ void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool regio
   }
 }
 
-// Creates the engine for `backend` (Cpu or Cuda). A CUDA engine runs in `context` when one is
-// given (made current here and around every later engine call), else in the primary context.
-bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context) {
+nccmatch::Status newEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context) {
   StreamState& stream = *self->stream;
   nccmatch::EngineOptions options;
   options.backend = backend;
@@ -187,8 +214,18 @@ bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, Gs
   options.threads = copySettings(self).cpuThreads;
   options.useCurrentCudaContext = context != nullptr;
   nccmatch::plugin::CudaContextScope scope(context);
-  nccmatch::Status status = scope.ok() ? nccmatch::Engine::create(options, &stream.engine)
-                                       : nccmatch::Status::error("could not make the GStreamer CUDA context current");
+  if (!scope.ok()) return nccmatch::Status::error("could not make the GStreamer CUDA context current");
+  NCC_RETURN_IF_ERROR(nccmatch::Engine::create(options, &stream.engine));
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  if (context != nullptr) stream.engineContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+#endif
+  return nccmatch::Status();
+}
+
+// Creates the engine for `backend` (Cpu or Cuda). A CUDA engine runs in `context` when one is
+// given (made current here and around every later engine call), else in the primary context.
+bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context) {
+  const nccmatch::Status status = newEngine(self, backend, deviceId, context);
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
                       ("Could not start the matching engine (device=%s): %s", nccmatch::backendName(backend),
@@ -196,9 +233,32 @@ bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, Gs
                       (nullptr));
     return false;
   }
-#ifdef NCCMATCH_HAVE_GST_CUDA
-  if (context != nullptr) stream.engineContext = static_cast<GstCudaContext*>(gst_object_ref(context));
-#endif
+  return true;
+}
+
+void publishEngine(GstNccMatch* self, bool resetStats) {
+  StreamState& stream = *self->stream;
+  GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
+                  stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
+  NCCMATCH_OBJECT_LOCK(self);
+  if (resetStats) self->published->stats.reset();
+  self->published->backend = nccmatch::backendName(stream.engine->backend());
+  self->published->threads = stream.engine->workerThreads();
+  self->published->cudaCapsAllowed = stream.engineContext != nullptr;
+  NCCMATCH_OBJECT_UNLOCK(self);
+}
+
+bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
+  StreamState& stream = *self->stream;
+  GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("device=auto: %s; matching on the CPU from here", why.c_str()),
+                      (nullptr));
+  std::vector<nccmatch::TemplateImage> bank = stream.originals;
+  const std::vector<double> scales = stream.scales, angles = stream.angles;
+  const nccmatch::RotationSupport support = stream.rotationSupport;
+  destroyEngine(self);
+  if (!createEngine(self, nccmatch::Backend::Cpu, -1, nullptr)) return false;
+  if (!installBank(self, std::move(bank), scales, angles, support, false)) return false;
+  publishEngine(self, false);  // the stream's counts go on
   return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include <gst/gst.h>
 
+#include <string>
 #include <vector>
 
 #include "element_state.hpp"
@@ -20,19 +21,36 @@ void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
 // with `keepOnFailure` (while running) a warning, keeping the previous bank.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
                  const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure);
+// Hands `bank`, already scaled and rotated into `scaled`, to the engine and keeps what the
+// element needs of it; posts nothing (the engine's Status says what failed).
+nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, nccmatch::ScaledBank scaled,
+                          const std::vector<double>& scales, const std::vector<double>& angles,
+                          nccmatch::RotationSupport support);
 // Reloads the bank when `template`/`templates`/`masks`/`scales`/`angles`/`rotation-support`/
 // `grab-template` changed since the last
 // load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
 // cut for a pending grab-template (null when it could not be cut: the previous bank stays).
-bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed);
+// With `cpuMayTakeOver` (device=auto, a CUDA engine, a frame in system memory), a bank the CUDA
+// engine cannot take (out of device memory) hands over to a CPU engine holding it, with one warning.
+bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed,
+                 bool cpuMayTakeOver);
 // The engine's result for the loaded bank: each template's scaled copies merged (scales.hpp).
 nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult& engineResult,
                                   const Settings& settings);
 // One warning per template (and scale) larger than the area searched (the engine skips it): the
 // frame, or the search region when `region` is true. Posted again when that size changes.
 void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool region);
-// The engine for `backend` (Cpu or Cuda), in `context` when one is given.
+// The engine for `backend` (Cpu or Cuda), in `context` when one is given; false after posting an
+// error.
 bool createEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
+// createEngine without posting anything.
+nccmatch::Status newEngine(GstNccMatch* self, nccmatch::Backend backend, int deviceId, GstCudaContext* context);
+// Publishes the engine's backend and threads (the stats property) and whether CUDA caps are
+// accepted; with `resetStats` (at start) the stats' counts start again.
+void publishEngine(GstNccMatch* self, bool resetStats);
+// device=auto when the CUDA engine failed while running (`why`): one warning, then a CPU engine
+// holding the loaded bank in its place. False after posting an error (the CPU engine failed too).
+bool fallBackToCpu(GstNccMatch* self, const std::string& why);
 // Destroys the engine inside its context.
 void destroyEngine(GstNccMatch* self);
 #ifdef NCCMATCH_HAVE_GST_CUDA

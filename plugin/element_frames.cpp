@@ -352,6 +352,24 @@ bool trackArea(GstNccMatch* self, InFlightFrame& f) {
   return true;
 }
 
+// Whether a CUDA engine that failed on this frame may hand over to the CPU: device=auto and the
+// frame in system memory (the CPU cannot read CUDA memory).
+bool mayHandOverToCpu(GstNccMatch* self, const InFlightFrame& f) {
+  return f.settings.device == nccmatch::Backend::Auto && !f.cuda &&
+         self->stream->engine->backend() == nccmatch::Backend::Cuda;
+}
+
+// The CUDA engine failed (`failure`, e.g. out of device memory for a larger frame): the frames in
+// flight (matched on the GPU) go out, then a CPU engine holding the bank takes over, with one
+// warning. False after posting an error.
+bool handOverToCpu(GstNccMatch* self, const nccmatch::Status& failure) {
+  if (pushFramesInFlight(self) != GST_FLOW_OK) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", failure.message().c_str()), (nullptr));
+    return false;
+  }
+  return fallBackToCpu(self, "the CUDA backend failed (" + failure.message() + ")");
+}
+
 // Hands the area's luma to the engine when there are templates (or to the tracker in track
 // mode); false after posting an error.
 bool submitArea(GstNccMatch* self, InFlightFrame& f) {
@@ -360,6 +378,10 @@ bool submitArea(GstNccMatch* self, InFlightFrame& f) {
   if (f.settings.mode == Mode::Track) return trackArea(self, f);
   const gint64 begin = g_get_monotonic_time();
   nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
+  if (!status.ok() && mayHandOverToCpu(self, f)) {
+    if (!handOverToCpu(self, status)) return false;
+    status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
+  }
   f.engineMicros = g_get_monotonic_time() - begin;
   f.submitted = status.ok();
   if (!status.ok())
@@ -376,7 +398,7 @@ bool matchFrame(GstNccMatch* self, InFlightFrame& f, const nccmatch::TemplateIma
     return false;
   }
   const uint64_t loaded = self->stream->loadedGeneration;
-  if (!refreshBank(self, f.settings, grabbed)) return false;
+  if (!refreshBank(self, f.settings, grabbed, mayHandOverToCpu(self, f))) return false;
   if (self->stream->loadedGeneration != loaded) self->stream->tracker.endAll();  // tracks name the old bank
   placeRegion(self, f);
   return submitArea(self, f);

@@ -119,12 +119,42 @@ void markStopped(GstNccMatch* self) {
   NCCMATCH_OBJECT_UNLOCK(self);
 }
 
-// The engine on the backend the settings ask for, holding the bank they name.
+// The CUDA engine holding `bank` (scaled and rotated into `scaled`), or false with `why` saying
+// what failed: the engine could not start (`engineFailed`) or could not take the bank. Posts
+// nothing; leaves no engine behind.
+bool startCudaEngine(GstNccMatch* self, const Settings& settings, std::vector<nccmatch::TemplateImage> bank,
+                     nccmatch::ScaledBank scaled, std::string* why, bool* engineFailed) {
+  StreamState& stream = *self->stream;
+  GstCudaContext* context = nullptr;
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  context = ensureCudaContext(self, settings.cudaDeviceId);
+  if (context == nullptr)
+    GST_WARNING_OBJECT(self, "no GStreamer CUDA context: CUDA engine in the device's primary context, "
+                             "memory:CUDAMemory input refused");
+#endif
+  nccmatch::Status status = newEngine(self, nccmatch::Backend::Cuda, settings.cudaDeviceId, context);
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  gst_clear_object(&context);
+#endif
+  *engineFailed = !status.ok();
+  if (status.ok()) {
+    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
+    status = handBank(self, std::move(bank), std::move(scaled), settings.scales, settings.angles,
+                      settings.rotationSupport);
+  }
+  if (status.ok()) return true;
+  *why = *engineFailed ? status.message() : "Could not prepare the templates: " + status.message();
+  if (stream.engine) destroyEngine(self);
+  return false;
+}
+
+// The engine on the backend the settings ask for, holding the bank they name. device=auto takes
+// the CPU when no GPU is usable (said once in the log) or when the CUDA engine cannot start or
+// cannot take the bank (said once on the bus, as a warning); device=cuda stops with an error.
 bool startEngine(GstNccMatch* self) {
   Settings settings = copySettings(self);
   StreamState& stream = *self->stream;
 
-  // Backend: cpu as asked; cuda or auto need a usable GPU (auto falls back, saying so once).
   nccmatch::Backend backend = nccmatch::Backend::Cpu;
   if (settings.device != nccmatch::Backend::Cpu) {
     std::string why;
@@ -142,49 +172,54 @@ bool startEngine(GstNccMatch* self) {
     }
   }
 
-  GstCudaContext* context = nullptr;
-#ifdef NCCMATCH_HAVE_GST_CUDA
-  if (backend == nccmatch::Backend::Cuda) {
-    context = ensureCudaContext(self, settings.cudaDeviceId);
-    if (context == nullptr)
-      GST_WARNING_OBJECT(self, "no GStreamer CUDA context: CUDA engine in the device's primary context, "
-                               "memory:CUDAMemory input refused");
-  }
-#endif
-  const bool created = createEngine(self, backend, settings.cudaDeviceId, context);
-#ifdef NCCMATCH_HAVE_GST_CUDA
-  gst_clear_object(&context);
-#endif
-  if (!created) return false;
-  GST_INFO_OBJECT(self, "engine backend: %s%s", nccmatch::backendName(stream.engine->backend()),
-                  stream.engineContext != nullptr ? " (in the shared GStreamer CUDA context)" : "");
-  NCCMATCH_OBJECT_LOCK(self);
-  self->published->stats.reset();
-  self->published->backend = nccmatch::backendName(stream.engine->backend());
-  self->published->threads = stream.engine->workerThreads();
-  self->published->cudaCapsAllowed = stream.engineContext != nullptr;
-  NCCMATCH_OBJECT_UNLOCK(self);
-
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
   if (!nccmatch::plugin::loadTemplateBank(settings.templateFiles, settings.maskFiles, &bank, &error)) {
     postLoadError(self, error);
-    destroyEngine(self);
     return false;
   }
   if (settings.templateFiles.empty() && !settings.grab)
     GST_WARNING_OBJECT(self, "no template set: frames pass through without matches");
   // A grab-template request waits for the first frame: its generation stays unloaded until then.
   stream.loadedGeneration = settings.grab ? settings.templatesGeneration - 1 : settings.templatesGeneration;
-  bool installed;
-  {
-    nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    installed = installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, false);
+  nccmatch::ScaledBank scaled;  // the same on every backend: its failure is not the GPU's
+  nccmatch::Status status =
+      nccmatch::rotateAndScaleTemplates(bank, settings.scales, settings.angles, &scaled, settings.rotationSupport);
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
+                      (nullptr));
+    return false;
   }
-  if (!installed) {
+
+  if (backend == nccmatch::Backend::Cuda) {
+    std::string why;
+    bool engineFailed = false;
+    if (startCudaEngine(self, settings, bank, scaled, &why, &engineFailed)) {
+      publishEngine(self, true);
+      return true;
+    }
+    if (settings.device == nccmatch::Backend::Cuda) {
+      if (engineFailed)
+        GST_ELEMENT_ERROR(self, RESOURCE, SETTINGS,
+                          ("Could not start the matching engine (device=cuda): %s", why.c_str()), (nullptr));
+      else
+        GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s (device=cuda)", why.c_str()), (nullptr));
+      return false;
+    }
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                        ("device=auto: the CUDA backend could not start (%s); matching on the CPU", why.c_str()),
+                        (nullptr));
+  }
+  if (!createEngine(self, nccmatch::Backend::Cpu, settings.cudaDeviceId, nullptr)) return false;
+  status = handBank(self, std::move(bank), std::move(scaled), settings.scales, settings.angles,
+                    settings.rotationSupport);
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
+                      (nullptr));
     destroyEngine(self);
     return false;
   }
+  publishEngine(self, true);
   return true;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a GPU host from binaries built elsewhere (no build here):
-# every gtest binary of the build folder, then every benchmark, then a short summary table.
+# every gtest binary of the build folder (test_cuda_faults, test_element_faults and
+# test_element_instances among them), then every benchmark, then a short summary table.
 # Usage: scripts/gpu-test.sh [build-folder]   (default build-gpu). Logs go to ./gpu-logs-<folder>;
 # with $OUT set (the device tool's output folder, which brings back only a few files) they also
 # go there as one gpu-logs-<folder>.tgz, beside summary-<folder>.txt, so that one call can run

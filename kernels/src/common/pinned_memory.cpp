@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/fault_injection.hpp"
 #endif
 
 namespace nccmatch {
@@ -15,7 +16,7 @@ Status allocatePinnedHost(std::size_t bytes, void** memory) {
 #ifdef NCCMATCH_HAVE_CUDA
   // Portable: pinned for every context, so a frame allocated here is also pinned for an engine
   // running in a GStreamer (gstcuda) context.
-  NCC_CUDA_CHECK(cudaHostAlloc(memory, bytes, cudaHostAllocPortable));
+  NCC_CUDA_CHECK(cuda::faults::allocatePinned(memory, bytes, cudaHostAllocPortable));
   return Status();
 #else
   return Status::error("pinned host memory needs CUDA, and this build of nccmatch has no CUDA");
@@ -24,7 +25,7 @@ Status allocatePinnedHost(std::size_t bytes, void** memory) {
 
 void freePinnedHost(void* memory) {
 #ifdef NCCMATCH_HAVE_CUDA
-  if (memory != nullptr) cudaFreeHost(memory);
+  cuda::faults::freePinned(memory);
 #else
   (void)memory;
 #endif

@@ -3,9 +3,14 @@
 
 #include <string>
 
+#include "cuda/fault_injection.hpp"
+
 namespace nccmatch {
 
 bool cudaDevicePresent(std::string* why) {
+  // Faults armed by NCCMATCH_CUDA_* follow the variables from here too, so that an element started
+  // after they were unset runs clean (a bad value is reported by CudaEngine::create).
+  cuda::faults::applyEnvironment();
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {

@@ -38,6 +38,7 @@ CudaEngine::~CudaEngine() {
 
 Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (engine == nullptr) return Status::error("CudaEngine::create: engine pointer is null");
+  NCC_RETURN_IF_ERROR(faults::applyEnvironment());  // NCCMATCH_CUDA_* faults, for tests of the element
   int count = 0;
   NCC_CUDA_CHECK(cudaGetDeviceCount(&count));
   int device = options.cudaDevice;
@@ -105,10 +106,16 @@ Status CudaEngine::prepareSize(int width, int height) {
   if (!bankChanged_ && width == size_.width && height == size_.height) return Status();
   // Frames in flight still read the scratch on the compute stream: let them finish first.
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
-  NCC_RETURN_IF_ERROR(size_.prepare(bank_, width, height, numeratorOption_, smCount_, stream(),
-                                    streams_.fft.get()));
-  bankChanged_ = false;
+  // Buffers move even when the preparation fails part way (out of memory): no captured graph may
+  // replay them, and the next frame prepares again.
   ++scratchGeneration_;
+  const Status prepared = size_.prepare(bank_, width, height, numeratorOption_, smCount_, stream(),
+                                        streams_.fft.get());
+  if (!prepared.ok()) {
+    size_.width = size_.height = 0;
+    return prepared;
+  }
+  bankChanged_ = false;
   return Status();
 }
 
@@ -238,6 +245,13 @@ Status CudaEngine::submit(const FrameView& frame, const MatchParams& params) {
 }
 
 void CudaEngine::drainAfterError() {
+  // A graph capture the failed call left open would refuse every later call on the stream.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream(), &capturing) == cudaSuccess && capturing != cudaStreamCaptureStatusNone) {
+    cudaGraph_t abandoned = nullptr;
+    cudaStreamEndCapture(stream(), &abandoned);
+    if (abandoned != nullptr) cudaGraphDestroy(abandoned);
+  }
   cudaStreamSynchronize(streams_.copy.get());
   cudaStreamSynchronize(streams_.fft.get());
   cudaStreamSynchronize(stream());

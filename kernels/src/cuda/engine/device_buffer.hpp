@@ -1,6 +1,6 @@
 // Owning allocations of device memory (DeviceBuffer) and of pinned host memory (PinnedBuffer)
 // that grow on demand and never shrink, so a stream of same-sized frames allocates nothing after
-// the first. Movable, not copyable.
+// the first. Movable, not copyable. Both allocate through the fault-injection hook.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,17 +9,20 @@
 #include <utility>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/fault_injection.hpp"
 
 namespace nccmatch::cuda {
 
 struct DeviceMemory {
-  static cudaError_t allocate(void** data, std::size_t bytes) { return cudaMalloc(data, bytes); }
-  static void free(void* data) { cudaFree(data); }
+  static cudaError_t allocate(void** data, std::size_t bytes) { return faults::allocateDevice(data, bytes); }
+  static void free(void* data) { faults::freeDevice(data); }
 };
 
 struct PinnedMemory {
-  static cudaError_t allocate(void** data, std::size_t bytes) { return cudaMallocHost(data, bytes); }
-  static void free(void* data) { cudaFreeHost(data); }
+  static cudaError_t allocate(void** data, std::size_t bytes) {
+    return faults::allocatePinned(data, bytes, cudaHostAllocDefault);
+  }
+  static void free(void* data) { faults::freePinned(data); }
 };
 
 template <typename Memory>

@@ -36,7 +36,13 @@ Status FrameResults::reserve(std::size_t templates, cudaStream_t stream) {
   const std::size_t bytes = std::max<std::size_t>(layout(templates).bytes, 16);
   if (bytes > device.capacity()) {
     NCC_RETURN_IF_ERROR(device.reserve(bytes));
-    NCC_CUDA_CHECK(cudaMemsetAsync(device.as<void>(), 0, device.capacity(), stream));
+    const auto zero = [&]() -> Status {
+      NCC_CUDA_CHECK(cudaMemsetAsync(device.as<void>(), 0, device.capacity(), stream));
+      return Status();
+    };
+    const Status zeroed = zero();
+    if (!zeroed.ok()) device.release();  // never used unzeroed: the next reserve zeroes it
+    NCC_RETURN_IF_ERROR(zeroed);
   }
   return host.reserve(bytes);
 }

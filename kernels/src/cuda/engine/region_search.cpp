@@ -98,8 +98,15 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     if (peakBytes > peaks_.capacity()) {
       NCC_RETURN_IF_ERROR(peaks_.reserve(peakBytes));
       // The first copy-back takes kFirstCandidates slots whatever the count: zeroed once, so it
-      // never reads bytes nothing wrote (compute-sanitizer initcheck).
-      NCC_CUDA_CHECK(cudaMemsetAsync(peaks_.as<void>(), 0, peaks_.capacity(), stream));
+      // never reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so
+      // that the next call zeroes it.
+      const auto zero = [&]() -> Status {
+        NCC_CUDA_CHECK(cudaMemsetAsync(peaks_.as<void>(), 0, peaks_.capacity(), stream));
+        return Status();
+      };
+      const Status zeroed = zero();
+      if (!zeroed.ok()) peaks_.release();
+      NCC_RETURN_IF_ERROR(zeroed);
     }
     NCC_RETURN_IF_ERROR(hostPeaks_.reserve(firstCopyBytes));
     if (pixelBytes > 0) {

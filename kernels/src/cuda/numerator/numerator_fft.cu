@@ -16,7 +16,15 @@ namespace {
 
 Status cufftStatus(cufftResult result, const char* call) {
   if (result == CUFFT_SUCCESS) return Status();
-  return Status::error(std::string(call) + " failed: cufftResult " + std::to_string(int(result)));
+  const char* what = result == CUFFT_ALLOC_FAILED ? " (CUFFT_ALLOC_FAILED: out of device memory)" : "";
+  return Status::error(std::string(call) + " failed: cufftResult " + std::to_string(int(result)) + what);
+}
+
+// A 2-D plan. cuFFT allocates its work area itself, so the fault-injection hook can only refuse
+// the plan, as cuFFT does when the device is out of memory.
+cufftResult makePlan(cufftHandle* plan, int height, int width, cufftType type) {
+  if (faults::deviceAllocationAllowed() != cudaSuccess) return CUFFT_ALLOC_FAILED;
+  return cufftPlan2d(plan, height, width, type);
 }
 
 bool onlySmallFactors(int n) {
@@ -234,8 +242,8 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   fftWidth_ = preferredFftSize(width, true);
   fftHeight_ = preferredFftSize(height, false);
   cufftHandle forward = 0, inverse = 0;
-  NCC_RETURN_IF_ERROR(cufftStatus(cufftPlan2d(&forward, fftHeight_, fftWidth_, single ? CUFFT_R2C : CUFFT_D2Z), "cufftPlan2d(forward)"));
-  Status s = cufftStatus(cufftPlan2d(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");
+  NCC_RETURN_IF_ERROR(cufftStatus(makePlan(&forward, fftHeight_, fftWidth_, single ? CUFFT_R2C : CUFFT_D2Z), "cufftPlan2d(forward)"));
+  Status s = cufftStatus(makePlan(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");
   if (!s.ok()) {
     cufftDestroy(forward);
     return s;

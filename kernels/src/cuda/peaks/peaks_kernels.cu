@@ -382,9 +382,9 @@ Status PeakFinder::reserve(std::size_t positions) {
   if (maxBlocks_ == 0) {
     int sms = 0;
     NCC_RETURN_IF_ERROR(currentDeviceMultiprocessors(&sms));
-    maxBlocks_ = sms * kScanBlocksPerSm;
     NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(int)));
-    NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * maxBlocks_));
+    NCC_RETURN_IF_ERROR(blockBest_.reserve(sizeof(Ranked) * std::size_t(sms) * kScanBlocksPerSm));
+    maxBlocks_ = sms * kScanBlocksPerSm;  // only once both exist: a failed reserve is tried again
   }
   if (positions > positions_) {
     NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));

@@ -89,13 +89,13 @@ __device__ __forceinline__ uint64_t loadWord(const uint64_t* word) {
 __device__ __forceinline__ bool hasStamp(uint64_t word, uint32_t stamp) { return (word >> kStampShift) == stamp; }
 
 struct CudaFreeDeleter {
-  void operator()(void* p) const { cudaFree(p); }
+  void operator()(void* p) const { faults::freeDevice(p); }
 };
 using DeviceMemory = std::unique_ptr<void, CudaFreeDeleter>;
 
 inline Status allocateDevice(std::size_t bytes, DeviceMemory* out) {
   void* p = nullptr;
-  NCC_CUDA_CHECK(cudaMalloc(&p, bytes < 1 ? 1 : bytes));
+  NCC_CUDA_CHECK(faults::allocateDevice(&p, bytes < 1 ? 1 : bytes));
   out->reset(p);
   return Status();
 }
