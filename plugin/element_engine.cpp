@@ -62,18 +62,27 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 // empty bank stays here: with no names the engine is never asked to match, so frames pass
 // unmatched on every backend.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, int pyramidLevels,
+                 bool keepOnFailure) {
   StreamState& stream = *self->stream;
   nccmatch::ScaledBank scaled;
   nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
+  const char* failed = "Could not scale or rotate the templates";
+  // The coarse-to-fine search's pyramid of the variants (it refuses variants too small for it).
+  nccmatch::CoarseToFineSearch search;
+  if (status.ok() && pyramidLevels > 0 && !bank.empty()) {
+    nccmatch::CoarseToFineOptions options;
+    options.levels = pyramidLevels;
+    status = nccmatch::CoarseToFineSearch::create(scaled, options, &search);
+    failed = "Could not prepare the templates for pyramid-levels";
+  }
   if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Could not scale or rotate the templates: %s; keeping the previous templates",
-                         status.message().c_str()),
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s: %s; keeping the previous templates", failed, status.message().c_str()),
                         (nullptr));
     return true;
   }
-  if (status.ok() && !bank.empty()) status = stream.engine->setTemplates(scaled.templates);
+  if (status.ok() && !bank.empty())
+    status = stream.engine->setTemplates(pyramidLevels > 0 ? search.engineTemplates() : scaled.templates);
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));
@@ -86,6 +95,8 @@ bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, c
   stream.scales = scales;
   stream.angles = angles;
   stream.rotationSupport = support;
+  stream.pyramidLevels = pyramidLevels;
+  stream.search = std::move(search);
   stream.originals = std::move(bank);
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);
   GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled or rotated variant%s", stream.names.size(),
@@ -98,15 +109,23 @@ nccmatch::FrameResult mergeScales(GstNccMatch* self, const nccmatch::FrameResult
   return nccmatch::mergeScaledResult(self->stream->scaled, engineResult, settings.matchParams());
 }
 
-// Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
-// while running keeps the previous bank (as templatematch) and posts a warning, once per change.
+// Reloads the bank when `template`/`templates`/`scales`/... changed since the last load, and
+// makes it again from the loaded templates when the mode changes what pyramid-levels asks of it. A
+// failure while running keeps the previous bank (as templatematch) and posts a warning, once per
+// change.
 bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed) {
   StreamState& stream = *self->stream;
-  if (settings.templatesGeneration == stream.loadedGeneration) return true;
+  const int levels = settings.bankPyramidLevels();
+  if (settings.templatesGeneration == stream.loadedGeneration) {
+    if (levels == stream.requestedPyramidLevels) return true;
+    stream.requestedPyramidLevels = levels;
+    return installBank(self, stream.originals, stream.scales, stream.angles, stream.rotationSupport, levels, true);
+  }
   stream.loadedGeneration = settings.templatesGeneration;
+  stream.requestedPyramidLevels = levels;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, true);
+    return installBank(self, {*grabbed}, settings.scales, settings.angles, settings.rotationSupport, levels, true);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -114,7 +133,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
     postLoadWarning(self, error);
     return true;
   }
-  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, levels, true);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
@@ -156,7 +175,9 @@ void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool regio
     stream.searchedWidth = width;
     stream.searchedHeight = height;
   }
-  const std::vector<nccmatch::TemplateImage>& bank = stream.engine->templates();
+  // The full-size variants (the engine holds the coarse ones under pyramid-levels).
+  const std::vector<nccmatch::TemplateImage>& bank =
+      stream.pyramidLevels > 0 ? stream.search.variants().templates : stream.engine->templates();
   for (std::size_t i = 0; i < bank.size() && i < stream.oversizeWarned.size(); ++i) {
     if (stream.oversizeWarned[i]) continue;
     if (bank[i].width <= width && bank[i].height <= height) continue;
@@ -242,10 +263,11 @@ bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context) {
   std::vector<nccmatch::TemplateImage> bank = stream.originals;
   const std::vector<double> scales = stream.scales, angles = stream.angles;
   const nccmatch::RotationSupport support = stream.rotationSupport;
+  const int levels = stream.pyramidLevels;
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cuda, -1, context)) return false;
   nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-  return installBank(self, std::move(bank), scales, angles, support, false);
+  return installBank(self, std::move(bank), scales, angles, support, levels, false);
 }
 #endif
 

@@ -16,12 +16,14 @@ Settings copySettings(GstNccMatch* self);
 // GST_ELEMENT_ERROR for a bank that cannot be loaded at start.
 void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
 // Hands a freshly loaded bank to the engine at each of `scales` and `angles` (an empty bank stays
-// here: nothing to match). A bank that cannot be scaled, rotated or prepared posts an error, or
-// with `keepOnFailure` (while running) a warning, keeping the previous bank.
+// here: nothing to match); with `pyramidLevels` > 0 the engine gets the coarse-to-fine search's
+// coarse bank. A bank that cannot be scaled, rotated or prepared posts an error, or with
+// `keepOnFailure` (while running) a warning, keeping the previous bank.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure);
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, int pyramidLevels,
+                 bool keepOnFailure);
 // Reloads the bank when `template`/`templates`/`masks`/`scales`/`angles`/`rotation-support`/
-// `grab-template` changed since the last
+// `pyramid-levels`/`grab-template` (or the mode, with pyramid-levels set) changed since the last
 // load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
 // cut for a pending grab-template (null when it could not be cut: the previous bank stays).
 bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed);

@@ -179,7 +179,9 @@ bool startEngine(GstNccMatch* self) {
   bool installed;
   {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-    installed = installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, false);
+    stream.requestedPyramidLevels = settings.bankPyramidLevels();
+    installed = installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport,
+                            settings.bankPyramidLevels(), false);
   }
   if (!installed) {
     destroyEngine(self);

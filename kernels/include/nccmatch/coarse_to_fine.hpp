@@ -41,7 +41,8 @@ struct CoarseToFineOptions {
   // Halvings of the frame and the bank: 0 is the exhaustive search of every variant at full size
   // (the engine holds the full bank), 1 searches at half size, 2 at a quarter.
   int levels = 1;
-  // Per template and level: the positions of this many of its best variants are refined...
+  // Per template and level: the positions of this many of its best variants are refined (and of
+  // this many peaks of each variant beside max-matches)...
   int keepBest = 4;
   // ...and those of every variant whose best is within this much score of the template's best,
   // and every coarse peak scoring above the threshold lowered by this much.

@@ -266,8 +266,9 @@ Status CoarseToFineSearch::create(const ScaledBank& variants, const CoarseToFine
             "coarse-to-fine: template " + std::to_string(variants.original[v]) + " ('" + full.name + "') at scale " +
             formatNumber(variants.scale[v]) + ", angle " + formatNumber(entryAngle(variants, v)) + " is " +
             sizeText(full.width, full.height) + "; at pyramid level " + std::to_string(level) + " it would be " +
-            sizeText(finer.width / 2, finer.height / 2) + " with " + formatNumber(compared) +
-            " compared pixels, below the " + std::to_string(kMinCoarseSide) + " pixels a side and " +
+            sizeText(finer.width / 2, finer.height / 2) +
+            (fits ? " with " + formatNumber(compared) + " compared pixels" : std::string()) + ", below the " +
+            std::to_string(kMinCoarseSide) + " pixels a side and " +
             std::to_string(kMinCoarsePixels) + " compared pixels a coarse variant needs: use fewer levels "
             "(0 searches every variant at full size) or larger templates");
     }
@@ -336,8 +337,11 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
 
   const std::size_t n = variants_.templates.size();
   const double sign = goodnessSign(params.method);
+  // Above full size: the lowered threshold, and each variant's keepBest best peaks beside
+  // max-matches (a template with one variant still hands on several places).
   MatchParams coarse = params;
   coarse.threshold = loweredThreshold(params, options_.scoreMargin);
+  coarse.maxMatches = params.maxMatches == 0 ? 0 : params.maxMatches + options_.keepBest;
 
   // The coarsest level: the engine's search of the whole (halved) frame.
   LevelPeaks level;
