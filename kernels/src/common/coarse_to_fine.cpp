@@ -132,6 +132,97 @@ std::vector<Candidate> pickCandidates(const LevelPeaks& level, const ScaledBank&
   return out;
 }
 
+// One refinement step: the finer level's frame and bank, the coarser bank the candidates were
+// found with, each variant's neighbours, and the compared pixels of the finer bank's variants.
+struct RefineStep {
+  const FrameView& view;
+  const std::vector<TemplateImage>& bank;
+  const std::vector<TemplateImage>& coarser;
+  const std::vector<std::vector<uint32_t>>& neighbours;
+  const std::vector<double>& compared;
+};
+
+// Per variant of the finer level, the positions searched for the candidates: each candidate's
+// neighbouring variants within +-radius of twice its place (centre to centre), and a ring of one
+// more position whose peaks are not taken (their neighbours outside the region are unknown) but
+// which lets the inner ones be judged; overlapping rectangles merged.
+std::vector<std::vector<PositionRect>> candidateRects(const RefineStep& step, const std::vector<Candidate>& candidates,
+                                                      int radius) {
+  std::vector<std::vector<PositionRect>> rects(step.bank.size());
+  for (const Candidate& c : candidates) {
+    const double cx = 2.0 * (c.x + (step.coarser[c.variant].width - 1) / 2.0) + 0.5;
+    const double cy = 2.0 * (c.y + (step.coarser[c.variant].height - 1) / 2.0) + 0.5;
+    for (uint32_t v : step.neighbours[c.variant]) {
+      const int maxX = step.view.width - step.bank[v].width, maxY = step.view.height - step.bank[v].height;
+      if (maxX < 0 || maxY < 0) continue;
+      const int gx = int(std::lround(cx - (step.bank[v].width - 1) / 2.0));
+      const int gy = int(std::lround(cy - (step.bank[v].height - 1) / 2.0));
+      rects[v].push_back({std::clamp(gx - radius - 1, 0, maxX), std::clamp(gy - radius - 1, 0, maxY),
+                          std::clamp(gx + radius + 1, 0, maxX), std::clamp(gy + radius + 1, 0, maxY)});
+    }
+  }
+  for (std::vector<PositionRect>& list : rects) mergeRects(&list);
+  return rects;
+}
+
+// Searches the candidates' rectangles in one matchRegions call and gives the level's findings:
+// per variant the best over its rectangles and its peaks above levelParams' threshold away from
+// the rings, chosen as the exhaustive search chooses (selectPeaks).
+Status refineLevel(Engine& engine, const RefineStep& step, const std::vector<Candidate>& candidates, int radius,
+                   const MatchParams& levelParams, LevelPeaks* out, CoarseToFineWork* work) {
+  const std::size_t n = step.bank.size();
+  const std::vector<std::vector<PositionRect>> rects = candidateRects(step, candidates, radius);
+  std::vector<RegionQuery> queries;
+  std::vector<std::pair<uint32_t, PositionRect>> owners;
+  for (std::size_t v = 0; v < n; ++v) {
+    for (const PositionRect& p : rects[v]) {
+      RegionQuery q;
+      q.x = p.x0, q.y = p.y0;
+      q.width = p.x1 - p.x0 + step.bank[v].width, q.height = p.y1 - p.y0 + step.bank[v].height;
+      q.image = &step.bank[v];
+      queries.push_back(q);
+      owners.push_back({uint32_t(v), p});
+      work->refineProducts += double(p.x1 - p.x0 + 1) * (p.y1 - p.y0 + 1) * step.compared[v];
+    }
+  }
+  work->regions += queries.size();
+  // Every local peak of each region above the level's threshold: the NMS and max-matches of the
+  // exhaustive search run below, over all of a variant's regions.
+  MatchParams regionParams = levelParams;
+  regionParams.nmsIou = 1.0;
+  regionParams.maxMatches = levelParams.maxMatches == 0 ? 0 : std::numeric_limits<int>::max();
+  std::vector<RegionResult> found;
+  NCC_RETURN_IF_ERROR(engine.matchRegions(step.view, queries, regionParams, &found));
+
+  const double sign = goodnessSign(levelParams.method);
+  out->peaks.assign(n, {});
+  out->best.assign(n, std::nullopt);
+  std::vector<std::vector<Match>> peaks(n);
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    const uint32_t v = owners[k].first;
+    const PositionRect& p = owners[k].second;
+    const int maxX = step.view.width - step.bank[v].width, maxY = step.view.height - step.bank[v].height;
+    if (found[k].best) {
+      Match b = *found[k].best;
+      b.templateIndex = v;
+      if (!out->best[v] || betterMatch(b, *out->best[v], sign)) out->best[v] = b;
+    }
+    for (Match m : found[k].matches) {
+      const bool inside = (m.x > p.x0 || p.x0 == 0) && (m.x < p.x1 || p.x1 == maxX) && (m.y > p.y0 || p.y0 == 0) &&
+                          (m.y < p.y1 || p.y1 == maxY);
+      if (!inside) continue;
+      m.templateIndex = v;
+      peaks[v].push_back(m);
+    }
+  }
+  for (std::size_t v = 0; v < n; ++v)
+    if (!peaks[v].empty())
+      out->peaks[v] = selectPeaks(std::move(peaks[v]), step.view.width - step.bank[v].width + 1,
+                                  step.view.height - step.bank[v].height + 1, step.bank[v].width, step.bank[v].height,
+                                  levelParams);
+  return Status();
+}
+
 // The entries of `bank` by (original, scale index, angle), scales of each original in ascending
 // order: each variant's neighbours within the given numbers of scale and angle steps, itself first.
 std::vector<std::vector<uint32_t>> variantNeighbours(const ScaledBank& bank, int scaleSteps, int angleSteps) {
@@ -360,75 +451,11 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
   // place. (A variant that fits a frame fits its halving too: floor(W/2) >= floor(w/2) when W >= w,
   // so no variant is left out of the coarse search for its size alone.)
   for (int l = levels - 1; l >= 0; --l) {
-    const FrameView& view = views[std::size_t(l)];
-    const std::vector<TemplateImage>& bank = pyramid_[std::size_t(l)];
-    const std::vector<TemplateImage>& coarser = pyramid_[std::size_t(l + 1)];
-    const MatchParams& levelParams = l == 0 ? params : coarse;
-    std::vector<std::vector<PositionRect>> rects(n);
-    auto maxX = [&](std::size_t v) { return view.width - bank[v].width; };
-    auto maxY = [&](std::size_t v) { return view.height - bank[v].height; };
-    const int r = options_.searchRadius;
-    for (const Candidate& c : pickCandidates(level, variants_, options_, sign)) {
-      const double cx = 2.0 * (c.x + (coarser[c.variant].width - 1) / 2.0) + 0.5;
-      const double cy = 2.0 * (c.y + (coarser[c.variant].height - 1) / 2.0) + 0.5;
-      for (uint32_t v : neighbours_[c.variant]) {
-        if (maxX(v) < 0 || maxY(v) < 0) continue;
-        const int gx = int(std::lround(cx - (bank[v].width - 1) / 2.0));
-        const int gy = int(std::lround(cy - (bank[v].height - 1) / 2.0));
-        // The positions within the radius, and a ring of one more whose peaks are not taken (their
-        // neighbours outside the region are unknown) but which lets the inner ones be judged.
-        const int x0 = std::clamp(gx - r - 1, 0, maxX(v)), x1 = std::clamp(gx + r + 1, 0, maxX(v));
-        const int y0 = std::clamp(gy - r - 1, 0, maxY(v)), y1 = std::clamp(gy + r + 1, 0, maxY(v));
-        rects[v].push_back({x0, y0, x1, y1});
-      }
-    }
-    std::vector<RegionQuery> queries;
-    std::vector<std::pair<uint32_t, PositionRect>> owners;
-    for (std::size_t v = 0; v < n; ++v) {
-      mergeRects(&rects[v]);
-      for (const PositionRect& p : rects[v]) {
-        RegionQuery q;
-        q.x = p.x0, q.y = p.y0;
-        q.width = p.x1 - p.x0 + bank[v].width, q.height = p.y1 - p.y0 + bank[v].height;
-        q.image = &bank[v];
-        queries.push_back(q);
-        owners.push_back({uint32_t(v), p});
-        work_.refineProducts += double(p.x1 - p.x0 + 1) * (p.y1 - p.y0 + 1) * compared_[std::size_t(l)][v];
-      }
-    }
-    work_.regions += queries.size();
-    // Every local peak of each region above the level's threshold: the NMS and max-matches of the
-    // exhaustive search run below, over all of a variant's regions.
-    MatchParams regionParams = levelParams;
-    regionParams.nmsIou = 1.0;
-    regionParams.maxMatches = params.maxMatches == 0 ? 0 : std::numeric_limits<int>::max();
-    std::vector<RegionResult> found;
-    NCC_RETURN_IF_ERROR(engine.matchRegions(view, queries, regionParams, &found));
-
+    const RefineStep step{views[std::size_t(l)], pyramid_[std::size_t(l)], pyramid_[std::size_t(l + 1)], neighbours_,
+                          compared_[std::size_t(l)]};
     LevelPeaks next;
-    next.peaks.assign(n, {});
-    next.best.assign(n, std::nullopt);
-    std::vector<std::vector<Match>> peaks(n);
-    for (std::size_t k = 0; k < found.size(); ++k) {
-      const uint32_t v = owners[k].first;
-      const PositionRect& p = owners[k].second;
-      if (found[k].best) {
-        Match b = *found[k].best;
-        b.templateIndex = v;
-        if (!next.best[v] || betterMatch(b, *next.best[v], sign)) next.best[v] = b;
-      }
-      for (Match m : found[k].matches) {
-        const bool inside = (m.x > p.x0 || p.x0 == 0) && (m.x < p.x1 || p.x1 == maxX(v)) &&
-                            (m.y > p.y0 || p.y0 == 0) && (m.y < p.y1 || p.y1 == maxY(v));
-        if (!inside) continue;
-        m.templateIndex = v;
-        peaks[v].push_back(m);
-      }
-    }
-    for (std::size_t v = 0; v < n; ++v)
-      if (!peaks[v].empty())
-        next.peaks[v] = selectPeaks(std::move(peaks[v]), maxX(v) + 1, maxY(v) + 1, bank[v].width, bank[v].height,
-                                    levelParams);
+    NCC_RETURN_IF_ERROR(refineLevel(engine, step, pickCandidates(level, variants_, options_, sign), options_.searchRadius,
+                                    l == 0 ? params : coarse, &next, &work_));
     level = std::move(next);
   }
 
