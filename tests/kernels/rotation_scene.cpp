@@ -13,13 +13,13 @@ double objectValue(double x, double y) {
          50 * std::exp(-((x + 7) * (x + 7) + (y - 6) * (y - 6)) / 14.0);
 }
 
-TemplateImage objectTemplate() {
+TemplateImage objectTemplate(bool mirrored) {
   TemplateImage t;
-  t.name = "object";
+  t.name = mirrored ? "mirrored" : "object";
   t.width = t.height = kObjectSide;
   for (int y = 0; y < kObjectSide; ++y)
     for (int x = 0; x < kObjectSide; ++x)
-      t.pixels.push_back(uint8_t(std::lround(objectValue(x - 15.5, y - 15.5))));
+      t.pixels.push_back(uint8_t(std::lround(objectValue((mirrored ? -1 : 1) * (x - 15.5), y - 15.5))));
   return t;
 }
 
@@ -37,7 +37,7 @@ void drawObjects(Image* img, const std::vector<Placed>& objects) {
             const double dx = u + (i + 0.5) / 4 - 0.5 - o.cx, dy = v + (j + 0.5) / 4 - 0.5 - o.cy;
             const double x = (c * dx - s * dy) / o.scale, y = (s * dx + c * dy) / o.scale;
             if (std::fabs(x) > 16 || std::fabs(y) > 16) continue;
-            sum += objectValue(x, y);
+            sum += objectValue(o.mirrored ? -x : x, y);
             ++inside;
           }
         }

@@ -14,11 +14,13 @@ namespace nccmatch::test {
 double objectValue(double x, double y);
 constexpr int kObjectSide = 32;
 
-// The object's template (kObjectSide a side): its value at each pixel centre.
-TemplateImage objectTemplate();
+// The object's template (kObjectSide a side): its value at each pixel centre; `mirrored`: the
+// object's mirror image (left and right swapped), another object at every angle.
+TemplateImage objectTemplate(bool mirrored = false);
 
 struct Placed {
   double cx, cy, angle, scale;  // centre in pixel-centre coordinates, degrees, factor
+  bool mirrored = false;        // the mirror image of the object
 };
 
 // Draws the object at each placement by area sampling (4x4 samples a pixel) of objectValue mapped

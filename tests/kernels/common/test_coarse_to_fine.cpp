@@ -2,8 +2,8 @@
 // option and bank checks with clear messages, and scenes with objects at random angles and scales
 // on noisy textured backgrounds where the coarse-to-fine search must report exactly the matches
 // and best of the exhaustive search (the CPU engine on the full bank, the oracle) for both
-// rotation supports, masked and unmasked templates, one and two pyramid levels, on the CPU engine
-// and, where a device is present, on the CUDA engine.
+// rotation supports, masked and unmasked templates, one and two pyramid levels, several templates,
+// on the CPU engine and, where a device is present, on the CUDA engine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -275,6 +275,50 @@ TEST(CoarseToFineScenes, SameMatchesAsTheExhaustiveSearchOnCuda) {
   std::string why;
   if (!cudaAvailable(&why)) GTEST_SKIP() << "CUDA backend: " << why;
   checkScenes(Backend::Cuda);
+}
+
+// Two templates (the object and its mirror image, alike but for their handedness), two objects of
+// each at random angles and scales: each template's matches and best as the exhaustive search's.
+TEST(CoarseToFineScenes, SeveralTemplatesEachAsTheExhaustiveSearch) {
+  const std::vector<TemplateImage> originals{objectTemplate(false), objectTemplate(true)};
+  ScaledBank bank;
+  ASSERT_TRUE(rotateAndScaleTemplates(originals, {0.9, 1.0, 1.1}, angleRange(0, 360, 10), &bank, RotationSupport::Disc).ok());
+  CoarseToFineSearch search;
+  ASSERT_TRUE(CoarseToFineSearch::create(bank, {}, &search).ok());
+  auto oracle = makeCpuEngine(CpuPath::Auto, 2);
+  auto engine = makeCpuEngine(CpuPath::Auto, 2);
+  MatchParams params;
+  params.threshold = 0.75;
+  params.maxMatches = 4;
+  std::uniform_real_distribution<double> angle(0, 360), jitter(-3, 3);
+  std::uniform_int_distribution<int> scale(0, 2);
+  const double scales[] = {0.9, 1.0, 1.1};
+  const double spots[][2] = {{65, 65}, {205, 70}, {70, 165}, {210, 160}};
+  for (int scene = 0; scene < 3; ++scene) {
+    std::vector<Placed> objects;
+    std::string where = "scene " + std::to_string(scene) + " (seed " + std::to_string(testSeed()) + "), objects";
+    for (int k = 0; k < 4; ++k) {
+      objects.push_back({spots[k][0] + jitter(rng()), spots[k][1] + jitter(rng()), angle(rng()), scales[scale(rng())],
+                         k % 2 == 1});
+      const Placed& o = objects.back();
+      where += std::string(" (") + (o.mirrored ? "mirrored " : "") + std::to_string(o.cx) + "," + std::to_string(o.cy) +
+               " at " + std::to_string(o.angle) + " deg x" + std::to_string(o.scale) + ")";
+    }
+    const Image frame = rotatedScene(280, 230, objects);
+    const FrameResult want = exhaustive(*oracle, bank, frame, params);
+    ASSERT_EQ(want.matches.size(), objects.size()) << "two of each template: " << where;
+    ASSERT_TRUE(engine->setTemplates(search.engineTemplates()).ok());
+    FrameResult got;
+    ASSERT_TRUE(search.match(*engine, frame.view(), params, &got).ok()) << where;
+    ASSERT_EQ(got.matches.size(), want.matches.size()) << where;
+    for (std::size_t k = 0; k < want.matches.size(); ++k)
+      expectSameMatch(want.matches[k], got.matches[k], where + ", match " + std::to_string(k), 10.0);
+    ASSERT_EQ(got.best.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      ASSERT_TRUE(got.best[i].has_value()) << where;
+      expectSameMatch(*want.best[i], *got.best[i], where + ", best of template " + std::to_string(i), 10.0);
+    }
+  }
 }
 
 // levels = 0 is the exhaustive search itself: the engine holds the full bank.
