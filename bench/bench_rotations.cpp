@@ -2,12 +2,17 @@
 // each one's mask (RotationSupport::Rectangle: every variant its own mask and window sums) against
 // the disc inscribed in the template (RotationSupport::Disc: one mask per scale, its window sums
 // computed once a frame and shared by every angle), and OpenCV's matchTemplate looping the same
-// rectangle variants with their masks where OpenCV is present. One frame, ccoeff-normed, the
-// median of a few runs; prints the bank sizes and ms per frame.
+// rectangle variants with their masks where OpenCV is present (built without OpenCV, that line is
+// left out), and the coarse-to-fine search (coarse_to_fine.hpp) at 1..--levels pyramid levels
+// beside each exhaustive search, in the same run, saying whether it found the exhaustive search's
+// best (variant, position, angle). The frame is noise with the template (a smooth textured object)
+// drawn on it turned by 37 degrees at 1.1x. One frame, ccoeff-normed, the median of a few runs;
+// prints the bank sizes and ms per frame.
 //   bench_rotations [--width=640] [--height=360] [--side=32] [--step=5] [--threads=0] [--reps=3]
-//                   [--opencv=1] [--cuda=0]
+//                   [--opencv=1] [--cuda=0] [--levels=2]
 // --cuda=1 matches on the CUDA backend instead (the figure on the H200:
 // --cuda=1 --width=1920 --height=1080 --side=64 --step=5 --opencv=0).
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +25,7 @@
 #include <opencv2/imgproc.hpp>
 #endif
 
+#include "nccmatch/coarse_to_fine.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/rotations.hpp"
 #include "wall_clock.hpp"
@@ -33,6 +39,39 @@ int option(int argc, char** argv, const char* name, int fallback) {
   return fallback;
 }
 
+// A smooth, textured object of side x side pixels: waves and two blobs, asymmetric, so each angle
+// looks different and a half-size copy keeps its structure.
+nccmatch::TemplateImage texturedObject(int side) {
+  nccmatch::TemplateImage t;
+  t.name = "t";
+  t.width = t.height = side;
+  const double k = 32.0 / side;  // the pattern scales with the side
+  for (int y = 0; y < side; ++y)
+    for (int x = 0; x < side; ++x) {
+      const double u = (x - (side - 1) / 2.0) * k, v = (y - (side - 1) / 2.0) * k;
+      const double value = 128 + 55 * std::sin(0.33 * u + 0.21 * v) * std::cos(0.25 * v - 0.12 * u) +
+                           45 * std::exp(-((u - 6) * (u - 6) + (v + 5) * (v + 5)) / 18.0) -
+                           50 * std::exp(-((u + 7) * (u + 7) + (v - 6) * (v - 6)) / 14.0);
+      t.pixels.push_back(uint8_t(std::lround(value)));
+    }
+  return t;
+}
+
+// Draws the variant's compared pixels into the frame with its corner at (x, y).
+void drawVariant(const nccmatch::TemplateImage& v, int x, int y, std::vector<uint8_t>* frame, int width) {
+  for (int j = 0; j < v.height; ++j)
+    for (int i = 0; i < v.width; ++i) {
+      const std::size_t k = std::size_t(j) * v.width + i;
+      if (v.mask.empty() || v.mask[k]) (*frame)[std::size_t(y + j) * width + x + i] = v.pixels[k];
+    }
+}
+
+bool sameBest(const nccmatch::FrameResult& a, const nccmatch::FrameResult& b) {
+  if (a.best.empty() || b.best.empty() || !a.best[0] || !b.best[0]) return false;
+  const nccmatch::Match &p = *a.best[0], &q = *b.best[0];
+  return p.x == q.x && p.y == q.y && p.scale == q.scale && std::fabs(p.angle - q.angle) < 1e-9 && p.score == q.score;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,13 +81,16 @@ int main(int argc, char** argv) {
   const int threads = option(argc, argv, "threads", 0), reps = option(argc, argv, "reps", 3);
   [[maybe_unused]] const bool withOpenCv = option(argc, argv, "opencv", 1) != 0;
   const bool cuda = option(argc, argv, "cuda", 0) != 0;
+  const int maxLevels = option(argc, argv, "levels", 2);
   std::mt19937 rng(7);
   std::vector<uint8_t> frame(std::size_t(width) * height);
   for (auto& p : frame) p = uint8_t(rng());
-  TemplateImage t;
-  t.name = "t";
-  t.width = t.height = side;
-  for (int k = 0; k < side * side; ++k) t.pixels.push_back(uint8_t(rng()));
+  const TemplateImage t = texturedObject(side);
+  {  // the object, turned and grown, near the frame's centre
+    const TemplateImage drawn = rotateTemplate(resizeTemplate(t, int(std::lround(side * 1.1)), int(std::lround(side * 1.1))), 37);
+    if (drawn.width > width || drawn.height > height) return std::fprintf(stderr, "the frame is smaller than the object\n"), 1;
+    drawVariant(drawn, (width - drawn.width) / 2 + 1, (height - drawn.height) / 2 + 1, &frame, width);
+  }
   const std::vector<double> scales{0.9, 1.0, 1.1}, angles = angleRange(0, 360, step);
   EngineOptions options;
   options.backend = cuda ? Backend::Cuda : Backend::Cpu;
@@ -67,13 +109,41 @@ int main(int argc, char** argv) {
     if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     std::size_t pixels = 0;
     for (const TemplateImage& v : bank.templates) pixels += v.pixels.size();
+    const char* supportName = support == RotationSupport::Disc ? "disc" : "rectangle";
+    FrameResult exhaustive;
     const double ms = bench::medianWallMs(reps, [&] {
       FrameResult raw;
       engine->match(view, params, &raw);
-      mergeScaledResult(bank, raw, params);
+      exhaustive = mergeScaledResult(bank, raw, params);
     });
-    std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n",
-                support == RotationSupport::Disc ? "disc" : "rectangle", bank.templates.size(), pixels, ms);
+    std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n", supportName,
+                bank.templates.size(), pixels, ms);
+    if (!exhaustive.best.empty() && exhaustive.best[0])
+      std::printf("  best: %d,%d scale %g angle %.2f score %.4f\n", exhaustive.best[0]->x, exhaustive.best[0]->y,
+                  exhaustive.best[0]->scale, exhaustive.best[0]->angle, exhaustive.best[0]->score);
+    // The coarse-to-fine search of the same bank, same frame, same engine.
+    for (int levels = 1; levels <= maxLevels; ++levels) {
+      CoarseToFineOptions c2fOptions;
+      c2fOptions.levels = levels;
+      CoarseToFineSearch search;
+      if (Status s = CoarseToFineSearch::create(bank, c2fOptions, &search); !s.ok()) {
+        std::printf("coarse-to-fine %-9s levels %d: %s\n", supportName, levels, s.message().c_str());
+        continue;
+      }
+      if (Status s = engine->setTemplates(search.engineTemplates()); !s.ok())
+        return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+      FrameResult found;
+      Status matched;
+      const double c2fMs = bench::medianWallMs(reps, [&] { matched = search.match(*engine, view, params, &found); });
+      if (!matched.ok()) return std::fprintf(stderr, "%s\n", matched.message().c_str()), 1;
+      const CoarseToFineWork& work = search.lastWork();
+      const double full = exhaustiveProducts(bank.templates, width, height);
+      std::printf("coarse-to-fine %-9s levels %d: %9.1f ms/frame (%.1fx), %zu regions, work %.3f of exhaustive, "
+                  "same best: %s\n",
+                  supportName, levels, c2fMs, ms / c2fMs, work.regions, (work.coarseProducts + work.refineProducts) / full,
+                  sameBest(exhaustive, found) ? "yes" : "NO");
+    }
+    if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
 #ifdef NCCMATCH_HAVE_OPENCV
     if (support == RotationSupport::Rectangle && withOpenCv) {
       cv::setNumThreads(engine->workerThreads());

@@ -58,11 +58,27 @@ void postLoadWarning(GstNccMatch* self, const nccmatch::plugin::TemplateLoadErro
 
 }  // namespace
 
+nccmatch::Status prepareVariants(const std::vector<nccmatch::TemplateImage>& bank, const std::vector<double>& scales,
+                                 const std::vector<double>& angles, nccmatch::RotationSupport support,
+                                 int pyramidLevels, nccmatch::ScaledBank* scaled, nccmatch::CoarseToFineSearch* search,
+                                 const char** failed) {
+  *failed = "Could not scale or rotate the templates";
+  NCC_RETURN_IF_ERROR(nccmatch::rotateAndScaleTemplates(bank, scales, angles, scaled, support));
+  if (pyramidLevels > 0 && !bank.empty()) {
+    nccmatch::CoarseToFineOptions options;
+    options.levels = pyramidLevels;
+    *failed = "Could not prepare the templates for pyramid-levels";
+    NCC_RETURN_IF_ERROR(nccmatch::CoarseToFineSearch::create(*scaled, options, search));
+  }
+  return nccmatch::Status();
+}
+
 nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, nccmatch::ScaledBank scaled,
                           const std::vector<double>& scales, const std::vector<double>& angles,
-                          nccmatch::RotationSupport support) {
+                          nccmatch::RotationSupport support, int pyramidLevels, nccmatch::CoarseToFineSearch search) {
   StreamState& stream = *self->stream;
-  if (!bank.empty()) NCC_RETURN_IF_ERROR(stream.engine->setTemplates(scaled.templates));
+  if (!bank.empty())
+    NCC_RETURN_IF_ERROR(stream.engine->setTemplates(pyramidLevels > 0 ? search.engineTemplates() : scaled.templates));
   stream.names.clear();
   for (const nccmatch::TemplateImage& t : bank) stream.names.push_back(t.name);
   scaled.templates.clear();  // the engine keeps the images
@@ -70,6 +86,8 @@ nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage
   stream.scales = scales;
   stream.angles = angles;
   stream.rotationSupport = support;
+  stream.pyramidLevels = pyramidLevels;
+  stream.search = std::move(search);
   stream.originals = std::move(bank);
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);
   GST_INFO_OBJECT(self, "loaded %zu template(s), %zu scaled or rotated variant%s", stream.names.size(),
@@ -81,17 +99,20 @@ nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage
 // empty bank stays here: with no names the engine is never asked to match, so frames pass
 // unmatched on every backend.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure) {
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, int pyramidLevels,
+                 bool keepOnFailure) {
   nccmatch::ScaledBank scaled;
-  nccmatch::Status status = nccmatch::rotateAndScaleTemplates(bank, scales, angles, &scaled, support);
+  nccmatch::CoarseToFineSearch search;
+  const char* failed = nullptr;
+  nccmatch::Status status = prepareVariants(bank, scales, angles, support, pyramidLevels, &scaled, &search, &failed);
   if (!status.ok() && keepOnFailure) {  // the engine still holds the previous bank
-    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS,
-                        ("Could not scale or rotate the templates: %s; keeping the previous templates",
-                         status.message().c_str()),
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s: %s; keeping the previous templates", failed, status.message().c_str()),
                         (nullptr));
     return true;
   }
-  if (status.ok()) status = handBank(self, std::move(bank), std::move(scaled), scales, angles, support);
+  if (status.ok())
+    status = handBank(self, std::move(bank), std::move(scaled), scales, angles, support, pyramidLevels,
+                      std::move(search));
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));
@@ -111,31 +132,44 @@ namespace {
 // (e.g. out of device memory) and the CPU may take over, a CPU engine does, with one warning, and
 // takes the bank.
 bool installWhileRunning(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const Settings& settings,
-                         bool cpuMayTakeOver) {
+                         int pyramidLevels, bool cpuMayTakeOver) {
   nccmatch::ScaledBank scaled;
-  if (!cpuMayTakeOver ||
-      !nccmatch::rotateAndScaleTemplates(bank, settings.scales, settings.angles, &scaled, settings.rotationSupport).ok())
-    return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
-  const nccmatch::Status status =
-      handBank(self, bank, std::move(scaled), settings.scales, settings.angles, settings.rotationSupport);
+  nccmatch::CoarseToFineSearch search;
+  const char* failed = nullptr;
+  if (!cpuMayTakeOver || !prepareVariants(bank, settings.scales, settings.angles, settings.rotationSupport,
+                                          pyramidLevels, &scaled, &search, &failed)
+                              .ok())
+    return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport,
+                       pyramidLevels, true);
+  const nccmatch::Status status = handBank(self, bank, std::move(scaled), settings.scales, settings.angles,
+                                           settings.rotationSupport, pyramidLevels, std::move(search));
   if (status.ok()) return true;
   if (!fallBackToCpu(self, "the CUDA backend could not take the new templates (" + status.message() + ")"))
     return false;
-  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, true);
+  return installBank(self, std::move(bank), settings.scales, settings.angles, settings.rotationSupport, pyramidLevels,
+                     true);
 }
 
 }  // namespace
 
-// Reloads the bank when `template`/`templates`/`scales` changed since the last load. A failure
-// while running keeps the previous bank (as templatematch) and posts a warning, once per change.
+// Reloads the bank when `template`/`templates`/`scales`/... changed since the last load, and
+// makes it again from the loaded templates when the mode changes what pyramid-levels asks of it. A
+// failure while running keeps the previous bank (as templatematch) and posts a warning, once per
+// change.
 bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::TemplateImage* grabbed,
                  bool cpuMayTakeOver) {
   StreamState& stream = *self->stream;
-  if (settings.templatesGeneration == stream.loadedGeneration) return true;
+  const int levels = settings.bankPyramidLevels();
+  if (settings.templatesGeneration == stream.loadedGeneration) {
+    if (levels == stream.requestedPyramidLevels) return true;
+    stream.requestedPyramidLevels = levels;
+    return installBank(self, stream.originals, stream.scales, stream.angles, stream.rotationSupport, levels, true);
+  }
   stream.loadedGeneration = settings.templatesGeneration;
+  stream.requestedPyramidLevels = levels;
   if (settings.grab) {
     if (grabbed == nullptr) return true;  // not cut (warned): the previous bank stays
-    return installWhileRunning(self, {*grabbed}, settings, cpuMayTakeOver);
+    return installWhileRunning(self, {*grabbed}, settings, levels, cpuMayTakeOver);
   }
   std::vector<nccmatch::TemplateImage> bank;
   nccmatch::plugin::TemplateLoadError error;
@@ -143,7 +177,7 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
     postLoadWarning(self, error);
     return true;
   }
-  return installWhileRunning(self, std::move(bank), settings, cpuMayTakeOver);
+  return installWhileRunning(self, std::move(bank), settings, levels, cpuMayTakeOver);
 }
 
 bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
@@ -185,7 +219,9 @@ void warnOversizedTemplates(GstNccMatch* self, int width, int height, bool regio
     stream.searchedWidth = width;
     stream.searchedHeight = height;
   }
-  const std::vector<nccmatch::TemplateImage>& bank = stream.engine->templates();
+  // The full-size variants (the engine holds the coarse ones under pyramid-levels).
+  const std::vector<nccmatch::TemplateImage>& bank =
+      stream.pyramidLevels > 0 ? stream.search.variants().templates : stream.engine->templates();
   for (std::size_t i = 0; i < bank.size() && i < stream.oversizeWarned.size(); ++i) {
     if (stream.oversizeWarned[i]) continue;
     if (bank[i].width <= width && bank[i].height <= height) continue;
@@ -255,9 +291,10 @@ bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
   std::vector<nccmatch::TemplateImage> bank = stream.originals;
   const std::vector<double> scales = stream.scales, angles = stream.angles;
   const nccmatch::RotationSupport support = stream.rotationSupport;
+  const int pyramidLevels = stream.pyramidLevels;
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cpu, -1, nullptr)) return false;
-  if (!installBank(self, std::move(bank), scales, angles, support, false)) return false;
+  if (!installBank(self, std::move(bank), scales, angles, support, pyramidLevels, false)) return false;
   publishEngine(self, false);  // the stream's counts go on
   return true;
 }
@@ -302,10 +339,11 @@ bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context) {
   std::vector<nccmatch::TemplateImage> bank = stream.originals;
   const std::vector<double> scales = stream.scales, angles = stream.angles;
   const nccmatch::RotationSupport support = stream.rotationSupport;
+  const int levels = stream.pyramidLevels;
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cuda, -1, context)) return false;
   nccmatch::plugin::CudaContextScope scope(stream.engineContext);
-  return installBank(self, std::move(bank), scales, angles, support, false);
+  return installBank(self, std::move(bank), scales, angles, support, levels, false);
 }
 #endif
 

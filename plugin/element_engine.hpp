@@ -17,17 +17,26 @@ Settings copySettings(GstNccMatch* self);
 // GST_ELEMENT_ERROR for a bank that cannot be loaded at start.
 void postLoadError(GstNccMatch* self, const TemplateLoadError& error);
 // Hands a freshly loaded bank to the engine at each of `scales` and `angles` (an empty bank stays
-// here: nothing to match). A bank that cannot be scaled, rotated or prepared posts an error, or
-// with `keepOnFailure` (while running) a warning, keeping the previous bank.
+// here: nothing to match); with `pyramidLevels` > 0 the engine gets the coarse-to-fine search's
+// coarse bank. A bank that cannot be scaled, rotated or prepared posts an error, or with
+// `keepOnFailure` (while running) a warning, keeping the previous bank.
 bool installBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, const std::vector<double>& scales,
-                 const std::vector<double>& angles, nccmatch::RotationSupport support, bool keepOnFailure);
-// Hands `bank`, already scaled and rotated into `scaled`, to the engine and keeps what the
-// element needs of it; posts nothing (the engine's Status says what failed).
+                 const std::vector<double>& angles, nccmatch::RotationSupport support, int pyramidLevels,
+                 bool keepOnFailure);
+// The bank's variants at every scale and angle, and with pyramidLevels > 0 the coarse-to-fine
+// search's pyramid of them (it refuses variants too small for it); *failed says which step failed.
+nccmatch::Status prepareVariants(const std::vector<nccmatch::TemplateImage>& bank, const std::vector<double>& scales,
+                                 const std::vector<double>& angles, nccmatch::RotationSupport support,
+                                 int pyramidLevels, nccmatch::ScaledBank* scaled, nccmatch::CoarseToFineSearch* search,
+                                 const char** failed);
+// Hands `bank`, already scaled and rotated into `scaled` (and with pyramidLevels > 0 made into
+// `search`), to the engine and keeps what the element needs of it; posts nothing (the engine's
+// Status says what failed).
 nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage> bank, nccmatch::ScaledBank scaled,
                           const std::vector<double>& scales, const std::vector<double>& angles,
-                          nccmatch::RotationSupport support);
+                          nccmatch::RotationSupport support, int pyramidLevels, nccmatch::CoarseToFineSearch search);
 // Reloads the bank when `template`/`templates`/`masks`/`scales`/`angles`/`rotation-support`/
-// `grab-template` changed since the last
+// `pyramid-levels`/`grab-template` (or the mode, with pyramid-levels set) changed since the last
 // load; a failure while running keeps the previous bank and posts a warning. `grabbed`: the patch
 // cut for a pending grab-template (null when it could not be cut: the previous bank stays).
 // With `cpuMayTakeOver` (device=auto, a CUDA engine, a frame in system memory), a bank the CUDA

@@ -112,6 +112,12 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
       NCCMATCH_OBJECT_LOCK(self);
       self->published->stats.add(f.engineMicros);
       NCCMATCH_OBJECT_UNLOCK(self);
+    } else if (f.searched) {
+      result = std::move(*f.searched);
+      toFrameCoordinates(f.area, &result);
+      NCCMATCH_OBJECT_LOCK(self);
+      self->published->stats.add(f.engineMicros);
+      NCCMATCH_OBJECT_UNLOCK(self);
     } else if (f.submitted) {
       const gint64 begin = g_get_monotonic_time();
       nccmatch::Status status = stream.engine->collect(&result);
@@ -370,12 +376,30 @@ bool handOverToCpu(GstNccMatch* self, const nccmatch::Status& failure) {
   return fallBackToCpu(self, "the CUDA backend failed (" + failure.message() + ")");
 }
 
+// pyramid-levels: the coarse-to-fine search of the area, at once (it calls the engine
+// synchronously). False after posting an error.
+bool searchArea(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
+  nccmatch::FrameResult result;
+  const gint64 begin = g_get_monotonic_time();
+  nccmatch::Status status =
+      stream.search.match(*stream.engine, lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(), &result);
+  f.engineMicros = g_get_monotonic_time() - begin;
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()), (nullptr));
+    return false;
+  }
+  f.searched = std::move(result);
+  return true;
+}
+
 // Hands the area's luma to the engine when there are templates (or to the tracker in track
-// mode); false after posting an error.
+// mode, or to the coarse-to-fine search); false after posting an error.
 bool submitArea(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   if (stream.names.empty()) return true;
   if (f.settings.mode == Mode::Track) return trackArea(self, f);
+  if (stream.pyramidLevels > 0) return searchArea(self, f);
   const gint64 begin = g_get_monotonic_time();
   nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
   if (!status.ok() && mayHandOverToCpu(self, f)) {

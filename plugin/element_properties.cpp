@@ -41,6 +41,7 @@ enum {
   PROP_MASKS,
   PROP_ANGLES,
   PROP_ROTATION_SUPPORT,
+  PROP_PYRAMID_LEVELS,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -143,6 +144,14 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       if (support != s.rotationSupport) {
         s.rotationSupport = support;
         ++s.templatesGeneration;  // the bank is made again before the next frame
+      }
+      break;
+    }
+    case PROP_PYRAMID_LEVELS: {
+      const int levels = int(MIN(g_value_get_uint(value), guint(nccmatch::kMaxPyramidLevels)));
+      if (levels != s.pyramidLevels) {
+        s.pyramidLevels = levels;
+        ++s.templatesGeneration;  // the bank (coarse or full) is made again before the next frame
       }
       break;
     }
@@ -249,6 +258,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_ROTATION_SUPPORT:
       g_value_set_enum(value, int(s.rotationSupport));
+      break;
+    case PROP_PYRAMID_LEVELS:
+      g_value_set_uint(value, guint(s.pyramidLevels));
       break;
     case PROP_CPU_THREADS:
       g_value_set_uint(value, guint(s.cpuThreads));
@@ -470,6 +482,21 @@ void installProperties(GObjectClass* gobject_class) {
           "so the CPU backend computes its window sums once a frame for all angles: several times less work, "
           "but the corners outside the disc are never compared). May be set while PLAYING",
           GST_TYPE_NCCMATCH_ROTATION_SUPPORT, int(nccmatch::RotationSupport::Rectangle), kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_PYRAMID_LEVELS,
+      g_param_spec_uint(
+          "pyramid-levels", "Pyramid levels",
+          "Coarse-to-fine search of the 'scales' x 'angles' variants (mode=detect): the frame and every variant "
+          "are halved this many times (2x2 averages), the smallest level is searched whole, and its best "
+          "variants and positions (and every peak above the threshold lowered by 0.2) are refined level by "
+          "level on the neighbouring angles and scales, a few pixels around each, up to full size, where the "
+          "scores and matches are the exhaustive search's. Much less work with many variants; an object whose "
+          "coarse score is poor (textures finer than the coarse pixels) can be missed. 0: every variant "
+          "searched at full size. Needs a normalised method (matching fails with an error otherwise) and "
+          "variants of at least 4 pixels a side at the smallest level (else the templates are refused with a "
+          "message naming the variant). mode=track searches at full size whatever this says. May be set while "
+          "PLAYING",
+          0, guint(nccmatch::kMaxPyramidLevels), guint(nccmatch::plugin::kDefaultPyramidLevels), kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_SEARCH_REGION,
       g_param_spec_string(

@@ -18,6 +18,7 @@
 #include "cuda_context.hpp"
 #include "frame_stats.hpp"
 #include "gstnccmatch.hpp"
+#include "nccmatch/coarse_to_fine.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 #include "nccmatch/tracker.hpp"
@@ -43,6 +44,9 @@ struct InFlightFrame {
   // mode=track: the frame's tracks, found when it was submitted (track mode holds no frames in
   // flight: each frame's windows come from the frame before). Area coordinates.
   std::optional<nccmatch::TrackerFrame> tracked;
+  // pyramid-levels > 0: the coarse-to-fine search's result, found when the frame was submitted
+  // (the search calls the engine synchronously). Area coordinates.
+  std::optional<nccmatch::FrameResult> searched;
 };
 
 // What only the streaming thread (and start/stop, while it is stopped) touches.
@@ -57,6 +61,11 @@ struct StreamState {
   std::vector<double> scales{1.0};  // the factors `scaled` was made with
   std::vector<double> angles{0.0};  // the angles `scaled` was made with
   nccmatch::RotationSupport rotationSupport = nccmatch::RotationSupport::Rectangle;  // and their support
+  // pyramid-levels: the levels the bank was last made for (the engine then holds the search's
+  // coarse bank) and the search; 0: the engine holds every variant and matches exhaustively.
+  int pyramidLevels = 0;
+  int requestedPyramidLevels = 0;  // the levels last asked for (a refused request is not retried)
+  nccmatch::CoarseToFineSearch search;
   std::vector<bool> oversizeWarned; // per engine entry: "larger than the frame" already posted
   int searchedWidth = 0, searchedHeight = 0;  // the area the flags above were posted for
   int frameWidth = 0;

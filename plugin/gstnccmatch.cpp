@@ -123,7 +123,8 @@ void markStopped(GstNccMatch* self) {
 // what failed: the engine could not start (`engineFailed`) or could not take the bank. Posts
 // nothing; leaves no engine behind.
 bool startCudaEngine(GstNccMatch* self, const Settings& settings, std::vector<nccmatch::TemplateImage> bank,
-                     nccmatch::ScaledBank scaled, std::string* why, bool* engineFailed) {
+                     nccmatch::ScaledBank scaled, nccmatch::CoarseToFineSearch search, std::string* why,
+                     bool* engineFailed) {
   StreamState& stream = *self->stream;
   GstCudaContext* context = nullptr;
 #ifdef NCCMATCH_HAVE_GST_CUDA
@@ -140,7 +141,7 @@ bool startCudaEngine(GstNccMatch* self, const Settings& settings, std::vector<nc
   if (status.ok()) {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
     status = handBank(self, std::move(bank), std::move(scaled), settings.scales, settings.angles,
-                      settings.rotationSupport);
+                      settings.rotationSupport, settings.bankPyramidLevels(), std::move(search));
   }
   if (status.ok()) return true;
   *why = *engineFailed ? status.message() : "Could not prepare the templates: " + status.message();
@@ -182,9 +183,13 @@ bool startEngine(GstNccMatch* self) {
     GST_WARNING_OBJECT(self, "no template set: frames pass through without matches");
   // A grab-template request waits for the first frame: its generation stays unloaded until then.
   stream.loadedGeneration = settings.grab ? settings.templatesGeneration - 1 : settings.templatesGeneration;
-  nccmatch::ScaledBank scaled;  // the same on every backend: its failure is not the GPU's
-  nccmatch::Status status =
-      nccmatch::rotateAndScaleTemplates(bank, settings.scales, settings.angles, &scaled, settings.rotationSupport);
+  // The same on every backend: its failure is not the GPU's.
+  nccmatch::ScaledBank scaled;
+  nccmatch::CoarseToFineSearch search;
+  const char* failed = nullptr;
+  stream.requestedPyramidLevels = settings.bankPyramidLevels();
+  nccmatch::Status status = prepareVariants(bank, settings.scales, settings.angles, settings.rotationSupport,
+                                            settings.bankPyramidLevels(), &scaled, &search, &failed);
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));
@@ -194,7 +199,7 @@ bool startEngine(GstNccMatch* self) {
   if (backend == nccmatch::Backend::Cuda) {
     std::string why;
     bool engineFailed = false;
-    if (startCudaEngine(self, settings, bank, scaled, &why, &engineFailed)) {
+    if (startCudaEngine(self, settings, bank, scaled, search, &why, &engineFailed)) {
       publishEngine(self, true);
       return true;
     }
@@ -212,7 +217,7 @@ bool startEngine(GstNccMatch* self) {
   }
   if (!createEngine(self, nccmatch::Backend::Cpu, settings.cudaDeviceId, nullptr)) return false;
   status = handBank(self, std::move(bank), std::move(scaled), settings.scales, settings.angles,
-                    settings.rotationSupport);
+                    settings.rotationSupport, settings.bankPyramidLevels(), std::move(search));
   if (!status.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("Could not prepare the templates: %s", status.message().c_str()),
                       (nullptr));

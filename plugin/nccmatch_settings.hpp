@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nccmatch/coarse_to_fine.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/tracker.hpp"
 #include "nccmatch/rotations.hpp"
@@ -37,6 +38,9 @@ inline constexpr int kDefaultLostFrames = 15;
 inline constexpr int kDefaultAcquireInterval = 10;
 inline constexpr int kMaxTrackFrames = 1000000;  // lost-frames and acquire-interval
 inline constexpr double kDefaultTemplateUpdate = 0.0;
+// `pyramid-levels`: 0 searches every variant at full size; 1..nccmatch::kMaxPyramidLevels halvings
+// for the coarse-to-fine search (nccmatch::CoarseToFineSearch).
+inline constexpr int kDefaultPyramidLevels = 0;
 
 // The part of each frame searched (`search-region`): x, y, width, height in frame pixels; width
 // 0 means the whole frame.
@@ -86,6 +90,8 @@ struct Settings {
   std::vector<double> angles{0.0};
   // What rotated variants compare (`rotation-support`): the whole rotated template, or the disc.
   nccmatch::RotationSupport rotationSupport = nccmatch::RotationSupport::Rectangle;
+  // Halvings of the coarse-to-fine search (`pyramid-levels`); 0: every variant at full size.
+  int pyramidLevels = kDefaultPyramidLevels;
   SearchRegion searchRegion;
   Mode mode = kDefaultMode;
   int searchMargin = kDefaultSearchMargin;
@@ -94,6 +100,9 @@ struct Settings {
   double templateUpdate = kDefaultTemplateUpdate;
 
   nccmatch::MatchParams matchParams() const;
+  // The pyramid levels the bank is made for: pyramidLevels in detect mode, 0 in track mode (the
+  // tracker searches every variant of its windows at full size).
+  int bankPyramidLevels() const { return mode == Mode::Detect ? pyramidLevels : 0; }
   nccmatch::TrackerOptions trackerOptions() const;
 };
 

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "element_fixture.hpp"
+#include "nccmatch/coarse_to_fine.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/scales.hpp"
 #include "plugin_test_support.hpp"
@@ -910,6 +911,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
       {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
       {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
+      {"pyramid-levels", G_TYPE_UINT, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -937,6 +939,9 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_string(defaultOf("masks")), nullptr);
   EXPECT_STREQ(g_value_get_string(defaultOf("angles")), "0");
   EXPECT_EQ(g_value_get_enum(defaultOf("rotation-support")), 0);  // rectangle
+  EXPECT_EQ(g_value_get_uint(defaultOf("pyramid-levels")), 0u);    // every variant at full size
+  EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "pyramid-levels"))->maximum,
+            guint(kMaxPyramidLevels));
   EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));

@@ -79,10 +79,10 @@ class Engine {
 
   // Searches each region of one frame for its template in one call (regions.hpp): results[k] is
   // what match() gives for region k's template on a view of that region alone, in frame
-  // coordinates. The CUDA backend scores every region whose template is at most 64x64 in one
-  // launch; larger ones take the exact CPU path. Fails (naming the region) for a region outside
-  // the frame or a template index outside the bank; the CUDA backend refuses while frames are in
-  // flight. Frames may be in host or (CUDA backend) device memory.
+  // coordinates. The CUDA backend scores every region whose template is at most 64x64 and
+  // unmasked in one launch; larger or masked ones take the exact CPU path. Fails (naming the
+  // region) for a region outside the frame or a template index outside the bank; the CUDA backend
+  // refuses while frames are in flight. Frames may be in host or (CUDA backend) device memory.
   virtual Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                               const MatchParams& params, std::vector<RegionResult>* results) = 0;
 

@@ -9,6 +9,7 @@
 
 #include "nccmatch/engine.hpp"
 #include "nccmatch/rotations.hpp"
+#include "rotation_scene.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -216,75 +217,11 @@ TEST(MergeAngles, RefinesBetweenNeighbouringAnglesAtTheSamePlace) {
   }
 }
 
-// A smooth, asymmetric object: value at (x, y) pixels from its centre, for |x|, |y| <= 16.
-double objectValue(double x, double y) {
-  return 128 + 55 * std::sin(0.33 * x + 0.21 * y) * std::cos(0.25 * y - 0.12 * x) +
-         45 * std::exp(-((x - 6) * (x - 6) + (y + 5) * (y + 5)) / 18.0) -
-         50 * std::exp(-((x + 7) * (x + 7) + (y - 6) * (y - 6)) / 14.0);
-}
-constexpr int kObjectSide = 32;
-
-// The object's template: its value at each pixel centre.
-TemplateImage objectTemplate() {
-  TemplateImage t;
-  t.name = "object";
-  t.width = t.height = kObjectSide;
-  for (int y = 0; y < kObjectSide; ++y)
-    for (int x = 0; x < kObjectSide; ++x)
-      t.pixels.push_back(uint8_t(std::lround(objectValue(x - 15.5, y - 15.5))));
-  return t;
-}
-
-struct Placed {
-  double cx, cy, angle, scale;  // centre in pixel-centre coordinates, degrees, factor
-};
-
-// Draws the object at each placement by area sampling (4x4 samples a pixel) of objectValue mapped
-// back through the rotation and scale; a pixel whose samples fall partly outside the object mixes
-// with the background.
-void drawObjects(Image* img, const std::vector<Placed>& objects) {
-  for (const Placed& o : objects) {
-    const double r = o.angle * M_PI / 180.0, c = std::cos(r), s = std::sin(r);
-    const int reach = int(kObjectSide * o.scale) + 2;
-    for (int v = int(o.cy) - reach; v <= int(o.cy) + reach; ++v) {
-      for (int u = int(o.cx) - reach; u <= int(o.cx) + reach; ++u) {
-        if (u < 0 || v < 0 || u >= img->width || v >= img->height) continue;
-        double sum = 0;
-        int inside = 0;
-        for (int j = 0; j < 4; ++j) {
-          for (int i = 0; i < 4; ++i) {
-            const double dx = u + (i + 0.5) / 4 - 0.5 - o.cx, dy = v + (j + 0.5) / 4 - 0.5 - o.cy;
-            const double x = (c * dx - s * dy) / o.scale, y = (s * dx + c * dy) / o.scale;
-            if (std::fabs(x) > 16 || std::fabs(y) > 16) continue;
-            sum += objectValue(x, y);
-            ++inside;
-          }
-        }
-        if (inside == 0) continue;
-        const double mixed = (sum + (16 - inside) * img->at(u, v)) / 16.0;
-        img->at(u, v) = uint8_t(std::clamp(std::lround(mixed), 0L, 255L));
-      }
-    }
-  }
-}
-
-double angleError(double a, double b) {
-  double d = std::fmod(std::fabs(a - b), 360.0);
-  return std::min(d, 360.0 - d);
-}
-
 class RotatedScene : public ::testing::TestWithParam<RotationSupport> {};
 
 TEST_P(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
-  // Textured background with noise: smooth waves plus uniform noise.
-  Image img = makeImage(240, 200, Fill::Smooth);
-  std::uniform_int_distribution<int> noise(-12, 12);
-  for (int y = 0; y < img.height; ++y)
-    for (int x = 0; x < img.width; ++x) img.at(x, y) = uint8_t(std::clamp(img.at(x, y) / 2 + 64 + noise(rng()), 0, 255));
   const std::vector<Placed> objects{{70, 75, 23, 1.0}, {165, 125, 232, 1.1}, {60, 160, -97, 0.9}};
-  drawObjects(&img, objects);
-  for (int y = 0; y < img.height; ++y)  // noise over the objects too
-    for (int x = 0; x < img.width; ++x) img.at(x, y) = uint8_t(std::clamp(img.at(x, y) + noise(rng()) / 3, 0, 255));
+  const Image img = rotatedScene(240, 200, objects);
 
   const std::vector<double> angles = angleRange(0, 360, 10), scales{0.9, 1.0, 1.1};
   ScaledBank bank;
@@ -293,7 +230,9 @@ TEST_P(RotatedScene, ObjectsFoundAtTheirPlaceAngleAndScale) {
   auto engine = makeCpuEngine(CpuPath::Auto, 2);
   ASSERT_TRUE(engine->setTemplates(bank.templates).ok());
   MatchParams params;
-  params.threshold = 0.6;
+  // The objects score above 0.9; the clutter's peaks reach about 0.66 (at 0.6 a fourth, spurious
+  // match came out for about one seed in ten).
+  params.threshold = 0.7;
   params.maxMatches = 6;
   FrameResult raw;
   ASSERT_TRUE(engine->match(img.view(), params, &raw).ok());

@@ -8,6 +8,7 @@
 #include "cuda/numerator/region_scores.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "cuda/peaks/region_peaks.hpp"
+#include "rules/masked_score_rules.hpp"
 
 namespace nccmatch::cuda {
 
@@ -58,7 +59,8 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     const RegionQuery& r = regions[k];
     const TemplateImage& t = r.image != nullptr ? *r.image : bank.image(r.templateIndex);
     if (t.width > r.width || t.height > r.height) continue;  // no position: no matches, no best
-    if (!fusedSpatialFits(t.width, t.height)) {
+    // The fused region kernel has no mask: masked templates take the exact CPU path.
+    if (!fusedSpatialFits(t.width, t.height) || ignoresPixels(t)) {
       onCpu.push_back(k);
       continue;
     }

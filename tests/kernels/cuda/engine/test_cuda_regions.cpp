@@ -1,6 +1,7 @@
 // CudaEngine::matchRegions against the CPU Reference engine, bit for bit: every method, regions
 // of 1x1, odd sizes, at the frame's edges, smaller than their template, templates of 1x1 to 64x64
-// (the fused region kernel) and larger (the CPU fallback), own images, host and device frames,
+// (the fused region kernel) and larger (the CPU fallback), own images, masked templates of the bank
+// and masked own images (the exact CPU path: the fused kernel has no mask), host and device frames,
 // many regions of mixed sizes in one call; copyPatch from device memory; refusals. Skips
 // without a GPU.
 #include <gtest/gtest.h>
@@ -63,10 +64,14 @@ struct RegionCase {
 TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
   SKIP_WITHOUT_GPU();
   Image img = makeImage(301, 203, Fill::Smooth, 7);
-  const std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
-                                           cutTemplate(img, 100, 50, 32, 32, "c32"), makeTemplate(64, 64, Fill::Smooth, "c64"),
-                                           makeTemplate(65, 20, Fill::Random, "wide"), cutTemplate(img, 3, 4, 33, 17, "odd")};
+  std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
+                                     cutTemplate(img, 100, 50, 32, 32, "c32"), makeTemplate(64, 64, Fill::Smooth, "c64"),
+                                     makeTemplate(65, 20, Fill::Random, "wide"), cutTemplate(img, 3, 4, 33, 17, "odd"),
+                                     cutTemplate(img, 40, 120, 21, 21, "ring")};
+  bank[6].mask = makeMask(21, 21, MaskShape::Ring);
   const TemplateImage own = cutTemplate(img, 200, 100, 29, 31, "own");
+  TemplateImage ownMasked = cutTemplate(img, 150, 30, 19, 23, "disc");
+  ownMasked.mask = makeMask(19, 23, MaskShape::Disc);
   paste(&img, bank[1], 0, 0);
   const std::vector<RegionCase> cases = {
       // x    y    w    h  template
@@ -80,10 +85,13 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
       {5, 150, 130, 53, 5},   // odd sizes
       {180, 80, 60, 70, -1},  // own image
       {9, 9, 20, 90, 2},      // narrower than its template: nothing
+      {25, 105, 60, 50, 6},   // a masked template of the bank
+      {140, 20, 40, 45, -2},  // a masked own image
   };
   std::vector<RegionQuery> regions;
   for (const RegionCase& c : cases)
-    regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 9u : uint32_t(c.tpl), c.tpl < 0 ? &own : nullptr});
+    regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 9u : uint32_t(c.tpl),
+                                  c.tpl == -1 ? &own : c.tpl == -2 ? &ownMasked : nullptr});
   auto cpu = makeEngine(Backend::Cpu);
   auto gpu = makeEngine(Backend::Cuda);
   ASSERT_TRUE(cpu->setTemplates(bank).ok());

@@ -1,0 +1,116 @@
+// Coarse-to-fine search over a bank of variants (several scales and angles of each template), as
+// HALCON's NumLevels does: the frame and every variant are halved (2x2 box averages) once per
+// pyramid level; the engine matches the coarsest bank on the coarsest frame; the best coarse
+// (variant, position) pairs are then refined level by level, each on the variants of the
+// neighbouring angles and scales, in small rectangles around twice the coarse position
+// (Engine::matchRegions). At full size the scores, peaks, NMS and merged result are the exhaustive
+// search's rules (mergeScaledResult), so a match found is the exhaustive search's match there.
+//
+//   nccmatch::ScaledBank variants;
+//   st = nccmatch::rotateAndScaleTemplates(originals, {0.9, 1.0, 1.1}, nccmatch::angleRange(0, 360, 5), &variants);
+//   nccmatch::CoarseToFineSearch search;
+//   st = nccmatch::CoarseToFineSearch::create(variants, {}, &search);   // one level: half size
+//   st = engine->setTemplates(search.engineTemplates());                 // the coarse bank
+//   st = search.match(*engine, frame, params, &result);                  // as mergeScaledResult's
+//
+// What it cannot promise: an object whose coarse score is neither among a template's best
+// coarse variants (keepBest, scoreMargin) nor above the lowered threshold is never refined, so it
+// is missed where the exhaustive search finds it (textures finer than the coarse level's pixels
+// lose most of their score there). It needs a normalised method (ccoeff-normed, ccorr-normed,
+// sqdiff-normed): the unnormalised scores grow with the template's area and do not carry from one
+// level to the next.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "nccmatch/engine.hpp"
+#include "nccmatch/scales.hpp"
+#include "nccmatch/status.hpp"
+#include "nccmatch/types.hpp"
+
+namespace nccmatch {
+
+// At most this many halvings; a variant must keep kMinCoarseSide pixels a side and
+// kMinCoarsePixels compared pixels at the coarsest level.
+inline constexpr int kMaxPyramidLevels = 2;
+inline constexpr int kMinCoarseSide = 4;
+inline constexpr int kMinCoarsePixels = 16;
+
+struct CoarseToFineOptions {
+  // Halvings of the frame and the bank: 0 is the exhaustive search of every variant at full size
+  // (the engine holds the full bank), 1 searches at half size, 2 at a quarter.
+  int levels = 1;
+  // Per template and level: the positions of this many of its best variants are refined (and of
+  // this many peaks of each variant beside max-matches)...
+  int keepBest = 4;
+  // ...and those of every variant whose best is within this much score of the template's best,
+  // and every coarse peak scoring above the threshold lowered by this much.
+  double scoreMargin = 0.2;
+  // Each candidate is refined on the variants this many angle steps and scale steps either side
+  // of its own (angles wrap when the bank's angles cover the full circle evenly).
+  int angleNeighbours = 1;
+  int scaleNeighbours = 1;
+  // Positions searched around twice a candidate's coarse position: +-this many pixels.
+  int searchRadius = 2;
+};
+
+// Levels in 0..kMaxPyramidLevels, keepBest >= 1, scoreMargin finite in [0, 2], neighbours in
+// 0..16, searchRadius in 1..16; the message names the option.
+Status validateCoarseToFineOptions(const CoarseToFineOptions& options);
+
+// A normalised method, whose scores compare across pyramid levels.
+bool coarseToFineMethod(Method method);
+
+// The work of the last CoarseToFineSearch::match, in window-pixel products (positions scored
+// times the compared pixels of the variant scored there).
+struct CoarseToFineWork {
+  double coarseProducts = 0;  // the engine's match of the coarsest bank
+  double refineProducts = 0;  // every refinement region, every level
+  std::size_t regions = 0;    // refinement regions searched
+};
+
+// The window-pixel products of an exhaustive search of `bank` on a width x height frame.
+double exhaustiveProducts(const std::vector<TemplateImage>& bank, int width, int height);
+
+// A 2x2 box-averaged copy of a template (rounded to nearest), floor(width / 2) x floor(height / 2);
+// a pixel is compared when all four source pixels are (so a coarse pixel never mixes in an
+// ignored one, as the coarse frame's box averages hold exactly the four pixels it covers).
+TemplateImage halveTemplate(const TemplateImage& source);
+
+class CoarseToFineSearch {
+ public:
+  // Builds the pyramid of `variants` (the bank of scaleTemplates or rotateAndScaleTemplates).
+  // Fails for invalid options, an empty or inconsistent bank, or a variant that would be smaller
+  // than kMinCoarseSide a side or keep fewer than kMinCoarsePixels compared pixels at the coarsest
+  // level (naming its template, scale, angle and sizes).
+  static Status create(const ScaledBank& variants, const CoarseToFineOptions& options, CoarseToFineSearch* out);
+
+  // What the engine must hold (Engine::setTemplates) for match(): the coarsest bank, or the full
+  // bank with levels == 0.
+  const std::vector<TemplateImage>& engineTemplates() const { return pyramid_.back(); }
+  const ScaledBank& variants() const { return variants_; }
+  const CoarseToFineOptions& options() const { return options_; }
+
+  // The result of mergeScaledResult(variants(), engine's result on the full bank, params) for the
+  // matches it finds (templateIndex names the original; scale and angle refined), best[i] the
+  // best position of original i among those searched. The engine must hold engineTemplates()
+  // (checked by count and sizes); levels >= 1 need a normalised method. A frame in device memory
+  // is copied to the host once for the coarse levels (Engine::copyPatch); the full-size regions
+  // are matched on the frame itself.
+  Status match(Engine& engine, const FrameView& frame, const MatchParams& params, FrameResult* result);
+
+  const CoarseToFineWork& lastWork() const { return work_; }
+
+ private:
+  ScaledBank variants_;
+  CoarseToFineOptions options_;
+  std::vector<std::vector<TemplateImage>> pyramid_;  // [level][variant]; level 0 is the full bank
+  std::vector<std::vector<double>> compared_;       // compared pixels, same layout
+  std::vector<std::vector<uint32_t>> neighbours_;   // per variant: itself and its neighbours
+  std::vector<uint8_t> hostFrame_;                  // a device frame's copy
+  std::vector<std::vector<uint8_t>> frames_;        // [level - 1]: the halved frames
+  CoarseToFineWork work_;
+};
+
+}  // namespace nccmatch
