@@ -345,6 +345,7 @@ Status SortedNms::run(const double* map, int mapWidth, int mapHeight, int templa
                       bool subPixelLater) {
   const int positions = mapWidth * mapHeight;
   if (positions > positions_) {
+    positions_ = 0;  // as PeakFinder::reserve: a failed reserve below leaves a buffer freed
     NCC_RETURN_IF_ERROR(keys_.reserve(2 * std::size_t(positions) * sizeof(unsigned long long)));
     NCC_RETURN_IF_ERROR(values_.reserve(2 * std::size_t(positions) * sizeof(int)));
     NCC_RETURN_IF_ERROR(bitmap_.reserve((std::size_t(positions) + 31) / 32 * sizeof(unsigned)));
@@ -387,6 +388,9 @@ Status PeakFinder::reserve(std::size_t positions) {
     maxBlocks_ = sms * kScanBlocksPerSm;  // only once both exist: a failed reserve is tried again
   }
   if (positions > positions_) {
+    // A reserve frees the smaller buffer before allocating: if it fails, nothing is held, and a
+    // later smaller map must not take the old size for granted (it wrote through null once).
+    positions_ = 0;
     NCC_RETURN_IF_ERROR(candidates_.reserve(positions * sizeof(int)));
     positions_ = positions;
   }
