@@ -213,38 +213,58 @@ Status RegionSearch::runOnCpu(const TemplateBank& bank, const FrameView& frame,
                               const std::vector<RegionQuery>& regions, const std::vector<std::size_t>& which,
                               const MatchParams& params, std::vector<RegionResult>* results) {
   if (!cpu_) {
+    // One worker a core: the regions are spread over them (a coarse-to-fine refinement of masked
+    // rotated variants is hundreds of regions, 23 ms a 1080p frame on one thread of the H200 host).
     EngineOptions options;
     options.backend = Backend::Cpu;
-    options.threads = 1;
+    options.threads = 0;
     options.cpuPath = CpuPath::Direct;
     NCC_RETURN_IF_ERROR(Engine::create(options, &cpu_));
   }
+  // The rectangle holding every region, on the host: the frame's own rows, or one copy of that
+  // rectangle from the device.
+  int x0 = frame.width, y0 = frame.height, x1 = 0, y1 = 0;
+  for (std::size_t k : which) {
+    const RegionQuery& r = regions[k];
+    x0 = std::min(x0, r.x);
+    y0 = std::min(y0, r.y);
+    x1 = std::max(x1, r.x + r.width);
+    y1 = std::max(y1, r.y + r.height);
+  }
+  if (x1 <= x0 || y1 <= y0) return Status();
+  std::vector<uint8_t> copy;
+  FrameView view;
+  view.width = x1 - x0;
+  view.height = y1 - y0;
+  if (frame.memory == MemoryKind::Host) {
+    view.data = frame.data + std::size_t(y0) * frame.stride + std::size_t(x0);
+    view.stride = frame.stride;
+  } else {
+    copy.resize(std::size_t(view.width) * view.height);
+    NCC_CUDA_CHECK(cudaMemcpy2D(copy.data(), std::size_t(view.width),
+                                frame.data + std::size_t(y0) * frame.stride + std::size_t(x0), frame.stride,
+                                std::size_t(view.width), std::size_t(view.height), cudaMemcpyDeviceToHost));
+    view.data = copy.data();
+    view.stride = std::size_t(view.width);
+  }
+  // Each region in the rectangle's coordinates, with its template as its own image (the CPU
+  // engine holds no bank); one call spreads them over the workers.
+  std::vector<RegionQuery> queries;
   for (std::size_t k : which) {
     RegionQuery r = regions[k];
-    // The region's pixels on the host: the frame's own rows, or a copy from the device.
-    std::vector<uint8_t> copy;
-    FrameView view;
-    view.width = r.width;
-    view.height = r.height;
-    if (frame.memory == MemoryKind::Host) {
-      view.data = frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x);
-      view.stride = frame.stride;
-    } else {
-      copy.resize(std::size_t(r.width) * r.height);
-      NCC_CUDA_CHECK(cudaMemcpy2D(copy.data(), std::size_t(r.width),
-                                  frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x), frame.stride,
-                                  std::size_t(r.width), std::size_t(r.height), cudaMemcpyDeviceToHost));
-      view.data = copy.data();
-      view.stride = std::size_t(r.width);
-    }
-    RegionQuery whole{0, 0, r.width, r.height, r.templateIndex,
-                      r.image != nullptr ? r.image : &bank.image(r.templateIndex)};
-    std::vector<RegionResult> one;
-    NCC_RETURN_IF_ERROR(cpu_->matchRegions(view, {whole}, params, &one));
-    RegionResult& out = (*results)[k];
-    out = std::move(one[0]);
-    for (Match& m : out.matches) toFrame(r, &m);
-    if (out.best) toFrame(r, &*out.best);
+    r.x -= x0;
+    r.y -= y0;
+    if (r.image == nullptr) r.image = &bank.image(r.templateIndex);
+    queries.push_back(r);
+  }
+  std::vector<RegionResult> found;
+  NCC_RETURN_IF_ERROR(cpu_->matchRegions(view, queries, params, &found));
+  const RegionQuery origin{x0, y0, 0, 0, 0, nullptr};
+  for (std::size_t i = 0; i < which.size(); ++i) {
+    RegionResult& out = (*results)[which[i]];
+    out = std::move(found[i]);
+    for (Match& m : out.matches) toFrame(origin, &m);
+    if (out.best) toFrame(origin, &*out.best);
   }
   return Status();
 }
