@@ -77,7 +77,9 @@ TEST_P(Element, PyramidLevelsFindTheTurnedObjectAsTheFullSearchDoes) {
     // search scores the neighbours at this place and refines it).
     if (!first) first = found;
     EXPECT_EQ(found->score, first->score);
-    if (l != 0) EXPECT_EQ(found->angle, first->angle);
+    if (l != 0) {
+      EXPECT_EQ(found->angle, first->angle);
+    }
   }
   // mode=track searches every variant at full size (the tracker's bank) whatever pyramid-levels
   // says, and back in detect mode the coarse-to-fine search is made again.
@@ -90,7 +92,9 @@ TEST_P(Element, PyramidLevelsFindTheTurnedObjectAsTheFullSearchDoes) {
     EXPECT_EQ(found->y, 41u);
     EXPECT_EQ(found->w, guint(turned.width));
     EXPECT_NEAR(found->angle, 60.0, 7.5);
-    if (mode == 0) EXPECT_EQ(found->angle, first->angle);
+    if (mode == 0) {
+      EXPECT_EQ(found->angle, first->angle);
+    }
   }
   std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
   EXPECT_TRUE(warnings.empty());

@@ -80,7 +80,9 @@ inline void expectHandoff(const HandoffView& o, const std::vector<double>& want,
     for (std::size_t i = 0; i < n; ++i) {
       const bool reaches = collect && good[i] >= goodEnough;
       ASSERT_EQ((bits[i / 32] >> (i % 32)) & 1u, reaches ? 1u : 0u) << "bit at " << i % mapW << "," << i / mapW;
-      if (reaches) ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
+      if (reaches) {
+        ASSERT_EQ(got[i], want[i]) << "at " << i % mapW << "," << i / mapW;
+      }
     }
   }
 

@@ -71,10 +71,12 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
     const ScreenTemplate st = screenTemplate(m, stats);
     const ScreenWindow sw = screenWindow(m, stats.n, int32_t(s1), int32_t(s2));
     // The window is flat for the screen exactly where the rules call it flat.
-    if (m == Method::CCoeffNormed)
+    if (m == Method::CCoeffNormed) {
       ASSERT_EQ(sw.scale == 0.0f, windowIsFlat(windowVarianceSum<int64_t>(stats.n, s1, s2), double(s2))) << what;
-    if (m == Method::CCorrNormed || m == Method::SqDiffNormed)
+    }
+    if (m == Method::CCorrNormed || m == Method::SqDiffNormed) {
       ASSERT_EQ(sw.scale == 0.0f, windowIsFlat(double(s2), double(s2))) << what;
+    }
     for (int du = -2; du <= 2; ++du)
       for (int tu = -2; tu <= 2; ++tu) {
         ScreenWindow w = sw;
@@ -89,7 +91,9 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
         // Tight enough to tell scores apart: within a millionth or so of the score's scale
         // (1 for the normed methods; the largest sum for the others).
         const double scale = isNormed(m) ? 1.0 : double(stats.n) * 255.0 * 255.0 * 4.0;
-        if (tight) ASSERT_LE(double(p.bound), 1e-4 * scale) << what << " " << methodName(m);
+        if (tight) {
+          ASSERT_LE(double(p.bound), 1e-4 * scale) << what << " " << methodName(m);
+        }
       }
   }
 }

@@ -258,7 +258,9 @@ TEST_P(CudaFaults, LostContextAtEachCheckedCallThenRecovers) {
     } else {
       bool failedBefore = false;
       for (const Step& step : runWorkload(*engine, workload_)) {
-        if (failedBefore) EXPECT_FALSE(step.status.ok()) << where << ", " << step.name << " after a lost context";
+        if (failedBefore) {
+          EXPECT_FALSE(step.status.ok()) << where << ", " << step.name << " after a lost context";
+        }
         if (step.status.ok()) continue;
         failedBefore = anyFailed = true;
         EXPECT_NE(step.status.message().find("cudaErrorLaunchFailure"), std::string::npos)
