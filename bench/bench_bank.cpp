@@ -106,9 +106,8 @@ int main(int argc, char** argv) {
     BENCH_CUDA_CHECK(cudaMemcpy(dFrame, frame.data(), frameBytes, cudaMemcpyHostToDevice));
     const int mapW = c.W - c.side + 1, mapH = c.H - c.side + 1;
     const std::size_t positions = std::size_t(mapW) * mapH;
-    const GemmBankShape shape = gemmBankShape(c.side, c.side, c.count);
     const std::size_t partials =
-        std::size_t(std::max(gemmBankTiles(mapW, mapH, shape), fusedSpatialBlocks(mapW, mapH)));
+        std::size_t(std::max(gemmBankTiles(mapW, mapH), fusedSpatialBlocks(mapW, mapH)));
     Outputs o;
     BENCH_CUDA_CHECK(cudaMalloc(&o.maps, positions * c.count * sizeof(double)));
     BENCH_CUDA_CHECK(cudaMalloc(&o.above, positions * c.count * sizeof(int)));

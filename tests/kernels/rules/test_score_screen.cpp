@@ -1,9 +1,9 @@
 // The screened float scores (rules/score_screen.hpp) against the exact scores: for windows and
 // templates of 1 to 4096 pixels drawn from noise, near-flat patches, binary patterns, copies and
 // negatives of each other, all-0 and all-255, every method's screened score lies within
-// screenRelativeBound * |screened| of scoreFromSums, also with both inverse roots moved 2 ulp
-// either way (the device's rsqrtf may be 2 ulp off), and flat windows and templates screen to
-// the exact rule's constants.
+// its bound of scoreFromSums, also with both inverse roots moved 2 ulp either way (the device's
+// rsqrtf may be 2 ulp off), the bound is small on noise, and flat windows and templates screen to
+// the exact rule's constants with bound 0 (where the rules call them flat).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -58,6 +58,14 @@ Status prepareFft(const TemplateBank& bank, const SizePlan& plan, int width, int
   return fft->setStreams(fftStream, stream);
 }
 
+// A bank member's slots: its tile bests (the fused kernel's blocks or the GEMM's tiles, whichever
+// are more, so either launch may score it) and, in a GEMM group, one bit a map position.
+std::size_t tileBestSlots(int mapWidth, int mapHeight) {
+  return std::size_t(std::max(fusedSpatialBlocks(mapWidth, mapHeight), gemmBankTiles(mapWidth, mapHeight)));
+}
+
+std::size_t bitWords(int mapWidth, int mapHeight) { return (std::size_t(mapWidth) * mapHeight + 31) / 32; }
+
 }  // namespace
 
 Status TemplateBank::prepare(std::vector<TemplateImage> images, TemplateBank* bank) {
@@ -174,10 +182,8 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
     const TemplateImage& t = bank.image(i);
     const int mapW = frameWidth - t.width + 1, mapH = frameHeight - t.height + 1;
     positions += std::size_t(mapW) * mapH;
-    // A member's tile bests: the fused kernel's blocks or the GEMM's tiles, whichever are more.
-    blocks += std::size_t(std::max(fusedSpatialBlocks(mapW, mapH),
-                                   gemmBankTiles(mapW, mapH)));
-    if (inGemm_[i]) bitWords_ += (std::size_t(mapW) * mapH + 31) / 32;
+    blocks += tileBestSlots(mapW, mapH);
+    if (inGemm_[i]) bitWords_ += bitWords(mapW, mapH);
     maxHeight_ = std::max(maxHeight_, t.height);
     tallestMap_ = std::max(tallestMap_, mapH);
   }
@@ -227,7 +233,7 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
       j.aboveBits = d.aboveBits = bits_.as<uint32_t>() + bitOffset;
       j.templatePixels = bank.prepared(i).pixels.as<uint8_t>();
       j.stats = d.stats;
-      bitOffset += (std::size_t(j.mapWidth) * j.mapHeight + 31) / 32;
+      bitOffset += bitWords(j.mapWidth, j.mapHeight);
       if (groups.empty() || groups.back().width != t.width || groups.back().height != t.height)
         groups.push_back(Group{t.width, t.height, {}, {}});
       groups.back().pixels.push_back(t.pixels.data());
@@ -238,8 +244,7 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     }
     jobs.push_back(j);
     mapOffset += std::size_t(j.mapWidth) * j.mapHeight;
-    blockOffset += std::size_t(std::max(fusedSpatialBlocks(j.mapWidth, j.mapHeight),
-                                        gemmBankTiles(j.mapWidth, j.mapHeight)));
+    blockOffset += tileBestSlots(j.mapWidth, j.mapHeight);
   }
   launch_ = FusedSpatialBank();
   if (!loopMembers.empty()) NCC_RETURN_IF_ERROR(launch_.set(loopMembers, kFusedNumerator));

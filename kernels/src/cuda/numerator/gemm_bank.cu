@@ -455,10 +455,6 @@ std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels
   return out;
 }
 
-int gemmBankTiles(int mapWidth, int mapHeight, const GemmBankShape& shape) {
-  return ceilDiv(mapWidth, shape.tileWidth) * ceilDiv(mapHeight, kGemmTileRows);
-}
-
 int gemmBankTiles(int mapWidth, int mapHeight) {
   return ceilDiv(mapWidth, kGemmTileWidth) * ceilDiv(mapHeight, kGemmTileRows);
 }

@@ -71,9 +71,9 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
 // whole zero slice where a slab's slices are odd in number).
 std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape);
 
-// Per-tile bests (PeakHandoff::blockBest entries) of one template's map of mapWidth x mapHeight.
-int gemmBankTiles(int mapWidth, int mapHeight, const GemmBankShape& shape);
-int gemmBankTiles(int mapWidth, int mapHeight);  // every shape's tiles are kGemmTileWidth wide
+// Per-tile bests (PeakHandoff::blockBest entries) of one template's map of mapWidth x mapHeight
+// (every shape's tiles are kGemmTileWidth x kGemmTileRows).
+int gemmBankTiles(int mapWidth, int mapHeight);
 
 // One launch per band of output rows scores every template of the group; each template's map,
 // tile bests and above-threshold list are what FusedSpatialBank writes for it, with

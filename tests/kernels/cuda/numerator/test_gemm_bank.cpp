@@ -61,7 +61,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
   std::vector<const uint8_t*> pixels;
   for (const TemplateImage& t : templates) {
     const int mapW = c.frameW - t.width + 1, mapH = c.frameH - t.height + 1;
-    outs.push_back(std::make_unique<HandoffBuffers>(mapW, mapH, cuda::gemmBankTiles(mapW, mapH, shape)));
+    outs.push_back(std::make_unique<HandoffBuffers>(mapW, mapH, cuda::gemmBankTiles(mapW, mapH)));
     cuda::FusedBankTemplate m;
     m.templateWidth = t.width;
     m.templateHeight = t.height;
@@ -211,8 +211,8 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_EQ(slice(1, 0, 1), (std::vector<uint8_t>{11, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(slice(1, 1, 0), std::vector<uint8_t>(16, 0));
   EXPECT_EQ(slice(0, 0, 0), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(cuda::gemmBankTiles(64, 8, cuda::gemmBankShape(32, 32, 64)), 1);
-  EXPECT_EQ(cuda::gemmBankTiles(65, 9, cuda::gemmBankShape(32, 32, 64)), 4);
+  EXPECT_EQ(cuda::gemmBankTiles(64, 8), 1);
+  EXPECT_EQ(cuda::gemmBankTiles(65, 9), 4);
 }
 
 TEST(GemmBank, BadArgumentsAreErrors) {
