@@ -113,6 +113,16 @@ int skipContainerDemuxers(GstElement*, GstPad*, GstCaps*, GstElementFactory* fac
   return g_str_has_prefix(GST_OBJECT_NAME(factory), "avdemux_") ? kAutoplugSkip : kAutoplugTry;
 }
 
+// Nor is any audio stream: decodebin stops at audio caps (the pad is left unlinked and the load
+// fails as undecodable) instead of plugging an audio decoder. One of them, gmedec, aborts the
+// process inside libgme's assertions on a truncated AY file ("ZXAYEMUL" and 20 bytes, found by
+// tests/fuzz/fuzz_template_loader).
+gboolean expandOnlyNonAudio(GstElement*, GstPad*, GstCaps* caps, gpointer) {
+  if (caps == nullptr || gst_caps_is_any(caps) || gst_caps_is_empty(caps)) return TRUE;
+  const gchar* name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
+  return !g_str_has_prefix(name, "audio/");
+}
+
 }  // namespace
 
 std::string templateNameFromPath(const std::string& path) {
@@ -161,6 +171,7 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   gst_object_unref(src);
   if (GstElement* decoder = gst_bin_get_by_name(GST_BIN(raw), "decoder")) {
     g_signal_connect(decoder, "autoplug-select", G_CALLBACK(skipContainerDemuxers), nullptr);
+    g_signal_connect(decoder, "autoplug-continue", G_CALLBACK(expandOnlyNonAudio), nullptr);
     gst_object_unref(decoder);
   }
 

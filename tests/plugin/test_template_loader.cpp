@@ -72,6 +72,10 @@ TEST_F(TemplateLoader, FailuresNameTheFile) {
       {"noise.png", noise, TemplateLoadFailure::Undecodable},
       {"truncated.png", truncatedPng, TemplateLoadFailure::Undecodable},
       {"text.pgm", {'h', 'e', 'l', 'l', 'o', '\n'}, TemplateLoadFailure::Undecodable},
+      // A truncated AY music file (found by fuzz_template_loader): gmedec aborted the process.
+      {"tune.png", {'Z', 'X', 'A', 'Y', 'E', 'M', 'U', 'L', '1', 'P', '4', '\n', '8', ' ', '1', '\n', 0xa5, '5', '\n',
+                    '0', ' ', '5', ' ', '1', ' ', '1', '5', '\n'},
+       TemplateLoadFailure::Undecodable},
   };
   for (const BadFile& c : cases) {
     SCOPED_TRACE(c.label);
