@@ -4,7 +4,8 @@
 // no full-frame search after the first frame (acquire-interval 0); also matchRegions alone, and
 // the mean per frame with a full-frame search every 10 frames; on the CUDA backend also
 // matchRegions and Tracker::track on the frame already in device memory (a decoder's CUDA frames:
-// no upload of the windows). Medians; prints a markdown table.
+// no upload of the windows), with baselines of the same run (the windows' copy into pinned memory,
+// their upload, the latency floor of an enqueue-and-wait). Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
   }
 
   // The CUDA backend on the frame in device memory: the windows are read where they lie.
-  std::vector<double> deviceRegions, deviceTrack;
+  std::vector<double> deviceRegions, deviceTrack, packWindows, uploadWindows, launchFloor;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
     uint8_t* device = nullptr;
@@ -177,6 +178,38 @@ int main(int argc, char** argv) {
       if (!st.ok() || out.matches.size() != std::size_t(kObjects))
         return std::fprintf(stderr, "track (device) frame %d: %s\n", n, st.message().c_str()), 1;
     }
+    // Baselines of the same run, where a host frame's matchRegions spends its time besides the
+    // kernels: the windows' rows packed into pinned memory (the CPU's copy), their upload, and the
+    // floor of any call that enqueues work and waits for it (a memset and a small copy back).
+    const std::size_t windowBytes = std::size_t(kSide + 2 * kMargin) * (kSide + 2 * kMargin);
+    uint8_t* pinned = nullptr;
+    uint8_t* small = nullptr;
+    if (cudaMallocHost(reinterpret_cast<void**>(&pinned), windowBytes * kObjects) != cudaSuccess ||
+        cudaMallocHost(reinterpret_cast<void**>(&small), 64) != cudaSuccess)
+      return std::fprintf(stderr, "pinned memory: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+    for (int rep = 0; rep < frames; ++rep) {
+      double t0 = nowMs();
+      for (int k = 0; k < kObjects; ++k)
+        for (int r = 0; r < windows[k].height; ++r)
+          std::memcpy(pinned + k * windowBytes + std::size_t(r) * windows[k].width,
+                      pixels.data() + std::size_t(windows[k].y + r) * kWidth + windows[k].x, windows[k].width);
+      const double packed = nowMs();
+      cudaMemcpyAsync(device, pinned, windowBytes * kObjects, cudaMemcpyHostToDevice, 0);
+      cudaStreamSynchronize(0);
+      const double uploaded = nowMs();
+      cudaMemsetAsync(device, 0, 4, 0);
+      cudaMemcpyAsync(small, device, 64, cudaMemcpyDeviceToHost, 0);
+      cudaStreamSynchronize(0);
+      const double roundTrip = nowMs();
+      if (rep > 0) {
+        packWindows.push_back(packed - t0);
+        uploadWindows.push_back(uploaded - packed);
+        launchFloor.push_back(roundTrip - uploaded);
+      }
+    }
+    if (cudaGetLastError() != cudaSuccess) return std::fprintf(stderr, "baselines failed\n"), 1;
+    cudaFreeHost(pinned);
+    cudaFreeHost(small);
     cudaFree(device);
   }
 #endif
@@ -196,6 +229,13 @@ int main(int argc, char** argv) {
     const double dr = bench::median(deviceRegions), dt = bench::median(deviceTrack);
     std::printf("| matchRegions alone, frame in device memory | %.3f | 1/%.0f |\n", dr, d / dr);
     std::printf("| track, frame in device memory | %.3f | 1/%.0f |\n", dt, d / dt);
+    std::printf("| baseline: the 16 windows' rows copied into pinned memory | %.3f | |\n",
+                bench::median(packWindows));
+    std::printf("| baseline: their upload (%zu KB, pinned) and a stream sync | %.3f | |\n",
+                std::size_t(kObjects) * (kSide + 2 * kMargin) * (kSide + 2 * kMargin) / 1024,
+                bench::median(uploadWindows));
+    std::printf("| baseline: a memset, a 64-byte copy back and a stream sync | %.3f | |\n",
+                bench::median(launchFloor));
   }
   return 0;
 }

@@ -2,18 +2,24 @@
 # Frame rate of real producers (decoders, converters, uploaders) alone and with nccmatch after
 # them: directly, behind a queue, and with the element's proposed allocation dropped
 # (identity drop-allocation=true), for one 64x64 template and for a bank of 16 32x32 templates.
-#   bench/producers.sh PLUGIN_DIR [FRAMES] [REPEATS]
+#   bench/producers.sh PLUGIN_DIR [FRAMES] [REPEATS] [WARMUP]
 # PLUGIN_DIR holds libgstnccmatch.so; gst-launch-1.0 must be on PATH (on a GPU host without
-# GStreamer: source .gst/env.sh first). Frame rates are steady-state: N / (wall time of 2N frames -
-# wall time of N frames), so start-up (plugin loading, template decoding, planning) cancels out;
-# the median of REPEATS (default 3). Producers missing on this machine are reported and skipped.
+# GStreamer: source .gst/env.sh first) and bench_producers beside this script's build (BENCH_PRODUCERS
+# names it elsewhere: the GPU pack's gpu-pack/bench/bench_producers). Each run is one pipeline of
+# FRAMES (default 600) buffers whose steady-state rate bench_producers takes at the sink between
+# buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
+# (default 3). Producers missing on this machine are reported and skipped.
 # Prints markdown tables: fps per producer and variant, and the ratio to the producer alone.
-# ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu".
+# ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
+# PRODUCERS (env, space-separated names) runs only those rows.
 set -uo pipefail
 plugin_dir=${1:?usage: bench/producers.sh PLUGIN_DIR [FRAMES] [REPEATS]}
 frames=${2:-600}
 repeats=${3:-3}
+warmup=${4:-60}
 plugin_dir=$(cd "$plugin_dir" && pwd)
+probe=${BENCH_PRODUCERS:-$plugin_dir/../bench/bench_producers}
+[ -x "$probe" ] || { echo "bench_producers not found at $probe (set BENCH_PRODUCERS)" >&2; exit 2; }
 export GST_PLUGIN_PATH="$plugin_dir${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 gst-inspect-1.0 nccmatch >/dev/null 2>&1 || { echo "nccmatch does not load from $plugin_dir" >&2; exit 2; }
 W=1920 H=1080
@@ -21,14 +27,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 have() { gst-inspect-1.0 "$1" >/dev/null 2>&1; }
 
-# Inputs, made here from videotestsrc (a textured gray scene): one frame as PGM, PNG and JPEG;
-# H.264 clips of N and 2N frames; a 64x64 template and sixteen 32x32 templates cut from the frame.
-scene="videotestsrc num-buffers=1 pattern=pinwheel ! video/x-raw,width=$W,height=$H,format=GRAY8"
+# Inputs, made here from videotestsrc: one textured frame (noise) as PGM, PNG and JPEG; H.264
+# clip of N frames; a 64x64 template and sixteen 32x32 templates cut from the frame, each
+# found once in it. (Until session 8 the scene was the pinwheel: four of its sixteen 32x32 crops
+# were flat, and a flat template scores 1 at every position under ccoeff-normed (README, Scores),
+# so the 16 x 32² cells measured 8 million above-threshold positions a frame, not a bank.)
+scene="videotestsrc num-buffers=1 pattern=snow ! video/x-raw,width=$W,height=$H,format=GRAY8"
 gst-launch-1.0 -q $scene ! pnmenc ! filesink location="$work/frame.pgm" >/dev/null
-have pngenc && gst-launch-1.0 -q $scene ! pngenc ! filesink location="$work/frame.png" >/dev/null
-have jpegenc && gst-launch-1.0 -q $scene ! videoconvert ! jpegenc ! filesink location="$work/frame.jpg" >/dev/null
+frame="filesrc location=$work/frame.pgm ! pnmdec"  # the same noise again (snow is not seeded alike)
+have pngenc && gst-launch-1.0 -q $frame ! pngenc ! filesink location="$work/frame.png" >/dev/null
+have jpegenc && gst-launch-1.0 -q $frame ! videoconvert ! jpegenc ! filesink location="$work/frame.jpg" >/dev/null
 crop() {  # crop X Y SIZE FILE
-  gst-launch-1.0 -q $scene ! videocrop left=$1 top=$2 right=$((W - $1 - $3)) bottom=$((H - $2 - $3)) \
+  gst-launch-1.0 -q $frame ! videocrop left=$1 top=$2 right=$((W - $1 - $3)) bottom=$((H - $2 - $3)) \
     ! pngenc ! filesink location="$4" >/dev/null
 }
 crop 900 500 64 "$work/t64.png"
@@ -38,7 +48,7 @@ for i in $(seq 0 15); do
   bank="${bank:+$bank,}$work/t32_$i.png"
 done
 if have x264enc && have matroskamux; then
-  for n in "$frames" $((2 * frames)); do
+  for n in "$frames"; do
     gst-launch-1.0 -q videotestsrc pattern=ball num-buffers=$n ! video/x-raw,width=$W,height=$H,format=I420,framerate=60/1 \
       ! x264enc speed-preset=ultrafast key-int-max=60 ! h264parse ! matroskamux ! filesink location="$work/clip$n.mkv" >/dev/null
   done
@@ -51,6 +61,7 @@ producers=(
   "jpegdec|multifilesrc location=$work/frame.jpg loop=true num-buffers=@N@ caps=image/jpeg ! jpegdec|jpegdec multifilesrc"
   "avdec_h264|filesrc location=$work/clip@N@.mkv ! matroskademux ! h264parse ! avdec_h264|avdec_h264 matroskademux"
   "nvh264dec|filesrc location=$work/clip@N@.mkv ! matroskademux ! h264parse ! nvh264dec|nvh264dec matroskademux"
+  "openh264dec|filesrc location=$work/clip@N@.mkv ! matroskademux ! h264parse ! openh264dec|openh264dec matroskademux"
   "decodebin|filesrc location=$work/clip@N@.mkv ! decodebin|decodebin matroskademux"
   "videoconvert I420|videotestsrc num-buffers=@N@ pattern=pinwheel ! video/x-raw,format=I420,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8|videoconvert"
   "videoconvert RGB|videotestsrc num-buffers=@N@ pattern=pinwheel ! video/x-raw,format=RGB,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8|videoconvert"
@@ -68,30 +79,22 @@ variants=(
   "16x32² no pool|! identity drop-allocation=true ! $ncc16"
 )
 
-seconds() {  # wall-clock seconds of one gst-launch run, or "fail"
-  local t0 t1
-  t0=$(date +%s.%N)
-  if ! gst-launch-1.0 -q $1 >"$work/run.log" 2>&1; then echo fail; return; fi
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", b - a}'
-}
-steady_fps() {  # head tail -> frames per second after start-up
-  local short long
-  short=$(seconds "${1//@N@/$frames} $2 ! fakesink sync=false")
-  long=$(seconds "${1//@N@/$((2 * frames))} $2 ! fakesink sync=false")
-  if [ "$short" = fail ] || [ "$long" = fail ]; then echo fail; return; fi
-  awk -v n="$frames" -v s="$short" -v l="$long" 'BEGIN {printf "%.1f", n / (l - s)}'
+steady_fps() {  # head tail -> frames per second after start-up, or "fail"
+  local out
+  if ! out=$("$probe" --warmup "$warmup" ${1//@N@/$frames} $2 2>"$work/run.log"); then echo fail; return; fi
+  awk '{print $2}' <<<"$out"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 header="| producer"
 rule="|---"
 for v in "${variants[@]}"; do header+=" | ${v%%|*}"; rule+="|---"; done
-echo "frames=$frames repeats=$repeats ${W}x${H} ELEMENT_ARGS='${ELEMENT_ARGS:-}'"
+echo "frames=$frames warmup=$warmup repeats=$repeats ${W}x${H} ELEMENT_ARGS='${ELEMENT_ARGS:-}'"
 echo "$header |"
 echo "$rule|"
 for p in "${producers[@]}"; do
   IFS='|' read -r name head needs <<<"$p"
+  if [ -n "${PRODUCERS:-}" ] && ! grep -qw -- "${name%% *}" <<<"$PRODUCERS"; then continue; fi
   missing=""
   for e in $needs; do have "$e" || missing+=" $e"; done
   if [ -n "$missing" ]; then echo "| $name | (missing:$missing) |"; continue; fi

@@ -26,17 +26,18 @@ find "$build/tests" -type f -name 'test_*' ! -name 'test_opencv_*' -perm -u+x -e
 { meson test -C "$build" --no-rebuild --list --suite gpu 2>/dev/null | sed 's/.* \/ //'
   echo test_element_cuda
   echo test_element_instances; } >"$pack/gpu-tests.txt"
-for b in bench_sat bench_ncc bench_stream bench_bank bench_pipeline bench_track bench_live; do
+for b in bench_sat bench_ncc bench_stream bench_bank bench_pipeline bench_track bench_live bench_producers; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
 strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true
 # The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs;
-# videocrop for bench/producers.sh; not libav: its libraries alone pass the 64 MB the device takes).
+# videocrop for bench/producers.sh; openh264 as the software H.264 decoder there: not libav, whose
+# libraries (about 200 MB with their dependencies) alone pass the 64 MB the device takes).
 if [ "${GST_BUNDLE:-1}" = 1 ]; then  # remade each time: the plugin list below may change
   bash ../shared/tools/gst-bundle.sh .gst coreelements videotestsrc videoconvertscale app pbtypes \
     typefindfunctions png pnm playback nvcodec x264 videoparsersbad matroska jpeg jpegformat multifile \
-    videocrop
+    videocrop openh264
 fi
 # Every binary links the library's CUDA fat binaries: a 64 MiB window lets xz store each copy
 # after the first as a reference (~70 MB with xz's default 8 MiB window, under the device's 64 MB

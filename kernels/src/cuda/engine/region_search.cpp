@@ -18,9 +18,8 @@ static_assert(kFusedNumerator == FusedNumerator::TensorCores,
 namespace {
 
 constexpr std::size_t kAlign = 16;  // region rows and blocks start 16-byte aligned (cp.async)
-// The peaks buffer: the candidate count, then one best per region, then the candidates. The first
-// copy back brings this many candidates with the count and the bests; more take a second copy.
-constexpr std::size_t kCountBytes = 64;
+// The first copy back brings this many candidates with the counters and the bests; more take a
+// second copy.
 constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows have a few each
 
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -29,13 +28,37 @@ std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 struct FusedRegion {
   std::size_t region;            // index in the caller's list
   const TemplateImage* image;    // its template
-  std::size_t pixelOffset = 0;   // host frames: its pixels in the packed upload
+  std::size_t pixelOffset = 0;   // host frames: its pixels in the work area
   std::size_t pitch = 0;
-  std::size_t fragmentOffset = 0;  // own images: its fragments in the packed upload
+  std::size_t fragmentOffset = 0;  // own images: its fragments in the work area
   std::vector<uint8_t> fragments;  // own images only
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
 };
+
+// One call's work area, the same layout in pinned host memory and on the device: what goes up in
+// one copy (descriptors, host frames' region pixels, own templates' fragments, and the zeroed
+// counters: the candidate count and each region's finished tiles), then what comes back in one
+// copy (the counters again, each region's best, the first candidates), then the other candidates.
+struct WorkLayout {
+  std::size_t descs = 0, pixels = 0, fragments = 0, counters = 0, bests = 0, candidates = 0, end = 0;
+  std::size_t upBytes() const { return bests; }
+  std::size_t downBytes(std::size_t capacity) const {
+    return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
+  }
+};
+
+WorkLayout workLayout(std::size_t regions, std::size_t pixelBytes, std::size_t fragmentBytes, std::size_t capacity) {
+  WorkLayout l;
+  l.descs = 0;
+  l.pixels = alignUp(regions * sizeof(RegionScoreDesc));
+  l.fragments = l.pixels + alignUp(pixelBytes);
+  l.counters = l.fragments + alignUp(fragmentBytes);
+  l.bests = l.counters + alignUp(sizeof(int) + regions * sizeof(unsigned));
+  l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
+  l.end = l.candidates + capacity * sizeof(RegionPeak);
+  return l;
+}
 
 void toFrame(const RegionQuery& r, Match* m) {
   m->x += r.x;
@@ -53,7 +76,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   std::vector<FusedRegion> fused;
   std::vector<std::size_t> onCpu;
   std::size_t pixelBytes = 0, fragmentBytes = 0, mapDoubles = 0;
-  std::size_t capacity = 0, bestsBytes = 0, firstCopyBytes = 0;
+  std::size_t capacity = 0;
   int maxHeight = 1, maxMapW = 1, maxMapH = 1;
   for (std::size_t k = 0; k < regions.size(); ++k) {
     const RegionQuery& r = regions[k];
@@ -87,50 +110,40 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     fused.push_back(std::move(f));
   }
 
+  WorkLayout layout;
   if (!fused.empty()) {
-    // Inputs: the regions' pixels (host frames), the own templates' fragments, the descriptors.
-    NCC_RETURN_IF_ERROR(descs_.reserve(fused.size() * sizeof(RegionScoreDesc)));
-    NCC_RETURN_IF_ERROR(hostDescs_.reserve(fused.size() * sizeof(RegionScoreDesc)));
-    NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
     // Every position may be a candidate at most once: room for all of them.
     capacity = mapDoubles;
-    bestsBytes = fused.size() * sizeof(RegionPeak);
-    firstCopyBytes = kCountBytes + bestsBytes + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
-    const std::size_t peakBytes = kCountBytes + bestsBytes + capacity * sizeof(RegionPeak);
-    if (peakBytes > peaks_.capacity()) {
-      NCC_RETURN_IF_ERROR(peaks_.reserve(peakBytes));
-      // The first copy-back takes kFirstCandidates slots whatever the count: zeroed once, so it
-      // never reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so
-      // that the next call zeroes it.
+    layout = workLayout(fused.size(), pixelBytes, fragmentBytes, capacity);
+    NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
+    if (layout.end > work_.capacity()) {
+      NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
+      // The copy back takes kFirstCandidates slots whatever the count: zeroed once, so it never
+      // reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so that the
+      // next call zeroes it.
       const auto zero = [&]() -> Status {
-        NCC_CUDA_CHECK(cudaMemsetAsync(peaks_.as<void>(), 0, peaks_.capacity(), stream));
+        NCC_CUDA_CHECK(cudaMemsetAsync(work_.as<void>(), 0, work_.capacity(), stream));
         return Status();
       };
       const Status zeroed = zero();
-      if (!zeroed.ok()) peaks_.release();
+      if (!zeroed.ok()) work_.release();
       NCC_RETURN_IF_ERROR(zeroed);
     }
-    NCC_RETURN_IF_ERROR(hostPeaks_.reserve(firstCopyBytes));
-    if (pixelBytes > 0) {
-      NCC_RETURN_IF_ERROR(pixels_.reserve(pixelBytes));
-      NCC_RETURN_IF_ERROR(hostPixels_.reserve(pixelBytes));
-    }
-    if (fragmentBytes > 0) {
-      NCC_RETURN_IF_ERROR(fragments_.reserve(fragmentBytes));
-      NCC_RETURN_IF_ERROR(hostFragments_.reserve(fragmentBytes));
-    }
-    // The pinned buffers may still feed the previous call's copies: that call synchronised.
-    RegionScoreDesc* descs = hostDescs_.as<RegionScoreDesc>();
+    NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.bests + layout.downBytes(capacity)));
+    // The pinned area may still feed the previous call's copies: that call synchronised.
+    uint8_t* host = hostWork_.as<uint8_t>();
+    uint8_t* device = work_.as<uint8_t>();
+    RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
     for (std::size_t i = 0; i < fused.size(); ++i) {
       const FusedRegion& f = fused[i];
       const RegionQuery& r = regions[f.region];
       RegionScoreDesc d;
       if (hostFrame) {
-        uint8_t* dst = hostPixels_.as<uint8_t>() + f.pixelOffset;
+        uint8_t* dst = host + layout.pixels + f.pixelOffset;
         for (int y = 0; y < r.height; ++y)
           std::memcpy(dst + std::size_t(y) * f.pitch, frame.data + std::size_t(r.y + y) * frame.stride + r.x,
                       std::size_t(r.width));
-        d.image = pixels_.as<uint8_t>() + f.pixelOffset;
+        d.image = device + layout.pixels + f.pixelOffset;
         d.pitch = f.pitch;
       } else {
         d.image = frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x);
@@ -139,8 +152,8 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       d.width = r.width;
       d.height = r.height;
       if (r.image != nullptr) {
-        std::memcpy(hostFragments_.as<uint8_t>() + f.fragmentOffset, f.fragments.data(), f.fragments.size());
-        d.fragments = fragments_.as<uint8_t>() + f.fragmentOffset;
+        std::memcpy(host + layout.fragments + f.fragmentOffset, f.fragments.data(), f.fragments.size());
+        d.fragments = device + layout.fragments + f.fragmentOffset;
         d.stats = templateStats(*r.image);
       } else {
         d.fragments = bank.prepared(r.templateIndex).fusedPacked.as<uint8_t>();
@@ -151,27 +164,23 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       d.map = maps_.as<double>() + f.mapOffset;
       descs[i] = d;
     }
-    if (pixelBytes > 0)
-      NCC_CUDA_CHECK(cudaMemcpyAsync(pixels_.as<void>(), hostPixels_.as<void>(), pixelBytes, cudaMemcpyHostToDevice,
-                                     stream));
-    if (fragmentBytes > 0)
-      NCC_CUDA_CHECK(cudaMemcpyAsync(fragments_.as<void>(), hostFragments_.as<void>(), fragmentBytes,
-                                     cudaMemcpyHostToDevice, stream));
-    NCC_CUDA_CHECK(cudaMemcpyAsync(descs_.as<void>(), descs, fused.size() * sizeof(RegionScoreDesc),
-                                   cudaMemcpyHostToDevice, stream));
-    NCC_RETURN_IF_ERROR(fusedRegionScores(descs_.as<RegionScoreDesc>(), int(fused.size()), maxHeight, maxMapW, maxMapH,
-                                          params.method, stream));
-    // The peaks where the maps lie; only their samples come back.
-    uint8_t* peaks = peaks_.as<uint8_t>();
-    int* candidateCount = reinterpret_cast<int*>(peaks);
-    RegionPeak* bests = reinterpret_cast<RegionPeak*>(peaks + kCountBytes);
-    RegionPeak* candidates = reinterpret_cast<RegionPeak*>(peaks + kCountBytes + bestsBytes);
-    const double sign = goodnessSign(params.method);
-    NCC_CUDA_CHECK(cudaMemsetAsync(candidateCount, 0, sizeof(int), stream));
-    NCC_RETURN_IF_ERROR(findRegionPeaks(descs_.as<RegionScoreDesc>(), int(fused.size()), sign, sign * params.threshold,
-                                        params.maxMatches > 0, candidates, int(std::min<std::size_t>(capacity, 1u << 30)),
-                                        candidateCount, bests, stream));
-    NCC_CUDA_CHECK(cudaMemcpyAsync(hostPeaks_.as<void>(), peaks, firstCopyBytes, cudaMemcpyDeviceToHost, stream));
+    std::memset(host + layout.counters, 0, layout.bests - layout.counters);
+    // Up in one copy, scores and peaks in one launch, the samples back in one copy.
+    NCC_CUDA_CHECK(cudaMemcpyAsync(device, host, layout.upBytes(), cudaMemcpyHostToDevice, stream));
+    RegionPeakJob job;
+    job.sign = goodnessSign(params.method);
+    job.goodEnough = job.sign * params.threshold;
+    job.collect = params.maxMatches > 0;
+    job.candidates = reinterpret_cast<RegionPeak*>(device + layout.candidates);
+    job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
+    job.candidateCount = reinterpret_cast<int*>(device + layout.counters);
+    job.tilesDone = reinterpret_cast<unsigned*>(device + layout.counters + sizeof(int));
+    job.bests = reinterpret_cast<RegionPeak*>(device + layout.bests);
+    NCC_RETURN_IF_ERROR(fusedRegionScores(reinterpret_cast<const RegionScoreDesc*>(device + layout.descs),
+                                          int(fused.size()), maxHeight, maxMapW, maxMapH, params.method, &job,
+                                          stream));
+    NCC_CUDA_CHECK(cudaMemcpyAsync(host + layout.counters, device + layout.counters, layout.downBytes(capacity),
+                                   cudaMemcpyDeviceToHost, stream));
   }
   // The CPU's regions meanwhile (large templates), then the GPU's maps.
   if (!onCpu.empty()) {
@@ -183,17 +192,16 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   }
   if (fused.empty()) return Status();
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const uint8_t* host = hostPeaks_.as<uint8_t>();
-  const std::size_t count = std::size_t(*reinterpret_cast<const int*>(host));
+  const uint8_t* host = hostWork_.as<uint8_t>();
+  const std::size_t count = std::size_t(*reinterpret_cast<const int*>(host + layout.counters));
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
-  const RegionPeak* bests = reinterpret_cast<const RegionPeak*>(host + kCountBytes);
-  const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + kCountBytes + bestsBytes);
+  const RegionPeak* bests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
+  const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.candidates);
   std::vector<std::vector<RegionPeak>> candidates(fused.size());
   for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) candidates[first[k].region].push_back(first[k]);
   if (count > kFirstCandidates) {  // many positions pass (a low threshold): the rest in a second copy
     std::vector<RegionPeak> rest(count - kFirstCandidates);
-    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), peaks_.as<uint8_t>() + kCountBytes + bestsBytes +
-                                               kFirstCandidates * sizeof(RegionPeak),
+    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), work_.as<uint8_t>() + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
                               rest.size() * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
     for (const RegionPeak& p : rest) candidates[p.region].push_back(p);
   }

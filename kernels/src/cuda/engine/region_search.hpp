@@ -1,11 +1,11 @@
 // Engine::matchRegions on the CUDA backend: every region whose template is at most 64x64 is scored
 // by one launch of the fused region kernel (numerator/region_scores.hpp) into its own map on the
-// device, and one launch of the region peak kernel (peaks/region_peaks.hpp) picks each region's
-// candidates and best there; only those samples come back (one copy, a second only when more than
+// device, whose last block of each region picks that region's candidates and best there
+// (peaks/region_peaks.cuh); only those samples come back (one copy, a second only when more than
 // 256 positions pass), and the host ranks, suppresses and refines them as findPeaks does
-// (common/region_peaks.hpp). Host frames: only the regions' pixels are uploaded, packed, in one
-// copy. Regions with larger templates take the CPU backend's exact path on the region's pixels.
-// Results are the CPU's bit for bit.
+// (common/region_peaks.hpp). Up goes one copy: the descriptors, the zeroed counters and, for host
+// frames, only the regions' pixels, packed. Regions with larger templates take the CPU backend's
+// exact path on the region's pixels. Results are the CPU's bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,8 +32,8 @@ class RegionSearch {
                   const std::vector<std::size_t>& which, const MatchParams& params,
                   std::vector<RegionResult>* results);
 
-  PinnedBuffer hostDescs_, hostPixels_, hostFragments_, hostPeaks_;
-  DeviceBuffer descs_, pixels_, fragments_, maps_, peaks_;
+  PinnedBuffer hostWork_;     // the work area's copy on the host (region_search.cpp: WorkLayout)
+  DeviceBuffer work_, maps_;
   std::unique_ptr<Engine> cpu_;  // one thread, Direct path
 };
 

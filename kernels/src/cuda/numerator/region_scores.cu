@@ -2,6 +2,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/fused_spatial_tiles.cuh"
+#include "cuda/peaks/region_peaks.cuh"
 #include "rules/score_rules.hpp"
 
 namespace nccmatch::cuda {
@@ -40,9 +41,31 @@ __device__ __forceinline__ void storeTileScores(const SharedTile& s, const Regio
   }
 }
 
-// Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores.
+// With a peak job: the block that finishes the region's last tile scans the region's map. Each
+// block's map stores are made visible (fence) before it counts its tile, and the counter goes back
+// to zero for the next launch.
+__device__ __forceinline__ void lastTileFindsPeaks(const SharedTile& s, const RegionScoreDesc& r, int mapWidth,
+                                                   int mapHeight, const RegionPeakJob& job) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();  // every thread's stores are fenced; the tile's shared memory is free again
+  if (threadIdx.x == 0) {
+    const unsigned tiles = unsigned(ceilDiv(mapWidth, kFusedTileWidth) * ceilDiv(mapHeight, kFusedTileHeight));
+    last = atomicAdd(job.tilesDone + blockIdx.z, 1u) == tiles - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();  // the other tiles' stores before this block's loads
+  double* good = reinterpret_cast<double*>(s.num);
+  int* index = reinterpret_cast<int*>(good + kThreads);
+  region_peaks::scan<kThreads>(r, int(blockIdx.z), job, good, index);
+  if (threadIdx.x == 0) job.tilesDone[blockIdx.z] = 0;
+}
+
+// Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores; with
+// a peak job, the region's last tile also finds its peaks.
 __global__ void __launch_bounds__(kThreads, 4)
-    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, Method method) {
+    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, Method method, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
   const RegionScoreDesc r = descs[blockIdx.z];
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
@@ -59,14 +82,19 @@ __global__ void __launch_bounds__(kThreads, 4)
   fused_spatial::windowSums(s, r.templateHeight, tileWords);
   fused_spatial::tensorNumerator(s, r.fragments, r.templateWidth, r.templateHeight);  // ends with a barrier
   storeTileScores(s, r, outX0, outY0, mapWidth, mapHeight, method);
+  if (peaks) lastTileFindsPeaks(s, r, mapWidth, mapHeight, job);
 }
 
 }  // namespace
 
 Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
-                         int maxMapHeight, Method method, cudaStream_t stream) {
+                         int maxMapHeight, Method method, const RegionPeakJob* peaks, cudaStream_t stream) {
   if (count <= 0) return Status();
   if (descs == nullptr) return Status::error("fusedRegionScores: descriptors missing");
+  if (peaks != nullptr) {
+    NCC_RETURN_IF_ERROR(checkRegionPeakJob(*peaks));
+    if (peaks->tilesDone == nullptr) return Status::error("fusedRegionScores: tile counters missing");
+  }
   if (maxTemplateHeight < 1 || maxTemplateHeight > kFusedMaxSide || maxMapWidth < 1 || maxMapHeight < 1)
     return Status::error("fusedRegionScores: bad template height or map size");
   if (count > 65535) return Status::error("fusedRegionScores: more than 65535 regions in one launch");
@@ -75,7 +103,8 @@ Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplat
     NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         fused_spatial::kMaxSharedBytes));
   const dim3 grid(ceilDiv(maxMapWidth, kFusedTileWidth), ceilDiv(maxMapHeight, kFusedTileHeight), count);
-  fusedRegionKernel<<<grid, kThreads, shared, stream>>>(descs, method);
+  fusedRegionKernel<<<grid, kThreads, shared, stream>>>(descs, method, peaks != nullptr ? *peaks : RegionPeakJob(),
+                                                        peaks != nullptr);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }

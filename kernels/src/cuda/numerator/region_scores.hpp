@@ -26,10 +26,14 @@ struct RegionScoreDesc {
   double* map = nullptr;  // device: (width - w + 1) x (height - h + 1), dense
 };
 
+struct RegionPeakJob;  // peaks/region_peaks.hpp
+
 // Scores every region's whole map in one launch on `stream` (never syncs). descs: `count`
 // descriptors in device memory; maxTemplateHeight the tallest template among them; maxMapWidth,
-// maxMapHeight the largest map sides (the grid's x and y).
+// maxMapHeight the largest map sides (the grid's x and y). peaks (optional): the block that
+// finishes a region's last tile then finds that region's peaks (region_peaks.cuh), so one launch
+// gives scores and peaks; its tilesDone counters must be zero and are left zero.
 Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
-                         int maxMapHeight, Method method, cudaStream_t stream);
+                         int maxMapHeight, Method method, const RegionPeakJob* peaks, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

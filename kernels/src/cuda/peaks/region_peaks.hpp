@@ -1,8 +1,9 @@
 // The device half of a list of regions' peaks (common/region_peaks.hpp): one block per region
-// scans its score map (written by fusedRegionScores), appends every position that passes the
-// threshold and the local-peak rule to one candidate list (atomically; the host sorts them) and
-// writes the region's best position, each sampled with its neighbours. Only these few samples
-// travel to the host, never the maps.
+// scans its score map (region_peaks.cuh), appends every position that passes the threshold and the
+// local-peak rule to one candidate list (atomically; the host sorts them) and writes the region's
+// best position, each sampled with its neighbours. Only these few samples travel to the host,
+// never the maps. The fused region kernel runs the same scan itself (one launch); this kernel
+// serves maps scored by other kernels.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -13,12 +14,25 @@
 
 namespace nccmatch::cuda {
 
-// descs: the `count` regions' descriptors in device memory (maps already scored). sign and
-// goodEnough: the rules' goodness sign and sign * threshold; collect: max-matches > 0.
-// candidates: room for `capacity` samples, *candidateCount zeroed before; bests: `count` samples.
+// What a region peak search writes, and where. sign and goodEnough: the rules' goodness sign and
+// sign * threshold; collect: max-matches > 0. candidates: room for `capacity` samples,
+// *candidateCount zeroed before; bests: one sample per region. tilesDone: the fused region kernel's
+// count of finished tiles per region, zeroed before (its last tile's block scans the region).
+struct RegionPeakJob {
+  double sign = 1.0, goodEnough = 0.0;
+  bool collect = false;
+  RegionPeak* candidates = nullptr;
+  int capacity = 0;
+  int* candidateCount = nullptr;
+  RegionPeak* bests = nullptr;
+  unsigned* tilesDone = nullptr;
+};
+
+// An error naming the missing buffer, if any.
+Status checkRegionPeakJob(const RegionPeakJob& job);
+
+// One block per region over the `count` descriptors in device memory (maps already scored).
 // Enqueues on stream, never syncs.
-Status findRegionPeaks(const RegionScoreDesc* descs, int count, double sign, double goodEnough, bool collect,
-                       RegionPeak* candidates, int capacity, int* candidateCount, RegionPeak* bests,
-                       cudaStream_t stream);
+Status findRegionPeaks(const RegionScoreDesc* descs, int count, const RegionPeakJob& job, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

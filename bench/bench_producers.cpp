@@ -1,0 +1,97 @@
+// Steady-state frame rate of one gst-launch-style pipeline: the buffers that reach its last
+// element (a fakesink named `sink`, added when the description has none) are counted by a pad
+// probe, and the rate is taken between buffer --warmup and the last one, so that start-up (plugin
+// loading, template decoding, the first negotiation and allocation) never enters it. Prints one
+// line: `fps N buffers B seconds S`. bench/producers.sh runs it once per cell and repeat.
+//   bench_producers [--warmup N] PIPELINE...   (the words are joined, as gst-launch-1.0 does)
+#include <gst/gst.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "find_plugin.hpp"
+
+namespace {
+
+struct Counter {
+  long warmup = 0;
+  long buffers = 0;
+  std::chrono::steady_clock::time_point first, last;
+};
+
+GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  auto* c = static_cast<Counter*>(data);
+  long n = 1;
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
+    n = long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
+  const auto now = std::chrono::steady_clock::now();
+  c->buffers += n;
+  if (c->buffers - n < c->warmup && c->buffers >= c->warmup) c->first = now;
+  c->last = now;
+  return GST_PAD_PROBE_OK;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gst_init(&argc, &argv);
+  long warmup = 50;
+  std::string description;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--warmup") == 0 && i + 1 < argc) {
+      warmup = std::atol(argv[++i]);
+    } else {
+      description += (description.empty() ? "" : " ") + std::string(argv[i]);
+    }
+  }
+  if (description.empty() || warmup < 1)
+    return std::fprintf(stderr, "usage: bench_producers [--warmup N>=1] PIPELINE...\n"), 2;
+  if (description.find("nccmatch") != std::string::npos && !nccmatch::bench::findNccmatchPlugin()) return 2;
+  if (description.find("name=sink") == std::string::npos) description += " ! fakesink name=sink sync=false";
+
+  GError* error = nullptr;
+  GstElement* pipeline = gst_parse_launch(description.c_str(), &error);
+  if (pipeline == nullptr || error != nullptr) {
+    std::fprintf(stderr, "bad pipeline: %s\n", error != nullptr ? error->message : "(null)");
+    return 2;
+  }
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  if (sink == nullptr) return std::fprintf(stderr, "the pipeline has no element named sink\n"), 2;
+  GstPad* pad = gst_element_get_static_pad(sink, "sink");
+  Counter counter;
+  counter.warmup = warmup;
+  gst_pad_add_probe(pad, GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST), countBuffer,
+                    &counter, nullptr);
+  gst_object_unref(pad);
+  gst_object_unref(sink);
+
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* msg =
+      gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, GstMessageType(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  int rc = 0;
+  if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
+    GError* err = nullptr;
+    gchar* debug = nullptr;
+    gst_message_parse_error(msg, &err, &debug);
+    std::fprintf(stderr, "error from %s: %s\n%s\n", GST_OBJECT_NAME(msg->src), err->message, debug ? debug : "");
+    g_clear_error(&err);
+    g_free(debug);
+    rc = 1;
+  }
+  gst_message_unref(msg);
+  gst_object_unref(bus);
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  if (rc != 0) return rc;
+  if (counter.buffers <= warmup + 1)
+    return std::fprintf(stderr, "only %ld buffers: fewer than --warmup %ld + 2\n", counter.buffers, warmup), 1;
+  const double seconds = std::chrono::duration<double>(counter.last - counter.first).count();
+  const long counted = counter.buffers - warmup;
+  std::printf("fps %.1f buffers %ld seconds %.4f\n", seconds > 0 ? double(counted) / seconds : 0.0,
+              counter.buffers, seconds);
+  return 0;
+}
