@@ -306,6 +306,7 @@ void destroyEngine(GstNccMatch* self) {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
     stream.engine.reset();
   }
+  ++stream.engineEpoch;  // frames submitted to it are matched again by the next engine
 #ifdef NCCMATCH_HAVE_GST_CUDA
   gst_clear_object(&stream.engineContext);
 #endif

@@ -38,6 +38,12 @@ struct InFlightFrame {
   bool mapped = false;
   bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
   bool submitted = false;  // false when there was nothing to match (no templates)
+  // The engine the frame was submitted to (StreamState::engineEpoch then): when that engine has
+  // been replaced since (device=auto handed over to the CPU), the frame is matched again.
+  uint64_t engineEpoch = 0;
+  // A frame in CUDA memory mapped on the host (GStreamer's CUDA memory downloads it): the CUDA
+  // engine failed and the CPU engine matches it.
+  bool cudaReadBack = false;
   Settings settings;       // the values the frame is matched and reported with
   SearchRegion area;       // the part of the frame matched (search-region placed in the frame)
   gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
@@ -52,6 +58,7 @@ struct InFlightFrame {
 // What only the streaming thread (and start/stop, while it is stopped) touches.
 struct StreamState {
   std::unique_ptr<nccmatch::Engine> engine;
+  uint64_t engineEpoch = 0;  // bumped each time the engine is destroyed (replaced, or stopped)
   uint64_t loadedGeneration = 0;
   std::vector<std::string> names;   // template names of the loaded bank, by index
   std::vector<nccmatch::TemplateImage> originals;  // the loaded bank, before scaling
