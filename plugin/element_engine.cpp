@@ -280,7 +280,7 @@ void publishEngine(GstNccMatch* self, bool resetStats) {
   if (resetStats) self->published->stats.reset();
   self->published->backend = nccmatch::backendName(stream.engine->backend());
   self->published->threads = stream.engine->workerThreads();
-  self->published->cudaCapsAllowed = stream.engineContext != nullptr;
+  self->published->cudaCapsAllowed = stream.engineContext != nullptr || stream.cudaFellBack;
   NCCMATCH_OBJECT_UNLOCK(self);
 }
 
@@ -295,6 +295,7 @@ bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cpu, -1, nullptr)) return false;
   if (!installBank(self, std::move(bank), scales, angles, support, pyramidLevels, false)) return false;
+  stream.cudaFellBack = nccmatch::plugin::kHaveGstCuda;  // CUDA memory still taken, read back
   publishEngine(self, false);  // the stream's counts go on
   return true;
 }

@@ -78,6 +78,10 @@ struct StreamState {
   int frameWidth = 0;
   int frameHeight = 0;
   bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
+  // device=auto handed over from the CUDA backend to the CPU (at start or while running): CUDA
+  // memory is still taken, each frame read back to the host (GStreamer's CUDA memory downloads
+  // it), so that an upstream that gives only CUDA memory goes on. Only in builds with gstcuda.
+  bool cudaFellBack = false;
   // The gstcuda context the CUDA engine runs in (a reference), or null: CPU engine, or a CUDA
   // engine in the device's primary context (no gstcuda in this build or no context to be had).
   GstCudaContext* engineContext = nullptr;
@@ -105,7 +109,8 @@ struct Published {
   // asks (the application's, a sink's) while GstVideoFilter's in_info is written by the streaming
   // thread with no lock, so the query reads this copy instead.
   int fpsN = 0, fpsD = 1;
-  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
+  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place, or
+  // after device=auto fell back to the CPU (frames read back: StreamState::cudaFellBack).
   bool cudaCapsAllowed = true;
 };
 

@@ -431,7 +431,8 @@ TEST_F(ElementFaults, EveryCheckedCallFailingInTurnCoarseToFine) {
 
 // Frames in CUDA memory (cudaupload), boxes drawn: when the CUDA engine fails, the frame is mapped
 // on the host (GStreamer's CUDA memory downloads it) and matched and drawn on the CPU, and so is
-// every later frame; the frames in flight too. (Only nccmatch's own CUDA calls fail here:
+// every later frame; the frames in flight too. A fault at start leaves a CPU engine that still
+// takes the CUDA caps (the capsfilter allows nothing else) and reads every frame back. (Only nccmatch's own CUDA calls fail here:
 // GStreamer's CUDA memory still works, as after an out-of-memory error of the engine. A context
 // truly lost makes the read-back fail too: the element then stops with an error saying so.)
 TEST_F(ElementFaults, EveryCheckedCallFailingInTurnCudaMemory) {
