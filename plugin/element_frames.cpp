@@ -167,27 +167,25 @@ bool collectResult(GstNccMatch* self, InFlightFrame& f, nccmatch::FrameResult* r
   return true;
 }
 
-// Draws the matches' boxes on the frame: on the device for CUDA memory (when that fails and
-// device=auto, the CPU takes over and the frame is drawn on the host), else on the host. False
-// after posting an error.
+// Draws the matches' boxes on the frame: on the device for CUDA memory while a CUDA engine runs
+// (when that fails and device=auto, the CPU takes over), else on the host, a frame in CUDA memory
+// mapped there first (the CPU took over since it was mapped). False after posting an error.
 bool drawBoxes(GstNccMatch* self, InFlightFrame& f, const std::vector<nccmatch::Match>& matches) {
 #ifdef NCCMATCH_HAVE_GST_CUDA
-  if (f.cuda) {
+  nccmatch::Status status;
+  if (f.cuda && self->stream->engine->backend() == nccmatch::Backend::Cuda) {
     std::vector<nccmatch::DrawBox> boxes;
     for (const nccmatch::Match& m : matches) boxes.push_back({m.x, m.y, m.width, m.height});
-    nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
+    status = nccmatch::drawMatchBoxesOnDevice(
         static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)), GST_VIDEO_FRAME_WIDTH(&f.frame),
         GST_VIDEO_FRAME_HEIGHT(&f.frame), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0)), boxes);
     if (status.ok()) return true;
-    if (mayHandOverToCpu(self, f)) {
-      if (!handOverToCpu(self, status)) return false;
-      status = mapOnHost(self, f);
-    }
-    if (!status.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
-                        (nullptr));
-      return false;
-    }
+    if (mayHandOverToCpu(self, f) && !handOverToCpu(self, status)) return false;
+  }
+  if (status.ok() || self->stream->engine->backend() != nccmatch::Backend::Cuda) status = mapOnHost(self, f);
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not draw the boxes: %s", status.message().c_str()), (nullptr));
+    return false;
   }
 #else
   (void)self;
