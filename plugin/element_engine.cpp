@@ -297,6 +297,9 @@ bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
   if (!installBank(self, std::move(bank), scales, angles, support, pyramidLevels, false)) return false;
   stream.cudaFellBack = nccmatch::plugin::kHaveGstCuda;  // CUDA memory still taken, read back
   publishEngine(self, false);  // the stream's counts go on
+  // Upstream asks for an allocation again: the pinned pool proposed for the CUDA engine (whose
+  // allocations a lost context would fail) gives way to downstream's answer.
+  gst_pad_push_event(GST_BASE_TRANSFORM_SINK_PAD(self), gst_event_new_reconfigure());
   return true;
 }
 
