@@ -280,7 +280,7 @@ void publishEngine(GstNccMatch* self, bool resetStats) {
   if (resetStats) self->published->stats.reset();
   self->published->backend = nccmatch::backendName(stream.engine->backend());
   self->published->threads = stream.engine->workerThreads();
-  self->published->cudaCapsAllowed = stream.engineContext != nullptr;
+  self->published->cudaCapsAllowed = stream.engineContext != nullptr || stream.cudaFellBack;
   NCCMATCH_OBJECT_UNLOCK(self);
 }
 
@@ -295,7 +295,11 @@ bool fallBackToCpu(GstNccMatch* self, const std::string& why) {
   destroyEngine(self);
   if (!createEngine(self, nccmatch::Backend::Cpu, -1, nullptr)) return false;
   if (!installBank(self, std::move(bank), scales, angles, support, pyramidLevels, false)) return false;
+  stream.cudaFellBack = nccmatch::plugin::kHaveGstCuda;  // CUDA memory still taken, read back
   publishEngine(self, false);  // the stream's counts go on
+  // Upstream asks for an allocation again: the pinned pool proposed for the CUDA engine (whose
+  // allocations a lost context would fail) gives way to downstream's answer.
+  gst_pad_push_event(GST_BASE_TRANSFORM_SINK_PAD(self), gst_event_new_reconfigure());
   return true;
 }
 
@@ -306,6 +310,7 @@ void destroyEngine(GstNccMatch* self) {
     nccmatch::plugin::CudaContextScope scope(stream.engineContext);
     stream.engine.reset();
   }
+  ++stream.engineEpoch;  // frames submitted to it are matched again by the next engine
 #ifdef NCCMATCH_HAVE_GST_CUDA
   gst_clear_object(&stream.engineContext);
 #endif

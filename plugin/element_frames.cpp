@@ -95,6 +95,108 @@ void releaseFrame(InFlightFrame& f) {
   gst_clear_buffer(&f.buffer);
 }
 
+// How a frame is mapped: NO_REF, since a reference held by the mapping would make the buffer
+// unwritable for the metas; for writing only when boxes are drawn (a read-only map of memory
+// that upstream still references costs no copy); as CUDA memory when the CUDA engine reads it in
+// place.
+GstMapFlags mapFlags(const InFlightFrame& f) {
+  return GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF | (f.settings.display ? GST_MAP_WRITE : 0)
+#ifdef NCCMATCH_HAVE_GST_CUDA
+                     | (f.cuda ? GST_MAP_CUDA : 0)
+#endif
+  );
+}
+
+// Whether a failure of the engine on frame f hands over to the CPU: device=auto and a CUDA engine.
+bool mayHandOverToCpu(GstNccMatch* self, const InFlightFrame& f) {
+  return f.settings.device == nccmatch::Backend::Auto && self->stream->engine->backend() == nccmatch::Backend::Cuda;
+}
+
+// The CUDA engine failed (`failure`: out of device memory, a lost context, ...) and device=auto:
+// one warning, then a CPU engine holding the bank takes over. Frames in flight were submitted to
+// the CUDA engine: each is matched again on the CPU when it is finished. False after posting an
+// error (the CPU engine could not start).
+bool handOverToCpu(GstNccMatch* self, const nccmatch::Status& failure) {
+  return fallBackToCpu(self, "the CUDA backend failed (" + failure.message() + ")");
+}
+
+// A frame mapped as CUDA memory, mapped again on the host for the CPU engine: GStreamer's CUDA
+// memory downloads it (and uploads it again when the boxes drawn on the host are next read as
+// CUDA memory). Fails, saying so, when the memory cannot be read back (the context is gone).
+nccmatch::Status mapOnHost(GstNccMatch* self, InFlightFrame& f) {
+  if (!f.cuda) return nccmatch::Status();
+  if (f.mapped) gst_video_frame_unmap(&f.frame);
+  f.mapped = false;
+  f.cuda = false;
+  f.cudaReadBack = true;
+  if (!gst_video_frame_map(&f.frame, &GST_VIDEO_FILTER(self)->in_info, f.buffer, mapFlags(f)))
+    return nccmatch::Status::error(
+        "the frame is in CUDA memory that could not be read back to the host for the CPU backend");
+  f.mapped = true;
+  return nccmatch::Status();
+}
+
+// The frame's result in area coordinates: collected from the engine it was submitted to, or,
+// when that engine failed (device=auto: the CPU takes over here) or was replaced since, matched
+// again on the engine now running. Scales merged. False after posting an error.
+bool collectResult(GstNccMatch* self, InFlightFrame& f, nccmatch::FrameResult* result) {
+  StreamState& stream = *self->stream;
+  const gint64 begin = g_get_monotonic_time();
+  bool again = f.engineEpoch != stream.engineEpoch;
+  nccmatch::Status status;
+  if (!again) {
+    status = stream.engine->collect(result);
+    if (!status.ok() && mayHandOverToCpu(self, f)) {
+      if (!handOverToCpu(self, status)) return false;
+      again = true;
+    }
+  }
+  if (again) {
+    GST_DEBUG_OBJECT(self, "frame submitted to a replaced engine: matched again on %s",
+                     nccmatch::backendName(stream.engine->backend()));
+    status = mapOnHost(self, f);
+    if (status.ok())
+      status = stream.engine->match(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(), result);
+  }
+  f.engineMicros += g_get_monotonic_time() - begin;
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()), (nullptr));
+    return false;
+  }
+  *result = mergeScales(self, *result, f.settings);
+  return true;
+}
+
+// Draws the matches' boxes on the frame: on the device for CUDA memory while a CUDA engine runs
+// (when that fails and device=auto, the CPU takes over), else on the host, a frame in CUDA memory
+// mapped there first (the CPU took over since it was mapped). False after posting an error.
+bool drawBoxes(GstNccMatch* self, InFlightFrame& f, const std::vector<nccmatch::Match>& matches) {
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  nccmatch::Status status;
+  if (f.cuda && self->stream->engine->backend() == nccmatch::Backend::Cuda) {
+    std::vector<nccmatch::DrawBox> boxes;
+    for (const nccmatch::Match& m : matches) boxes.push_back({m.x, m.y, m.width, m.height});
+    status = nccmatch::drawMatchBoxesOnDevice(
+        static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)), GST_VIDEO_FRAME_WIDTH(&f.frame),
+        GST_VIDEO_FRAME_HEIGHT(&f.frame), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0)), boxes);
+    if (status.ok()) return true;
+    if (mayHandOverToCpu(self, f) && !handOverToCpu(self, status)) return false;
+  }
+  if (status.ok() || self->stream->engine->backend() != nccmatch::Backend::Cuda) status = mapOnHost(self, f);
+  if (!status.ok()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Could not draw the boxes: %s", status.message().c_str()), (nullptr));
+    return false;
+  }
+#else
+  (void)self;
+#endif
+  nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)),
+                                    GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame),
+                                    std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0))};
+  for (const nccmatch::Match& m : matches) nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
+  return true;
+}
+
 }  // namespace
 
 // Collects a frame's result, attaches the metas, posts the messages and draws the boxes; hands
@@ -119,44 +221,15 @@ GstBuffer* finishFrame(GstNccMatch* self, InFlightFrame& f) {
       self->published->stats.add(f.engineMicros);
       NCCMATCH_OBJECT_UNLOCK(self);
     } else if (f.submitted) {
-      const gint64 begin = g_get_monotonic_time();
-      nccmatch::Status status = stream.engine->collect(&result);
-      f.engineMicros += g_get_monotonic_time() - begin;
-      if (!status.ok()) {
-        GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()),
-                          (nullptr));
-        ok = false;
-      } else {
-        result = mergeScales(self, result, f.settings);
+      ok = collectResult(self, f, &result);
+      if (ok) {
         toFrameCoordinates(f.area, &result);
         NCCMATCH_OBJECT_LOCK(self);
         self->published->stats.add(f.engineMicros);
         NCCMATCH_OBJECT_UNLOCK(self);
       }
     }
-    if (ok && f.settings.display && !result.matches.empty()) {
-#ifdef NCCMATCH_HAVE_GST_CUDA
-      if (f.cuda) {
-        std::vector<nccmatch::DrawBox> boxes;
-        for (const nccmatch::Match& m : result.matches) boxes.push_back({m.x, m.y, m.width, m.height});
-        nccmatch::Status status = nccmatch::drawMatchBoxesOnDevice(
-            static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)), GST_VIDEO_FRAME_WIDTH(&f.frame),
-            GST_VIDEO_FRAME_HEIGHT(&f.frame), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0)), boxes);
-        if (!status.ok()) {
-          GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Drawing boxes on the GPU failed: %s", status.message().c_str()),
-                            (nullptr));
-          ok = false;
-        }
-      } else
-#endif
-      {
-        nccmatch::plugin::PlaneView plane{static_cast<uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&f.frame, 0)),
-                                          GST_VIDEO_FRAME_WIDTH(&f.frame), GST_VIDEO_FRAME_HEIGHT(&f.frame),
-                                          std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&f.frame, 0))};
-        for (const nccmatch::Match& m : result.matches)
-          nccmatch::plugin::drawMatchBox(plane, {m.x, m.y, m.width, m.height});
-      }
-    }
+    if (ok && f.settings.display && !result.matches.empty()) ok = drawBoxes(self, f, result.matches);
     if (f.mapped) gst_video_frame_unmap(&f.frame);
     f.mapped = false;
   }
@@ -178,7 +251,7 @@ void discardFramesInFlight(GstNccMatch* self) {
   nccmatch::plugin::CudaContextScope scope(stream.engineContext);
   for (InFlightFrame& f : stream.inFlight) {
     nccmatch::FrameResult ignored;
-    if (f.submitted && stream.engine) stream.engine->collect(&ignored);
+    if (f.submitted && stream.engine && f.engineEpoch == stream.engineEpoch) stream.engine->collect(&ignored);
     releaseFrame(f);
   }
   stream.inFlight.clear();
@@ -255,7 +328,11 @@ EngineChanges readFrameSettings(GstNccMatch* self, InFlightFrame& f) {
   changes.mode = (f.settings.mode == Mode::Track) != stream.tracking;
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (stream.cudaMemoryInput) changes.memoryContext = nccmatch::plugin::bufferCudaContext(f.buffer);
-  f.cuda = changes.memoryContext != nullptr;
+  // CUDA memory is read in place by a CUDA engine; after a hand-over to the CPU (device=auto) the
+  // frame is mapped on the host instead (GStreamer's CUDA memory downloads it).
+  const bool cudaEngine = stream.engine->backend() == nccmatch::Backend::Cuda;
+  f.cuda = changes.memoryContext != nullptr && cudaEngine;
+  f.cudaReadBack = changes.memoryContext != nullptr && !cudaEngine;
   changes.context = f.cuda && changes.memoryContext != stream.engineContext;
 #endif
   return changes;
@@ -306,20 +383,17 @@ std::string shortBufferReason(const GstVideoInfo& info, GstBuffer* buffer) {
 
 // Maps the frame for the engine; false after posting an error.
 bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
-  // NO_REF: a reference held by the mapping would make the buffer unwritable for the metas. A
-  // system frame is mapped for writing only when boxes are drawn: a read-only map of memory that
-  // upstream still references costs no copy.
-  const GstMapFlags flags = GstMapFlags(GST_MAP_READ | GST_VIDEO_FRAME_MAP_FLAG_NO_REF |
-                                        (f.settings.display ? GST_MAP_WRITE : 0)
-#ifdef NCCMATCH_HAVE_GST_CUDA
-                                        | (f.cuda ? GST_MAP_CUDA : 0)
-#endif
-  );
+  const GstMapFlags flags = mapFlags(f);
   const GstVideoInfo& info = GST_VIDEO_FILTER(self)->in_info;
   if (!gst_video_frame_map(&f.frame, &info, f.buffer, flags)) {
-    const std::string reason = f.cuda ? "" : shortBufferReason(info, f.buffer);
+    const std::string reason = f.cuda || f.cudaReadBack ? "" : shortBufferReason(info, f.buffer);
     GST_ELEMENT_ERROR(self, STREAM, FAILED,
-                      ("Could not map %s%s", f.cuda ? "the CUDA memory of a frame" : "a frame", reason.c_str()),
+                      ("Could not map %s%s",
+                       f.cuda           ? "the CUDA memory of a frame"
+                       : f.cudaReadBack ? "the CUDA memory of a frame on the host (for the CPU backend, which took "
+                                          "over from the CUDA backend)"
+                                        : "a frame",
+                       reason.c_str()),
                       (nullptr));
     return false;
   }
@@ -336,80 +410,65 @@ void placeRegion(GstNccMatch* self, InFlightFrame& f) {
 
 // mode=track: the tracker follows its tracks into this frame's area (a full-frame search or one
 // matchRegions call over their windows); the tracks end first when the area moved or changed
-// size. False after posting an error.
-bool trackArea(GstNccMatch* self, InFlightFrame& f) {
+// size. A failed frame leaves the tracker as it was (it may be tracked again on the CPU).
+nccmatch::Status trackArea(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   if (!(f.area == stream.trackArea)) {
     stream.tracker.endAll();
     stream.trackArea = f.area;
   }
-  nccmatch::Status status = stream.tracker.setOptions(f.settings.trackerOptions());
+  NCC_RETURN_IF_ERROR(stream.tracker.setOptions(f.settings.trackerOptions()));
   nccmatch::TrackerFrame tracked;
-  const gint64 begin = g_get_monotonic_time();
-  if (status.ok())
-    status = stream.tracker.track(*stream.engine, lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(),
-                                  stream.scaled, &tracked);
-  f.engineMicros = g_get_monotonic_time() - begin;
-  if (!status.ok()) {
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Tracking failed: %s", status.message().c_str()), (nullptr));
-    return false;
-  }
+  NCC_RETURN_IF_ERROR(stream.tracker.track(*stream.engine, lumaView(&f.frame, f.cuda, f.area),
+                                           f.settings.matchParams(), stream.scaled, &tracked));
   f.tracked = std::move(tracked);
-  return true;
-}
-
-// Whether a CUDA engine that failed on this frame may hand over to the CPU: device=auto and the
-// frame in system memory (the CPU cannot read CUDA memory).
-bool mayHandOverToCpu(GstNccMatch* self, const InFlightFrame& f) {
-  return f.settings.device == nccmatch::Backend::Auto && !f.cuda &&
-         self->stream->engine->backend() == nccmatch::Backend::Cuda;
-}
-
-// The CUDA engine failed (`failure`, e.g. out of device memory for a larger frame): the frames in
-// flight (matched on the GPU) go out, then a CPU engine holding the bank takes over, with one
-// warning. False after posting an error.
-bool handOverToCpu(GstNccMatch* self, const nccmatch::Status& failure) {
-  if (pushFramesInFlight(self) != GST_FLOW_OK) {
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", failure.message().c_str()), (nullptr));
-    return false;
-  }
-  return fallBackToCpu(self, "the CUDA backend failed (" + failure.message() + ")");
+  return nccmatch::Status();
 }
 
 // pyramid-levels: the coarse-to-fine search of the area, at once (it calls the engine
-// synchronously). False after posting an error.
-bool searchArea(GstNccMatch* self, InFlightFrame& f) {
+// synchronously).
+nccmatch::Status searchArea(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   nccmatch::FrameResult result;
-  const gint64 begin = g_get_monotonic_time();
-  nccmatch::Status status =
-      stream.search.match(*stream.engine, lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(), &result);
-  f.engineMicros = g_get_monotonic_time() - begin;
-  if (!status.ok()) {
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()), (nullptr));
-    return false;
-  }
+  NCC_RETURN_IF_ERROR(
+      stream.search.match(*stream.engine, lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams(), &result));
   f.searched = std::move(result);
-  return true;
+  return nccmatch::Status();
 }
 
-// Hands the area's luma to the engine when there are templates (or to the tracker in track
-// mode, or to the coarse-to-fine search); false after posting an error.
+// Starts matching the area on the engine now running: the tracker (mode=track) or the
+// coarse-to-fine search (pyramid-levels) at once, else a submit whose result is collected when
+// the frame is finished. A frame mapped as CUDA memory is mapped on the host first when the
+// engine is the CPU's (a hand-over since it was mapped).
+nccmatch::Status startMatching(GstNccMatch* self, InFlightFrame& f) {
+  StreamState& stream = *self->stream;
+  if (f.cuda && stream.engine->backend() != nccmatch::Backend::Cuda) NCC_RETURN_IF_ERROR(mapOnHost(self, f));
+  f.engineEpoch = stream.engineEpoch;
+  if (f.settings.mode == Mode::Track) return trackArea(self, f);
+  if (stream.pyramidLevels > 0) return searchArea(self, f);
+  NCC_RETURN_IF_ERROR(stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams()));
+  f.submitted = true;
+  return nccmatch::Status();
+}
+
+// Hands the area's luma to the engine when there are templates (or to the tracker in track mode,
+// or to the coarse-to-fine search). When the CUDA engine fails and device=auto, the CPU takes
+// over and matches the frame. False after posting an error.
 bool submitArea(GstNccMatch* self, InFlightFrame& f) {
   StreamState& stream = *self->stream;
   if (stream.names.empty()) return true;
-  if (f.settings.mode == Mode::Track) return trackArea(self, f);
-  if (stream.pyramidLevels > 0) return searchArea(self, f);
   const gint64 begin = g_get_monotonic_time();
-  nccmatch::Status status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
+  nccmatch::Status status = startMatching(self, f);
   if (!status.ok() && mayHandOverToCpu(self, f)) {
     if (!handOverToCpu(self, status)) return false;
-    status = stream.engine->submit(lumaView(&f.frame, f.cuda, f.area), f.settings.matchParams());
+    status = startMatching(self, f);
   }
   f.engineMicros = g_get_monotonic_time() - begin;
-  f.submitted = status.ok();
   if (!status.ok())
-    GST_ELEMENT_ERROR(self, LIBRARY, FAILED, ("Template matching failed: %s", status.message().c_str()), (nullptr));
+    GST_ELEMENT_ERROR(self, LIBRARY, FAILED,
+                      ("%s failed: %s", f.settings.mode == Mode::Track ? "Tracking" : "Template matching",
+                       status.message().c_str()),
+                      (nullptr));
   return status.ok();
 }
 

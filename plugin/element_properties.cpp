@@ -66,6 +66,18 @@ bool noteRefusal(RefusedValues& refused, const char* property, const std::string
   return false;
 }
 
+// Whether `value` lies in the double property's declared range. GObject checks a double against
+// its spec at float precision (GLib 2.74: 1 + 2e-16 passes for 0..1, so does -1e-300 for 0..), so
+// such a value reaches set_property: it is refused here as GObject refuses the others, with a
+// g_warning naming the value and the range, never silently.
+bool inDeclaredRange(GParamSpec* pspec, double value, double kept) {
+  const GParamSpecDouble* spec = G_PARAM_SPEC_DOUBLE(pspec);
+  if (value >= spec->minimum && value <= spec->maximum) return true;
+  g_warning("value %.17g of type 'gdouble' is out of range for property '%s' (%g..%g); keeping %g", value,
+            pspec->name, spec->minimum, spec->maximum, kept);
+  return false;
+}
+
 }  // namespace
 
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
@@ -105,11 +117,8 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       s.maxMatches = int(MIN(g_value_get_uint(value), guint(G_MAXINT)));
       break;
     case PROP_NMS_IOU: {
-      double iou = g_value_get_double(value);
-      if (!(iou >= 0.0 && iou <= 1.0))
-        GST_WARNING_OBJECT(self, "nms-iou %g ignored (must be 0..1); keeping %g", iou, s.nmsIou);
-      else
-        s.nmsIou = iou;
+      const double iou = g_value_get_double(value);
+      if (inDeclaredRange(pspec, iou, s.nmsIou)) s.nmsIou = iou;
       break;
     }
     case PROP_POST_MESSAGES:
@@ -180,10 +189,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       break;
     case PROP_TEMPLATE_UPDATE: {
       const double update = g_value_get_double(value);
-      if (!(update >= 0.0 && update <= 1.0))
-        GST_WARNING_OBJECT(self, "template-update %g ignored (must be 0..1); keeping %g", update, s.templateUpdate);
-      else
-        s.templateUpdate = update;
+      if (inDeclaredRange(pspec, update, s.templateUpdate)) s.templateUpdate = update;
       break;
     }
     default:

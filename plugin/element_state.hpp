@@ -38,6 +38,12 @@ struct InFlightFrame {
   bool mapped = false;
   bool cuda = false;       // mapped with GST_MAP_CUDA: the plane is device memory
   bool submitted = false;  // false when there was nothing to match (no templates)
+  // The engine the frame was submitted to (StreamState::engineEpoch then): when that engine has
+  // been replaced since (device=auto handed over to the CPU), the frame is matched again.
+  uint64_t engineEpoch = 0;
+  // A frame in CUDA memory mapped on the host (GStreamer's CUDA memory downloads it): the CUDA
+  // engine failed and the CPU engine matches it.
+  bool cudaReadBack = false;
   Settings settings;       // the values the frame is matched and reported with
   SearchRegion area;       // the part of the frame matched (search-region placed in the frame)
   gint64 engineMicros = 0; // wall-clock time spent in the engine's submit and collect
@@ -52,6 +58,7 @@ struct InFlightFrame {
 // What only the streaming thread (and start/stop, while it is stopped) touches.
 struct StreamState {
   std::unique_ptr<nccmatch::Engine> engine;
+  uint64_t engineEpoch = 0;  // bumped each time the engine is destroyed (replaced, or stopped)
   uint64_t loadedGeneration = 0;
   std::vector<std::string> names;   // template names of the loaded bank, by index
   std::vector<nccmatch::TemplateImage> originals;  // the loaded bank, before scaling
@@ -71,6 +78,10 @@ struct StreamState {
   int frameWidth = 0;
   int frameHeight = 0;
   bool cudaMemoryInput = false;  // the negotiated caps carry memory:CUDAMemory
+  // device=auto handed over from the CUDA backend to the CPU (at start or while running): CUDA
+  // memory is still taken, each frame read back to the host (GStreamer's CUDA memory downloads
+  // it), so that an upstream that gives only CUDA memory goes on. Only in builds with gstcuda.
+  bool cudaFellBack = false;
   // The gstcuda context the CUDA engine runs in (a reference), or null: CPU engine, or a CUDA
   // engine in the device's primary context (no gstcuda in this build or no context to be had).
   GstCudaContext* engineContext = nullptr;
@@ -98,7 +109,8 @@ struct Published {
   // asks (the application's, a sink's) while GstVideoFilter's in_info is written by the streaming
   // thread with no lock, so the query reads this copy instead.
   int fpsN = 0, fpsD = 1;
-  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place.
+  // memory:CUDAMemory caps are offered only when the engine can read CUDA memory in place, or
+  // after device=auto fell back to the CPU (frames read back: StreamState::cudaFellBack).
   bool cudaCapsAllowed = true;
 };
 

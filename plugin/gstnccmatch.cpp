@@ -214,6 +214,7 @@ bool startEngine(GstNccMatch* self) {
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
                         ("device=auto: the CUDA backend could not start (%s); matching on the CPU", why.c_str()),
                         (nullptr));
+    stream.cudaFellBack = nccmatch::plugin::kHaveGstCuda;  // CUDA memory still taken, read back
   }
   if (!createEngine(self, nccmatch::Backend::Cpu, settings.cudaDeviceId, nullptr)) return false;
   status = handBank(self, std::move(bank), std::move(scaled), settings.scales, settings.angles,
@@ -281,7 +282,7 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   nccmatch::plugin::StreamingSection section(self);  // from the caps event, serialized
   StreamState& stream = *self->stream;
   const bool cudaMemory = nccmatch::plugin::capsHaveCudaMemory(incaps);
-  if (cudaMemory && stream.engineContext == nullptr) {
+  if (cudaMemory && stream.engineContext == nullptr && !stream.cudaFellBack) {
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION,
                       ("memory:CUDAMemory input needs the CUDA backend in a GStreamer CUDA context (device=%s, "
                        "engine: %s)",

@@ -46,15 +46,24 @@ for i in $(seq 1 32); do
     printf "\\x$byte"
   done >"$seeds/fuzz_engine/seed-$i"
 done
-# fuzz_properties: a property value, a NUL, then the frame size and the property (taken from the
-# input's end: 2 bytes width, 2 bytes height, 1 byte property 0 templates, 1 scales, 2 region).
+# fuzz_properties: a property value, a NUL, then (read from the input's end backwards: one byte
+# names the property set on the element, string ones by its value modulo 5 (0 templates, 1 scales,
+# 2 search-region, 3 masks, 4 angles), numeric ones modulo 6 (0 search-margin, 1 lost-frames,
+# 2 acquire-interval, 3 template-update, 4 pyramid-levels, 5 mode); 2+2 bytes the frame size;
+# 8 bytes a typed value for the numeric property (its low bits as an unsigned or enum, all 64 as
+# a double: here 1, 0.5, NaN, -0, 2^32, 16385).
 i=0
+values=('\x01\0\0\0\0\0\0\0' '\0\0\0\0\0\0\xe0\x3f' '\0\0\0\0\0\0\xf8\x7f' '\0\0\0\0\0\0\0\x80'
+  '\0\0\0\0\x01\0\0\0' '\x01\x40\0\0\0\0\0\0')
 for text in "" "1" "0.5,1,2" " 0.75 , 1.25 " "1e-2,16" "16.0001" "nan" "inf" "-1" "0x10" "1,,2" \
   "10,20,30,40" " 1 , 2 , 3 , 4 " "0,0,0,0" "1,2,3" "1,2,3,4,5" "2147483647,1,1,1" "4294967296,0,1,1" \
-  "a.png,b.png" " dir/star.png , , x.pgm " ",,," "1.5e308" "0.0100000000000000002"; do
-  for property in 0 1 2; do
+  "a.png,b.png" " dir/star.png , , x.pgm " ",,," "1.5e308" "0.0100000000000000002" \
+  "0" "2" "3" "32" "16384" "16385" "1000000" "1000001" "4294967295" "0.999" "1.0000000000000002" "-0" \
+  "max" "min" "010" " 7" "track" "1e0"; do
+  for property in 0 1 2 3 4 5; do
     i=$((i + 1))
-    { printf '%s' "$text"; printf '\0\x07\x80\x04\x38'; printf "\\x0$property"; } >"$seeds/fuzz_properties/seed-$i"
+    { printf '%s' "$text"; printf '\0'; printf "${values[i % ${#values[@]}]}"; printf '\x07\x80\x04\x38'
+      printf "\\x0$property"; } >"$seeds/fuzz_properties/seed-$i"
   done
 done
 # fuzz_template_loader: one tiny image per format the loader meets (PNM through pnmdec, the rest

@@ -21,6 +21,8 @@ std::vector<Found> foundIn(const GstStructure* s) {
     gst_structure_get_uint(match, "x", &f.x);
     gst_structure_get_uint(match, "y", &f.y);
     gst_structure_get_double(match, "score", &f.score);
+    gst_structure_get_uint64(match, "track-id", &f.trackId);
+    if (const char* state = gst_structure_get_string(match, "track-state")) f.trackState = state;
     frame.push_back(f);
   }
   return frame;
@@ -143,6 +145,8 @@ void expectSameMatches(const ElementRun& got, const ElementRun& want, double tol
       EXPECT_EQ(got.matches[f][i].x, want.matches[f][i].x);
       EXPECT_EQ(got.matches[f][i].y, want.matches[f][i].y);
       EXPECT_NEAR(got.matches[f][i].score, want.matches[f][i].score, tolerance);
+      EXPECT_EQ(got.matches[f][i].trackId, want.matches[f][i].trackId);
+      EXPECT_EQ(got.matches[f][i].trackState, want.matches[f][i].trackState);
     }
   }
 }

@@ -16,6 +16,8 @@ namespace nccmatch::test {
 struct Found {
   guint templateIndex = 0, x = 0, y = 0;
   double score = 0.0;
+  guint64 trackId = 0;     // mode=track: the match's track-id (0 in detect mode)
+  std::string trackState;  // mode=track: new, tracked, reacquired
 };
 
 // One nccmatch of the pipeline.
@@ -42,7 +44,8 @@ PipelineRun runPipeline(const std::string& description, const std::vector<GstBuf
                         int timeoutSeconds = 60, const std::vector<GstCaps*>& caps = {},
                         const std::function<void(GstElement*, std::size_t)>& afterPush = nullptr);
 
-// The matches of two runs of one element are the same, frame by frame (scores within `tolerance`).
+// The matches of two runs of one element are the same, frame by frame (scores within `tolerance`;
+// track ids and states equal).
 void expectSameMatches(const ElementRun& got, const ElementRun& want, double tolerance);
 
 }  // namespace nccmatch::test

@@ -7,7 +7,12 @@
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,10 +49,11 @@ class ElementFaults : public ::testing::Test {
     for (GstBuffer* b : frames_) gst_buffer_unref(b);
   }
 
-  // GRAY8 frames of width x height with both templates pasted, moving a little each frame, and
-  // `extra` at 60,60 when given (owned by the fixture).
-  std::vector<GstBuffer*> makeFrames(int width, int height, int firstPts, const TemplateImage* extra = nullptr) {
-    FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, width, height, 0);
+  // Frames (GRAY8 unless `format` says otherwise) of width x height with both templates pasted,
+  // moving a little each frame, and `extra` at 60,60 when given (owned by the fixture).
+  std::vector<GstBuffer*> makeFrames(int width, int height, int firstPts, const TemplateImage* extra = nullptr,
+                                     GstVideoFormat format = GST_VIDEO_FORMAT_GRAY8) {
+    FrameLayout layout = makeLayout(format, width, height, 0);
     std::vector<GstBuffer*> frames;
     for (int i = 0; i < kFrames; ++i) {
       Image luma = makeImage(width, height, Fill::Smooth);
@@ -62,8 +68,8 @@ class ElementFaults : public ::testing::Test {
     }
     return frames;
   }
-  static std::string source(int width, int height) {
-    FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, width, height, 0);
+  static std::string source(int width, int height, GstVideoFormat format = GST_VIDEO_FORMAT_GRAY8) {
+    FrameLayout layout = makeLayout(format, width, height, 0);
     GstCaps* caps = capsFor(layout);
     gchar* text = gst_caps_to_string(caps);
     std::string s = "appsrc name=src format=time caps=\"" + std::string(text) + "\" ! ";
@@ -85,6 +91,17 @@ class ElementFaults : public ::testing::Test {
   TemplateImage a_, b_;
   std::vector<GstBuffer*> frames_;  // every frame made, unreffed at the end
 };
+
+// The GStreamer elements of `names` that are not installed, joined by spaces.
+std::string missingElements(std::initializer_list<const char*> names) {
+  std::string missing;
+  for (const char* name : names) {
+    GstElementFactory* factory = gst_element_factory_find(name);
+    if (factory == nullptr) missing += std::string(missing.empty() ? "" : " ") + name;
+    else gst_object_unref(factory);
+  }
+  return missing;
+}
 
 // The one warning of `run` from "m", which must say device=auto and contain `reason`.
 void expectOneFallbackWarning(const PipelineRun& run, const std::string& reason) {
@@ -297,6 +314,144 @@ TEST_F(ElementFaults, OutOfDeviceMemoryForALargerBankWhilePlaying) {
         runPipeline(source(kSmall[0], kSmall[1]) + element("cuda") + " ! fakesink", frames, 60, {}, setLargerBank);
     expectOneError(r, "cudaErrorMemoryAllocation");
   }
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+#ifdef NCCMATCH_HAVE_CUDA
+// Runs one pipeline description on a device ("auto", "cuda" or "cpu").
+using DeviceRun = std::function<PipelineRun(const char* device)>;
+
+// Every NCC_CUDA_CHECK-ed call of a run failed in turn: the lost-context countdown
+// (NCCMATCH_CUDA_FAIL_CHECK_AFTER=k) fails call k of the engine and every later one, so each
+// place where the CUDA backend can fail (engine start, bank, upload, a frame's submit, its
+// collect with other frames in flight, the tracker's windows, the coarse-to-fine levels, boxes
+// drawn on CUDA memory) fails once across the sweep. device=auto: never an error; either the
+// fault came after the last CUDA call (no warning, backend cuda) or exactly one warning naming
+// the CUDA error and the CPU backend from there; every frame's matches (and track ids) those of
+// the CPU backend. device=cuda (every 4th position): one error naming the CUDA error, or none
+// when the fault came after the last call.
+void sweepCheckedCalls(const DeviceRun& run) {
+  const PipelineRun cpu = run("cpu");
+  ASSERT_TRUE(cpu.errors.empty()) << cpu.errors[0];
+  ASSERT_EQ(cpu.elements.at("m").matches.size(), std::size_t(kFrames));
+  const std::uint64_t before = cuda::faults::checkedCallCount();
+  const PipelineRun clean = run("auto");
+  const std::uint64_t total = cuda::faults::checkedCallCount() - before;
+  ASSERT_TRUE(clean.errors.empty()) << clean.errors[0];
+  ASSERT_TRUE(clean.warnings.empty()) << clean.warnings[0];
+  ASSERT_EQ(clean.elements.at("m").backend, "cuda");
+  expectSameMatches(clean.elements.at("m"), cpu.elements.at("m"), 1e-4);
+  ASSERT_GT(total, 0u);
+  // Positions: the first 16 calls (start-up), then 32 spread to just past the last call (each run
+  // starts a CUDA context: a few hundred ms).
+  std::set<std::uint64_t> positions;
+  for (std::uint64_t k = 0; k < std::min<std::uint64_t>(16, total); ++k) positions.insert(k);
+  for (std::uint64_t k = 0; k <= 32; ++k) positions.insert(k * (total + 2) / 32);
+  std::uint64_t fired = 0, lastFired = 0;
+  int index = 0;
+  for (const std::uint64_t k : positions) {
+    SCOPED_TRACE(::testing::Message() << "NCCMATCH_CUDA_FAIL_CHECK_AFTER=" << k << " of " << total << " calls");
+    setenv("NCCMATCH_CUDA_FAIL_CHECK_AFTER", std::to_string(k).c_str(), 1);
+    const PipelineRun r = run("auto");
+    const PipelineRun strict = index++ % 4 == 0 ? run("cuda") : PipelineRun();
+    unsetenv("NCCMATCH_CUDA_FAIL_CHECK_AFTER");
+    EXPECT_TRUE(r.errors.empty()) << ::testing::PrintToString(r.errors);
+    EXPECT_TRUE(r.eos);
+    const ElementRun& m = r.elements.at("m");
+    if (m.backend == "cpu") {
+      expectOneFallbackWarning(r, "cudaErrorLaunchFailure");
+      ++fired;
+      lastFired = std::max(lastFired, k);
+    } else {
+      EXPECT_EQ(m.backend, "cuda");
+      EXPECT_TRUE(r.warnings.empty()) << ::testing::PrintToString(r.warnings);
+    }
+    expectSameMatches(m, cpu.elements.at("m"), 1e-4);
+    if (!strict.elements.empty()) {
+      EXPECT_TRUE(strict.from(strict.warnings, "m").empty()) << ::testing::PrintToString(strict.warnings);
+      if (!strict.errors.empty()) {
+        expectOneError(strict, "cudaErrorLaunchFailure");
+      } else {
+        EXPECT_TRUE(strict.eos);
+        expectSameMatches(strict.elements.at("m"), cpu.elements.at("m"), 1e-4);
+      }
+    }
+  }
+  std::printf("checked-call sweep: %llu calls in a clean run, %zu positions, the CPU took over in %llu (last at "
+              "call %llu)\n",
+              (unsigned long long)total, positions.size(), (unsigned long long)fired, (unsigned long long)lastFired);
+  // The countdown starts when the engine is made: the fault must fire for every position but the
+  // last few calls (those of stop, after the last frame, warn no one).
+  EXPECT_GE(lastFired + std::max<std::uint64_t>(8, total / 10), total) << "the countdown missed the end of the run";
+}
+#endif
+
+// A lost context at each checked CUDA call in turn, frames in system memory with frames in
+// flight (frames-in-flight 2): failures at submit and at collect (the frame in flight then is
+// matched again on the CPU).
+TEST_F(ElementFaults, EveryCheckedCallFailingInTurnDetect) {
+#ifdef NCCMATCH_HAVE_CUDA
+  const std::vector<GstBuffer*> frames = makeFrames(kSmall[0], kSmall[1], 0);
+  sweepCheckedCalls([&](const char* device) {
+    return runPipeline(source(kSmall[0], kSmall[1]) + element(device, "frames-in-flight=2") + " ! fakesink", frames);
+  });
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+// The same in mode=track: the tracker's full-frame search and its windows (matchRegions); a frame
+// whose tracking fails is tracked again on the CPU with the tracks it had, so ids and states are
+// those of the CPU backend.
+TEST_F(ElementFaults, EveryCheckedCallFailingInTurnTrack) {
+#ifdef NCCMATCH_HAVE_CUDA
+  const std::vector<GstBuffer*> frames = makeFrames(kSmall[0], kSmall[1], 0);
+  sweepCheckedCalls([&](const char* device) {
+    return runPipeline(source(kSmall[0], kSmall[1]) + element(device, "mode=track search-margin=8") + " ! fakesink",
+                       frames);
+  });
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+// The same with pyramid-levels=1 (the coarse-to-fine search calls match and matchRegions).
+TEST_F(ElementFaults, EveryCheckedCallFailingInTurnCoarseToFine) {
+#ifdef NCCMATCH_HAVE_CUDA
+  const std::vector<GstBuffer*> frames = makeFrames(kSmall[0], kSmall[1], 0);
+  sweepCheckedCalls([&](const char* device) {
+    return runPipeline(source(kSmall[0], kSmall[1]) + element(device, "pyramid-levels=1") + " ! fakesink", frames);
+  });
+#else
+  GTEST_SKIP() << "this build has no CUDA backend";
+#endif
+}
+
+// Frames in CUDA memory (cudaupload), boxes drawn: when the CUDA engine fails, the frame is mapped
+// on the host (GStreamer's CUDA memory downloads it) and matched and drawn on the CPU, and so is
+// every later frame; the frames in flight too. A fault at start leaves a CPU engine that still
+// takes the CUDA caps (the capsfilter allows nothing else) and reads every frame back. (Only nccmatch's own CUDA calls fail here:
+// GStreamer's CUDA memory still works, as after an out-of-memory error of the engine. A context
+// truly lost makes the read-back fail too: the element then stops with an error saying so.)
+TEST_F(ElementFaults, EveryCheckedCallFailingInTurnCudaMemory) {
+#ifdef NCCMATCH_HAVE_CUDA
+  if (std::string missing = missingElements({"cudaupload", "cudadownload"}); !missing.empty())
+    GTEST_SKIP() << "missing GStreamer elements: " << missing;
+  // NV12: a format cudaupload takes.
+  const std::vector<GstBuffer*> frames = makeFrames(kSmall[0], kSmall[1], 0, nullptr, GST_VIDEO_FORMAT_NV12);
+  sweepCheckedCalls([&](const char* device) {
+    // device=cpu refuses CUDA memory: the CPU's reference runs on system memory, the same frames.
+    const bool cuda = std::string(device) != "cpu";
+    const std::string toCuda = cuda ? "cudaupload ! video/x-raw(memory:CUDAMemory) ! " : "";
+    const std::string fromCuda = cuda ? " ! cudadownload" : "";
+    std::string description = source(kSmall[0], kSmall[1], GST_VIDEO_FORMAT_NV12) + toCuda + element(device, "frames-in-flight=2") +
+                              fromCuda + " ! fakesink";
+    const std::string noBoxes = "display=false";
+    description.replace(description.find(noBoxes), noBoxes.size(), "display=true");
+    return runPipeline(description, frames);
+  });
 #else
   GTEST_SKIP() << "this build has no CUDA backend";
 #endif

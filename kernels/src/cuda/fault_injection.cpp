@@ -31,6 +31,8 @@ State& state() {
 
 // Read on every NCC_CUDA_CHECK: true only while a checked-call countdown is armed.
 std::atomic<bool> checkedCallsArmed{false};
+// Counted on every NCC_CUDA_CHECK (relaxed: a count, ordering nothing).
+std::atomic<std::uint64_t> checkedCalls{0};
 
 // A countdown's step: true when this one may go ahead (kOff, or some left, then one fewer).
 bool takeStep(long long* left) {
@@ -157,7 +159,10 @@ cudaError_t deviceAllocationAllowed() {
   return takeStep(&s.plan.deviceAllocationsLeft) ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
+std::uint64_t checkedCallCount() { return checkedCalls.load(std::memory_order_relaxed); }
+
 cudaError_t checkedResult(cudaError_t err) {
+  checkedCalls.fetch_add(1, std::memory_order_relaxed);
   if (!checkedCallsArmed.load(std::memory_order_acquire) || err != cudaSuccess) return err;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);

@@ -45,6 +45,9 @@ Status applyEnvironment();
 // and cuFFT plans included (the tests use them to aim a countdown or a limit at a chosen step).
 std::size_t deviceBytesHeld();
 std::uint64_t deviceAllocationCount();
+// NCC_CUDA_CHECK-ed calls made so far, armed or not (a test counts a clean run's calls, then
+// fails each of them in turn through the checked-call countdown).
+std::uint64_t checkedCallCount();
 
 // The allocation paths: cudaMalloc / cudaHostAlloc, or the injected failure, and the frees that
 // keep the byte count. Every device and pinned allocation of the backend goes through these.

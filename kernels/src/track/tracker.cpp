@@ -134,7 +134,6 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
     // The whole frame's matches join the windows' as one more region per template.
     FrameResult whole;
     NCC_RETURN_IF_ERROR(engine.match(frame, params, &whole));
-    lastFullSearch_ = now;
     for (uint32_t e = 0; e < entries.entries; ++e) {
       RegionResult r;
       for (const Match& m : whole.matches)
@@ -162,7 +161,11 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
     for (const Match& m : found.matches) entryOf.push_back(m.templateIndex);
   }
 
-  // Assignment, closest first; then every track's state.
+  // Assignment, closest first; then every track's state. The tracks are copied, and the tracker
+  // itself changes only once nothing can fail any more: a frame whose engine call fails (a GPU
+  // fault, after which the caller may track the frame again on another engine) leaves the tracker
+  // as it was before the frame.
+  uint64_t nextId = nextId_;
   std::vector<track::Candidate> candidates;
   for (const Match& m : found.matches) candidates.push_back(track::Candidate{m.templateIndex, cornerOf(m)});
   const std::vector<int> assigned = track::assignGreedy(predictions, candidates);
@@ -170,7 +173,7 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   std::vector<Track> live;
   std::vector<TrackedMatch> reported;
   for (std::size_t k = 0; k < tracks_.size(); ++k) {
-    Track t = std::move(tracks_[k]);
+    Track t = tracks_[k];
     const int c = assigned[k];
     if (c < 0) {
       ++t.missed;
@@ -199,7 +202,7 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   for (std::size_t c = 0; c < found.matches.size(); ++c) {
     if (taken[c]) continue;
     Track t;
-    t.id = nextId_++;
+    t.id = nextId++;
     t.original = found.matches[c].templateIndex;
     t.entry = entryOf[c];
     t.last = found.matches[c];
@@ -222,7 +225,10 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   }
 
   std::sort(live.begin(), live.end(), [](const Track& a, const Track& b) { return a.id < b.id; });
+  // Nothing fails from here: the frame is committed.
   tracks_ = std::move(live);
+  nextId_ = nextId;
+  if (out->fullFrameSearch) lastFullSearch_ = now;
   const double sign = goodnessSign(params.method);
   std::stable_sort(reported.begin(), reported.end(), [&](const TrackedMatch& a, const TrackedMatch& b) {
     if (a.match.templateIndex != b.match.templateIndex) return a.match.templateIndex < b.match.templateIndex;

@@ -46,6 +46,20 @@ TEST_F(FaultInjection, CheckedCallsFailAfterTheCountdownUntilLifted) {
   EXPECT_TRUE(checked(cudaSuccess).ok());
 }
 
+// Every checked call counts, armed or not, failed or not: a test aims the countdown at each call.
+TEST_F(FaultInjection, CheckedCallsAreCounted) {
+  const std::uint64_t before = checkedCallCount();
+  EXPECT_TRUE(checked(cudaSuccess).ok());
+  EXPECT_FALSE(checked(cudaErrorInvalidValue).ok());
+  EXPECT_EQ(checkedCallCount(), before + 2);
+  FaultPlan plan;
+  plan.checkedCallsLeft = 1;
+  arm(plan);
+  EXPECT_TRUE(checked(cudaSuccess).ok());
+  EXPECT_FALSE(checked(cudaSuccess).ok());
+  EXPECT_EQ(checkedCallCount(), before + 4);
+}
+
 TEST_F(FaultInjection, ARealErrorPassesThroughAndUsesNoStep) {
   FaultPlan plan;
   plan.checkedCallsLeft = 1;
