@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
                   "same best: %s\n",
                   supportName, levels, c2fMs, ms / c2fMs, work.regions, (work.coarseProducts + work.refineProducts) / full,
                   sameBest(exhaustive, found) ? "yes" : "NO");
+      // Where the last run's time went (lastWork: one run, not the median).
+      std::printf("  last run: pyramid %.2f ms, coarse match %.2f ms", work.pyramidMs, work.coarseMs);
+      for (const CoarseToFineLevelStats& l : work.refine)
+        std::printf(", level %d refine %.2f ms (%zu candidates, %zu regions)", l.level, l.ms, l.candidates, l.regions);
+      std::printf(", merge %.2f ms\n", work.mergeMs);
     }
     if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
 #ifdef NCCMATCH_HAVE_OPENCV
