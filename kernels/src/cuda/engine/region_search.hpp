@@ -1,16 +1,16 @@
-// Engine::matchRegions on the CUDA backend: every region whose template is at most 64x64 is scored
-// by one launch of the fused region kernel (numerator/region_scores.hpp) into its own map on the
-// device, and one launch of the region peak kernel (peaks/region_peaks.hpp) picks each region's
-// candidates and best there; only those samples come back (one copy, a second only when more than
-// 256 positions pass), and the host ranks, suppresses and refines them as findPeaks does
-// (common/region_peaks.hpp). Host frames: only the regions' pixels are uploaded, packed, in one
-// copy. Regions with larger templates take the CPU backend's exact path on the region's pixels.
-// Results are the CPU's bit for bit.
+// Engine::matchRegions on the CUDA backend: every region is scored on the GPU into its own map on
+// the device, in at most two launches: the fused region kernel (numerator/region_scores.hpp) for
+// templates up to 64x64 that compare every pixel, the masked kernel (numerator/masked_scores.hpp)
+// for masked templates and larger ones. One launch of the region peak kernel
+// (peaks/region_peaks.hpp) then picks each region's candidates and best there; only those samples
+// come back (one copy, a second only when more than 256 positions pass), and the host ranks,
+// suppresses and refines them as findPeaks does (common/region_peaks.hpp). Host frames: only the
+// regions' pixels are uploaded, packed, in one copy; own images (RegionQuery::image) are laid out
+// and uploaded once a call however many regions name them. Results are the CPU's bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <memory>
 #include <vector>
 
 #include "cuda/engine/device_buffer.hpp"
@@ -27,14 +27,8 @@ class RegionSearch {
              const MatchParams& params, cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
-  // The regions whose templates do not fit the fused kernel, matched by the CPU backend.
-  Status runOnCpu(const TemplateBank& bank, const FrameView& frame, const std::vector<RegionQuery>& regions,
-                  const std::vector<std::size_t>& which, const MatchParams& params,
-                  std::vector<RegionResult>* results);
-
-  PinnedBuffer hostDescs_, hostPixels_, hostFragments_, hostPeaks_;
-  DeviceBuffer descs_, pixels_, fragments_, maps_, peaks_;
-  std::unique_ptr<Engine> cpu_;  // one thread, Direct path
+  PinnedBuffer hostDescs_, hostMaskedDescs_, hostPixels_, hostOwnTemplates_, hostPeaks_;
+  DeviceBuffer descs_, maskedDescs_, pixels_, ownTemplates_, maps_, peaks_;
 };
 
 }  // namespace nccmatch::cuda

@@ -23,13 +23,10 @@ Status copyToDevice(const std::vector<uint8_t>& bytes, DeviceBuffer* buffer) {
 Status prepareTemplate(const TemplateImage& t, PreparedTemplate* out) {
   out->stats = maskedTemplateStats(t);  // templateStats(t) when nothing is ignored
   out->masked = ignoresPixels(t);
-  if (out->masked) {
-    const MaskedTemplateLayout l = maskedTemplateLayout(t);
-    NCC_RETURN_IF_ERROR(copyToDevice(l.taps, &out->maskedTaps));
-    NCC_RETURN_IF_ERROR(copyToDevice(l.weights, &out->maskedWeights));
-    const auto* spanBytes = reinterpret_cast<const uint8_t*>(l.spans.data());
-    NCC_RETURN_IF_ERROR(copyToDevice(std::vector<uint8_t>(spanBytes, spanBytes + l.spans.size() * sizeof(int32_t)),
-                                     &out->maskedSpans));
+  if (out->masked || !fusedSpatialFits(t.width, t.height)) {
+    std::vector<uint8_t> packed(maskedLayoutBytes(t.width, t.height));
+    packMaskedTemplate(t, packed.data());
+    NCC_RETURN_IF_ERROR(copyToDevice(packed, &out->maskedLayout));
   }
   out->layout = spatialLayout(t.width, t.height);
   NCC_RETURN_IF_ERROR(copyToDevice(spatialPack(t.pixels.data(), out->layout), &out->packed));

@@ -40,12 +40,13 @@ struct PreparedTemplate {
   DeviceBuffer pixels;       // tightly packed: FFT spectra, exact recomputation
   DeviceBuffer fusedPacked;  // the fused kernel's layout (templates up to 64x64 only)
   // A template whose mask ignores some pixel takes the masked kernel (stats are then over its
-  // compared pixels): its taps, weights and row spans.
+  // compared pixels). Its taps, weights and row spans (maskedTemplateLayout, packed) are held by
+  // masked templates and by those larger than the fused kernel's 64x64, whose regions the masked
+  // kernel scores (region_search.hpp).
   bool masked = false;
-  DeviceBuffer maskedTaps, maskedWeights, maskedSpans;
+  DeviceBuffer maskedLayout;
   MaskedTemplateDevice maskedDevice(const TemplateImage& t) const {
-    return {maskedTaps.as<uint8_t>(), maskedWeights.as<uint8_t>(), maskedSpans.as<int32_t>(), t.width, t.height,
-            stats};
+    return MaskedTemplateDevice::at(maskedLayout.as<uint8_t>(), t.width, t.height, stats);
   }
 };
 
