@@ -40,7 +40,7 @@ struct PreparedTemplate {
   DeviceBuffer pixels;       // tightly packed: FFT spectra, exact recomputation
   DeviceBuffer fusedPacked;  // the fused kernel's layout (templates up to 64x64 only)
   // A template whose mask ignores some pixel takes the masked kernel (stats are then over its
-  // compared pixels). Its taps, weights and row spans (maskedTemplateLayout, packed) are held by
+  // compared pixels). Its taps, weights and row spans (packMaskedTemplate) are held by
   // masked templates and by those larger than the fused kernel's 64x64, whose regions the masked
   // kernel scores (region_search.hpp).
   bool masked = false;
