@@ -67,47 +67,6 @@ Status allowShared(Kernel kernel, std::size_t bytes) {
 
 }  // namespace
 
-std::size_t maskedLayoutBytes(int width, int height) {
-  return 2 * std::size_t(maskedRowBytes(width)) * height + 2 * sizeof(int32_t) * std::size_t(height);
-}
-
-TemplateStats packMaskedTemplate(const TemplateImage& t, uint8_t* out) {
-  const std::size_t rowBytes = std::size_t(maskedRowBytes(t.width));
-  std::memset(out, 0, maskedLayoutBytes(t.width, t.height));
-  uint8_t* const tapPlane = out;
-  uint8_t* const weightPlane = out + rowBytes * t.height;
-  int32_t* const spans = reinterpret_cast<int32_t*>(out + 2 * rowBytes * t.height);
-  const bool everyPixel = t.mask.empty();
-  TemplateStats stats;
-  for (int y = 0; y < t.height; ++y) {
-    const uint8_t* pixels = t.pixels.data() + std::size_t(y) * t.width;
-    const uint8_t* mask = everyPixel ? nullptr : t.mask.data() + std::size_t(y) * t.width;
-    uint8_t* taps = tapPlane + std::size_t(y) * rowBytes;
-    uint8_t* weights = weightPlane + std::size_t(y) * rowBytes;
-    int first = -1, last = -1;
-    int64_t sum = 0, sumSq = 0, n = 0;
-    for (int x = 0; x < t.width; ++x) {
-      if (mask != nullptr && mask[x] == 0) continue;
-      const int64_t v = pixels[x];
-      taps[x] = pixels[x];
-      weights[x] = 0xFF;
-      ++n;
-      sum += v;
-      sumSq += v * v;
-      if (first < 0) first = x;
-      last = x;
-    }
-    stats.n += n;
-    stats.sum += sum;
-    stats.sumSq += sumSq;
-    if (first >= 0) {
-      spans[2 * std::size_t(y)] = first / 4;
-      spans[2 * std::size_t(y) + 1] = last / 4 + 1;
-    }
-  }
-  return stats;
-}
-
 Status maskedScoreMap(const uint8_t* image, std::size_t pitch, int width, int height,
                       const MaskedTemplateDevice& t, Method method, double* map, cudaStream_t stream) {
   if (t.width > width || t.height > height)
