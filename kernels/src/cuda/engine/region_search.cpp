@@ -58,6 +58,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   // Own images of masked regions: one layout each, however many regions name the same image.
   std::map<const TemplateImage*, std::size_t> ownLayouts;
   std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
+  int boundX0 = frame.width, boundY0 = frame.height, boundX1 = 0, boundY1 = 0;  // the regions' bounding box
   int maxFusedHeight = 1, maxFusedMapW = 1, maxFusedMapH = 1;
   int maxMaskedW = 1, maxMaskedH = 1, maxMaskedMapW = 1, maxMaskedMapH = 1;
   for (std::size_t k = 0; k < regions.size(); ++k) {
@@ -76,6 +77,10 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       f.pitch = alignUp(std::size_t(r.width));
       f.pixelOffset = pixelBytes;
       pixelBytes += f.pitch * std::size_t(r.height);
+      boundX0 = std::min(boundX0, r.x);
+      boundY0 = std::min(boundY0, r.y);
+      boundX1 = std::max(boundX1, r.x + r.width);
+      boundY1 = std::max(boundY1, r.y + r.height);
     }
     if (f.fused) {
       if (r.image != nullptr) {
@@ -101,6 +106,13 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     }
   }
   if (fused.empty() && masked.empty()) return Status();
+  // Host frames: each region's rows packed, or, where the regions overlap so much that the
+  // rectangle holding them all is smaller (a coarse-to-fine refinement: thousands of regions
+  // around a few places), that rectangle once.
+  const std::size_t boundPitch = alignUp(std::size_t(std::max(0, boundX1 - boundX0)));
+  const std::size_t boundBytes = boundPitch * std::size_t(std::max(0, boundY1 - boundY0));
+  const bool uploadBound = hostFrame && boundBytes < pixelBytes;
+  if (uploadBound) pixelBytes = boundBytes;
   // One list for the peaks: the fused regions, then the masked ones.
   std::vector<ScoredRegion> scored = std::move(fused);
   const std::size_t fusedCount = scored.size();
@@ -152,7 +164,10 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionScoreDesc d;
-    if (hostFrame) {
+    if (uploadBound) {
+      d.image = pixels_.as<uint8_t>() + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
+      d.pitch = boundPitch;
+    } else if (hostFrame) {
       uint8_t* dst = hostPixels_.as<uint8_t>() + f.pixelOffset;
       for (int y = 0; y < r.height; ++y)
         std::memcpy(dst + std::size_t(y) * f.pitch, frame.data + std::size_t(r.y + y) * frame.stride + r.x,
@@ -200,6 +215,10 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     }
     descs[i] = d;
   }
+  if (uploadBound)
+    for (int y = boundY0; y < boundY1; ++y)
+      std::memcpy(hostPixels_.as<uint8_t>() + std::size_t(y - boundY0) * boundPitch,
+                  frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
   if (pixelBytes > 0)
     NCC_CUDA_CHECK(cudaMemcpyAsync(pixels_.as<void>(), hostPixels_.as<void>(), pixelBytes, cudaMemcpyHostToDevice,
                                    stream));

@@ -5,7 +5,8 @@
 // (peaks/region_peaks.hpp) then picks each region's candidates and best there; only those samples
 // come back (one copy, a second only when more than 256 positions pass), and the host ranks,
 // suppresses and refines them as findPeaks does (common/region_peaks.hpp). Host frames: only the
-// regions' pixels are uploaded, packed, in one copy; own images (RegionQuery::image) are laid out
+// regions' pixels are uploaded, packed, in one copy (or the rectangle holding them all, where that
+// is smaller: overlapping regions); own images (RegionQuery::image) are laid out
 // and uploaded once a call however many regions name them. Results are the CPU's bit for bit.
 #pragma once
 

@@ -5,7 +5,8 @@
 // of 1x1, odd sizes, smaller than their template, larger than the kernel's 128x8 tiles; bank
 // templates and own images (one own image named by several regions); host and device frames;
 // fused and masked regions mixed in one call. Every local peak of every region is compared
-// (threshold off, no suppression), so the maps agree wherever a peak is. Skips without a GPU.
+// (threshold off, no suppression), so the maps agree wherever a peak is. Overlapping regions of a
+// host frame (their bounding rectangle uploaded once). Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -200,6 +201,28 @@ TEST(CudaMaskedRegionsMany, MixedKernelsInOneCall) {
                                   which < int(own.size()) ? &own[std::size_t(which)] : nullptr});
   }
   checkAllMethods(img, bank, regions, "200 mixed regions");
+}
+
+// Hundreds of overlapping regions around a few places, as a coarse-to-fine level makes them:
+// their rectangle is smaller than their packed rows, so a host frame's rectangle is uploaded
+// once and every region reads it at its offset (odd offsets and sizes, masked and fused alike).
+TEST(CudaMaskedRegionsMany, OverlappingRegionsReadTheirRectangle) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(640, 480, Fill::Smooth, 1);
+  std::mt19937_64& g = rng();
+  TemplateImage disc = cutTemplate(img, 200, 150, 47, 45, "disc");
+  disc.mask = makeMask(47, 45, MaskShape::Disc);
+  TemplateImage large = cutTemplate(img, 300, 200, 70, 66, "large");
+  const std::vector<TemplateImage> bank{makeTemplate(24, 24, Fill::Random, "fused"), large};
+  std::vector<RegionQuery> regions;
+  for (int k = 0; k < 300; ++k) {
+    const int place = k % 3, which = int(g() % 3);
+    const int tw = which == 0 ? 24 : which == 1 ? 70 : 47, th = which == 0 ? 24 : which == 1 ? 66 : 45;
+    const int w = tw + int(g() % 9), h = th + int(g() % 9);
+    const int x = 100 + 150 * place + int(g() % 11), y = 120 + 40 * place + int(g() % 13);
+    regions.push_back(RegionQuery{x, y, w, h, which == 2 ? 5u : uint32_t(which), which == 2 ? &disc : nullptr});
+  }
+  checkAllMethods(img, bank, regions, "300 overlapping regions");
 }
 
 }  // namespace
