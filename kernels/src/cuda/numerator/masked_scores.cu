@@ -29,15 +29,16 @@ __global__ void __launch_bounds__(kThreads)
   const MaskedScoreDesc r = descs[blockIdx.z];
   const int outX0 = blockIdx.x * kTileWidth, outY0 = blockIdx.y * kTileHeight;
   if (outX0 > r.width - r.t.width || outY0 > r.height - r.t.height) return;  // the whole block
-  masked_tiles::scoreTile(r, outX0, outY0, chunkRows, maxWords, method, shared);
+  masked_tiles::scoreTile<MaskedPass::Scores>(r, outX0, outY0, chunkRows, maxWords, method, shared);
 }
 
 // Block (x, y) of one frame.
+template <MaskedPass P>
 __global__ void __launch_bounds__(kThreads)
     maskedFrameKernel(MaskedScoreDesc r, int chunkRows, int maxWords, Method method) {
   extern __shared__ uint32_t shared[];
   const int outX0 = blockIdx.x * kTileWidth, outY0 = blockIdx.y * kTileHeight;
-  masked_tiles::scoreTile(r, outX0, outY0, chunkRows, maxWords, method, shared);
+  masked_tiles::scoreTile<P>(r, outX0, outY0, chunkRows, maxWords, method, shared);
 }
 
 // The chunk of template rows and the shared bytes of a launch whose templates are at most
@@ -65,17 +66,30 @@ Status allowShared(Kernel kernel, std::size_t bytes) {
   return Status();
 }
 
+
+template <MaskedPass P>
+Status launchFrame(const MaskedScoreDesc& r, Method method, cudaStream_t stream) {
+  int chunkRows = 0, maxWords = 0;
+  std::size_t bytes = 0;
+  NCC_RETURN_IF_ERROR(chunkFor(r.t.width, r.t.height, &chunkRows, &maxWords, &bytes));
+  NCC_RETURN_IF_ERROR(allowShared(maskedFrameKernel<P>, bytes));
+  const int mapW = r.width - r.t.width + 1, mapH = r.height - r.t.height + 1;
+  const dim3 grid(ceilDiv(mapW, kTileWidth), ceilDiv(mapH, kTileHeight));
+  maskedFrameKernel<P><<<grid, kThreads, bytes, stream>>>(r, chunkRows, maxWords, method);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
 }  // namespace
 
 Status maskedScoreMap(const uint8_t* image, std::size_t pitch, int width, int height,
-                      const MaskedTemplateDevice& t, Method method, double* map, cudaStream_t stream) {
+                      const MaskedTemplateDevice& t, Method method, double* map, cudaStream_t stream,
+                      MaskedPass pass, int64_t* windowSums) {
   if (t.width > width || t.height > height)
     return Status::error("maskedScoreMap: template " + std::to_string(t.width) + "x" + std::to_string(t.height) +
                          " is larger than the frame " + std::to_string(width) + "x" + std::to_string(height));
-  int chunkRows = 0, maxWords = 0;
-  std::size_t bytes = 0;
-  NCC_RETURN_IF_ERROR(chunkFor(t.width, t.height, &chunkRows, &maxWords, &bytes));
-  NCC_RETURN_IF_ERROR(allowShared(maskedFrameKernel, bytes));
+  if (pass != MaskedPass::Scores && windowSums == nullptr)
+    return Status::error("maskedScoreMap: the shared window sums' buffer is missing");
   MaskedScoreDesc r;
   r.image = image;
   r.pitch = pitch;
@@ -83,11 +97,13 @@ Status maskedScoreMap(const uint8_t* image, std::size_t pitch, int width, int he
   r.height = height;
   r.t = t;
   r.map = map;
-  const int mapW = width - t.width + 1, mapH = height - t.height + 1;
-  const dim3 grid(ceilDiv(mapW, kTileWidth), ceilDiv(mapH, kTileHeight));
-  maskedFrameKernel<<<grid, kThreads, bytes, stream>>>(r, chunkRows, maxWords, method);
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return Status();
+  r.windowSums = windowSums;
+  switch (pass) {
+    case MaskedPass::WindowSums: return launchFrame<MaskedPass::WindowSums>(r, method, stream);
+    case MaskedPass::ScoresFromWindowSums: return launchFrame<MaskedPass::ScoresFromWindowSums>(r, method, stream);
+    case MaskedPass::Scores: break;
+  }
+  return launchFrame<MaskedPass::Scores>(r, method, stream);
 }
 
 Status maskedRegionScores(const MaskedScoreDesc* descs, int count, int maxTemplateWidth, int maxTemplateHeight,

@@ -57,12 +57,22 @@ struct MaskedScoreDesc {
   int width = 0, height = 0;       // at least the template's size
   MaskedTemplateDevice t;
   double* map = nullptr;  // device: (width - t.width + 1) x (height - t.height + 1), dense
+  int64_t* windowSums = nullptr;  // device, shared window sums only: sum I M, then sum I^2 M, each map-sized
 };
+
+// What one masked frame launch computes. Templates of one mask (a disc support's rotations of one
+// scale) have the same window sums sum I M and sum I^2 M: WindowSums computes them once (into
+// windowSums), and each template's ScoresFromWindowSums then only its cross term sum I T M, about
+// a third of the work. Scores computes all three.
+enum class MaskedPass { Scores, WindowSums, ScoresFromWindowSums };
 
 // map[y * mapW + x] = maskedScoreFromSums(method, stats, sum I M, sum I^2 M, sum I T M) for the
 // (width - tw + 1) x (height - th + 1) windows of the image (device memory, pitch in bytes).
+// WindowSums writes windowSums instead (2 x mapW x mapH int64: sum I M, then sum I^2 M), the
+// map untouched; ScoresFromWindowSums reads them there (from a template of the same mask).
 Status maskedScoreMap(const uint8_t* image, std::size_t pitch, int width, int height,
-                      const MaskedTemplateDevice& t, Method method, double* map, cudaStream_t stream);
+                      const MaskedTemplateDevice& t, Method method, double* map, cudaStream_t stream,
+                      MaskedPass pass = MaskedPass::Scores, int64_t* windowSums = nullptr);
 
 // Every region's whole map in one launch on `stream` (never syncs). descs: `count` descriptors in
 // device memory; maxTemplateWidth, maxTemplateHeight the largest template sides among them;

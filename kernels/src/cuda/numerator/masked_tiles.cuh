@@ -90,6 +90,13 @@ __device__ __forceinline__ void loadTemplateChunk(const MaskedTemplateDevice& t,
     s.spans[i] = make_int2(__ldg(t.spans + 2 * (ty0 + i)), __ldg(t.spans + 2 * (ty0 + i) + 1));
 }
 
+// What a pass computes (MaskedPass in masked_scores.hpp): all three sums, the window sums alone,
+// or the cross term alone.
+template <MaskedPass P>
+constexpr bool kCross = P != MaskedPass::WindowSums;
+template <MaskedPass P>
+constexpr bool kWindow = P != MaskedPass::ScoresFromWindowSums;
+
 // The sums of one lane's four positions over one chunk (uint32: see kChunkPixels).
 struct LaneSums {
   uint32_t s1[kPositionsPerLane], s2[kPositionsPerLane], c[kPositionsPerLane];
@@ -97,6 +104,7 @@ struct LaneSums {
 
 // Positions 4*lane + j of tile row `row` over the chunk's rows: image word lane + k and the next
 // one hold the bytes of template word k for all four positions.
+template <MaskedPass P>
 __device__ __forceinline__ LaneSums chunkSums(const SharedChunk& s, int row, int lane, int rows, int words,
                                               int pitchWords) {
   LaneSums sums;
@@ -114,10 +122,12 @@ __device__ __forceinline__ LaneSums chunkSums(const SharedChunk& s, int row, int
 #pragma unroll
       for (int j = 0; j < kPositionsPerLane; ++j) {
         const uint32_t window = __byte_perm(a, b, 0x3210 + 0x1111 * j);  // bytes j..j+3 of (a, b)
-        const uint32_t compared = window & weight;
-        sums.c[j] = __dp4a(window, tap, sums.c[j]);
-        sums.s1[j] = __dp4a(compared, 0x01010101u, sums.s1[j]);
-        sums.s2[j] = __dp4a(compared, window, sums.s2[j]);
+        if constexpr (kCross<P>) sums.c[j] = __dp4a(window, tap, sums.c[j]);
+        if constexpr (kWindow<P>) {
+          const uint32_t compared = window & weight;
+          sums.s1[j] = __dp4a(compared, 0x01010101u, sums.s1[j]);
+          sums.s2[j] = __dp4a(compared, window, sums.s2[j]);
+        }
       }
       a = b;
     }
@@ -126,8 +136,11 @@ __device__ __forceinline__ LaneSums chunkSums(const SharedChunk& s, int row, int
 }
 
 // Scores the tile at (outX0, outY0) of region r: every chunk of template rows loaded and summed,
-// then the rules' score for each position inside the map. chunkRows and maxWords as the launch's
-// shared memory was sized.
+// then for each position inside the map the rules' score (MaskedPass::Scores), the window sums
+// written to r.windowSums (WindowSums), or the score from the cross term and the window sums
+// read there (ScoresFromWindowSums). chunkRows and maxWords as the launch's shared memory was
+// sized.
+template <MaskedPass P>
 __device__ __forceinline__ void scoreTile(const MaskedScoreDesc& r, int outX0, int outY0, int chunkRows, int maxWords,
                                           Method method, uint32_t* shared) {
   const int mapWidth = r.width - r.t.width + 1, mapHeight = r.height - r.t.height + 1;
@@ -142,7 +155,7 @@ __device__ __forceinline__ void scoreTile(const MaskedScoreDesc& r, int outX0, i
     loadImageChunk(r, outX0, outY0 + ty0, rows, pitchWords, s.image);
     loadTemplateChunk(r.t, ty0, rows, words, s);
     __syncthreads();
-    const LaneSums sums = chunkSums(s, row, lane, rows, words, pitchWords);
+    const LaneSums sums = chunkSums<P>(s, row, lane, rows, words, pitchWords);
 #pragma unroll
     for (int j = 0; j < kPositionsPerLane; ++j) {
       s1[j] += sums.s1[j];
@@ -152,10 +165,20 @@ __device__ __forceinline__ void scoreTile(const MaskedScoreDesc& r, int outX0, i
   }
   const int y = outY0 + row;
   if (y >= mapHeight) return;
+  const std::size_t plane = std::size_t(mapWidth) * mapHeight;
 #pragma unroll
   for (int j = 0; j < kPositionsPerLane; ++j) {
     const int x = outX0 + kPositionsPerLane * lane + j;
-    if (x < mapWidth) r.map[std::size_t(y) * mapWidth + x] = maskedScoreFromSums(method, r.t.stats, s1[j], s2[j], c[j]);
+    if (x >= mapWidth) continue;
+    const std::size_t at = std::size_t(y) * mapWidth + x;
+    if constexpr (P == MaskedPass::WindowSums) {
+      r.windowSums[at] = s1[j];
+      r.windowSums[plane + at] = s2[j];
+    } else if constexpr (P == MaskedPass::ScoresFromWindowSums) {
+      r.map[at] = maskedScoreFromSums(method, r.t.stats, r.windowSums[at], r.windowSums[plane + at], c[j]);
+    } else {
+      r.map[at] = maskedScoreFromSums(method, r.t.stats, s1[j], s2[j], c[j]);
+    }
   }
 }
 

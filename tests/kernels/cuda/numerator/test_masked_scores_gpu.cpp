@@ -7,6 +7,7 @@
 
 #include <tuple>
 
+#include "cuda/engine/template_bank.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "gpu_test_support.hpp"
 #include "nccmatch/rotations.hpp"
@@ -153,6 +154,71 @@ TEST(CudaMasks, RotatedBankGivesTheCpuMatches) {
     EXPECT_EQ(ma.matches[k].score, mb.matches[k].score);
   }
   EXPECT_NEAR(ma.matches[0].angle, 120.0, 7.5);
+}
+
+// A disc support's rotations of one scale share one mask: one group per scale, every angle in it
+// (their window sums are computed once a frame); unmasked templates and a mask of its own are in
+// none.
+TEST(CudaMasks, DiscRotationsOfOneScaleShareAMaskGroup) {
+  const TemplateImage t = makeTemplate(24, 24, Fill::Random, "object");
+  ScaledBank bank;
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {0.9, 1.0, 1.2}, angleRange(0, 360, 30), &bank, RotationSupport::Disc).ok());
+  std::vector<TemplateImage> images = bank.templates;
+  images.push_back(makeTemplate(24, 24, Fill::Random, "plain"));
+  images.push_back(makeTemplate(24, 24, Fill::Random, "own mask"));
+  images.back().mask = makeMask(24, 24, MaskShape::Random);
+  const std::vector<int> groups = cuda::sharedMaskGroups(images);
+  ASSERT_EQ(groups.size(), images.size());
+  for (std::size_t i = 0; i < bank.templates.size(); ++i)
+    for (std::size_t j = 0; j < bank.templates.size(); ++j) {
+      ASSERT_GE(groups[i], 0) << i;
+      EXPECT_EQ(groups[i] == groups[j], bank.scale[i] == bank.scale[j]) << i << " " << j;
+    }
+  EXPECT_EQ(groups[images.size() - 2], -1);
+  EXPECT_EQ(groups[images.size() - 1], -1);
+}
+
+// A bank of disc rotations (mask groups: window sums once a scale, each variant's cross term),
+// rectangle rotations (a mask each) and an unmasked template: every template's best and matches
+// as the CPU's, bit for bit, for every method.
+TEST(CudaMasks, SharedWindowSumsGiveTheCpuResults) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(400, 300, Fill::Smooth, 3);
+  const TemplateImage t = cutTemplate(img, 100, 80, 40, 40, "object");
+  ScaledBank disc, rect;
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {0.8, 1.0}, angleRange(0, 360, 45), &disc, RotationSupport::Disc).ok());
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {1.0}, angleRange(0, 90, 30), &rect, RotationSupport::Rectangle).ok());
+  std::vector<TemplateImage> images = disc.templates;
+  images.insert(images.end(), rect.templates.begin(), rect.templates.end());
+  images.push_back(makeTemplate(33, 21, Fill::Random, "plain"));
+  auto gpu = makeEngine(Backend::Cuda), cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(images).ok());
+  ASSERT_TRUE(cpu->setTemplates(images).ok());
+  for (int m = 0; m <= 5; ++m) {
+    MatchParams p;
+    p.method = Method(m);
+    p.threshold = lowerIsBetter(p.method) ? 1e12 : -1e12;
+    p.maxMatches = 3;
+    FrameResult a, b;
+    ASSERT_TRUE(cpu->match(img.view(), p, &a).ok());
+    const Status s = gpu->match(img.view(), p, &b);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(a.best.size(), b.best.size());
+    for (std::size_t i = 0; i < a.best.size(); ++i) {
+      ASSERT_EQ(a.best[i].has_value(), b.best[i].has_value()) << i;
+      if (!a.best[i]) continue;
+      EXPECT_EQ(a.best[i]->x, b.best[i]->x) << methodName(p.method) << " template " << i;
+      EXPECT_EQ(a.best[i]->y, b.best[i]->y) << methodName(p.method) << " template " << i;
+      EXPECT_EQ(a.best[i]->score, b.best[i]->score) << methodName(p.method) << " template " << i;
+    }
+    ASSERT_EQ(a.matches.size(), b.matches.size()) << methodName(p.method);
+    for (std::size_t k = 0; k < a.matches.size(); ++k) {
+      EXPECT_EQ(a.matches[k].templateIndex, b.matches[k].templateIndex) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].x, b.matches[k].x) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].y, b.matches[k].y) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].score, b.matches[k].score) << methodName(p.method) << " match " << k;
+    }
+  }
 }
 
 // The layout: rows of whole words, taps zero and weights 0 where ignored (0xFF where compared),
