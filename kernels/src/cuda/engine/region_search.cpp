@@ -36,7 +36,7 @@ struct ScoredRegion {
   std::size_t pixelOffset = 0;   // host frames: its pixels in the packed upload
   std::size_t pitch = 0;
   std::size_t templateOffset = 0;  // own images: its fragments or masked layout in the packed upload
-  std::vector<uint8_t> fragments;  // own images of fused regions only
+  std::vector<uint8_t> fragments;  // own images of fused regions: the first region naming the image
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
 };
@@ -55,8 +55,8 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   results->assign(regions.size(), RegionResult());
   const bool hostFrame = frame.memory == MemoryKind::Host;
   std::vector<ScoredRegion> fused, masked;
-  // Own images of masked regions: one layout each, however many regions name the same image.
-  std::map<const TemplateImage*, std::size_t> ownLayouts;
+  // Own images: one upload each (fragments or masked layout), however many regions name them.
+  std::map<const TemplateImage*, std::size_t> ownLayouts, ownFragments;
   std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
   int boundX0 = frame.width, boundY0 = frame.height, boundX1 = 0, boundY1 = 0;  // the regions' bounding box
   int maxFusedHeight = 1, maxFusedMapW = 1, maxFusedMapH = 1;
@@ -84,9 +84,12 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     }
     if (f.fused) {
       if (r.image != nullptr) {
-        f.fragments = fusedSpatialFragments(t.pixels.data(), t.width, t.height);
-        f.templateOffset = templateBytes;
-        templateBytes += alignUp(f.fragments.size());
+        const auto placed = ownFragments.emplace(r.image, templateBytes);
+        if (placed.second) {  // the first region naming it carries its fragments
+          f.fragments = fusedSpatialFragments(t.pixels.data(), t.width, t.height);
+          templateBytes += alignUp(f.fragments.size());
+        }
+        f.templateOffset = placed.first->second;
       }
       maxFusedHeight = std::max(maxFusedHeight, t.height);
       maxFusedMapW = std::max(maxFusedMapW, f.mapWidth);
@@ -185,7 +188,8 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     d.map = maps_.as<double>() + f.mapOffset;
     if (f.fused) {
       if (r.image != nullptr) {
-        std::memcpy(hostOwnTemplates_.as<uint8_t>() + f.templateOffset, f.fragments.data(), f.fragments.size());
+        if (!f.fragments.empty())
+          std::memcpy(hostOwnTemplates_.as<uint8_t>() + f.templateOffset, f.fragments.data(), f.fragments.size());
         d.fragments = ownTemplates_.as<uint8_t>() + f.templateOffset;
         d.stats = templateStats(*r.image);
       } else {
