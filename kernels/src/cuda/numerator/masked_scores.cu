@@ -1,7 +1,6 @@
 #include "cuda/numerator/masked_scores.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #include "common/integer_math.hpp"
@@ -66,7 +65,7 @@ Status allowShared(Kernel kernel, std::size_t bytes) {
   return Status();
 }
 
-
+// One frame (one descriptor, passed by value), pass P.
 template <MaskedPass P>
 Status launchFrame(const MaskedScoreDesc& r, Method method, cudaStream_t stream) {
   int chunkRows = 0, maxWords = 0;
