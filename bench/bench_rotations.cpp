@@ -1,17 +1,22 @@
-// A template at many angles and scales on the CPU backend: the variants' whole rotated support as
-// each one's mask (RotationSupport::Rectangle: every variant its own mask and window sums) against
-// the disc inscribed in the template (RotationSupport::Disc: one mask per scale, its window sums
-// computed once a frame and shared by every angle), and OpenCV's matchTemplate looping the same
-// rectangle variants with their masks where OpenCV is present (built without OpenCV, that line is
-// left out), and the coarse-to-fine search (coarse_to_fine.hpp) at 1..--levels pyramid levels
-// beside each exhaustive search, in the same run, saying whether it found the exhaustive search's
-// best (variant, position, angle). The frame is noise with the template (a smooth textured object)
-// drawn on it turned by 37 degrees at 1.1x. One frame, ccoeff-normed, the median of a few runs;
-// prints the bank sizes and ms per frame.
-//   bench_rotations [--width=640] [--height=360] [--side=32] [--step=5] [--threads=0] [--reps=3]
-//                   [--opencv=1] [--cuda=0] [--levels=2]
-// --cuda=1 matches on the CUDA backend instead (the figure on the H200:
-// --cuda=1 --width=1920 --height=1080 --side=64 --step=5 --opencv=0).
+// Templates at many angles and scales: the variants' whole rotated support as each one's mask
+// (RotationSupport::Rectangle: every variant its own mask and window sums) against the disc
+// inscribed in the template (RotationSupport::Disc: one mask per scale, its window sums computed
+// once a frame and shared by every angle), and OpenCV's matchTemplate looping the same rectangle
+// variants with their masks where OpenCV is present (built without OpenCV, that line is left
+// out), and the coarse-to-fine search (coarse_to_fine.hpp) at 1..--levels pyramid levels beside
+// each exhaustive search, in the same run, saying for how many templates it found the exhaustive
+// search's best (variant, position, angle), and where its last run's time went. The frame is
+// noise with each template (a smooth textured object, a different pattern each) drawn on it
+// turned (37 degrees, then 23 more each) at 1.1x. One frame, ccoeff-normed, the median of
+// --reps runs (--opencv-reps for OpenCV's loop, which is slow); prints the bank sizes and ms per
+// frame.
+//   bench_rotations [--width=640] [--height=360] [--side=32] [--step=5] [--templates=1] [--threads=0]
+//                   [--reps=3] [--opencv=1] [--opencv-reps=1] [--exhaustive=1] [--cuda=0] [--levels=2]
+// --cuda=1 matches on the CUDA backend instead. The figures on the H200 (one template,
+// then eight: 216 and 1728 masked variants):
+//   bench_rotations --cuda=1 --width=1920 --height=1080 --side=64 --step=5
+//   bench_rotations --cuda=1 --width=1920 --height=1080 --side=64 --step=5 --templates=8
+// A pack with OpenCV (GPU_PACK_OPENCV=1 scripts/gpu-pack.sh) carries its libraries in lib/.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,17 +46,21 @@ int option(int argc, char** argv, const char* name, int fallback) {
 
 // A smooth, textured object of side x side pixels: waves and two blobs, asymmetric, so each angle
 // looks different and a half-size copy keeps its structure.
-nccmatch::TemplateImage texturedObject(int side) {
+// Pattern `which` moves the waves' phases and frequencies and the blobs, so each template looks
+// different.
+nccmatch::TemplateImage texturedObject(int side, int which) {
   nccmatch::TemplateImage t;
-  t.name = "t";
+  t.name = "t" + std::to_string(which);
   t.width = t.height = side;
   const double k = 32.0 / side;  // the pattern scales with the side
+  const double p = 0.9 * which, bx = 6 - (which % 3) * 3, by = -5 + (which % 4) * 3;
   for (int y = 0; y < side; ++y)
     for (int x = 0; x < side; ++x) {
       const double u = (x - (side - 1) / 2.0) * k, v = (y - (side - 1) / 2.0) * k;
-      const double value = 128 + 55 * std::sin(0.33 * u + 0.21 * v) * std::cos(0.25 * v - 0.12 * u) +
-                           45 * std::exp(-((u - 6) * (u - 6) + (v + 5) * (v + 5)) / 18.0) -
-                           50 * std::exp(-((u + 7) * (u + 7) + (v - 6) * (v - 6)) / 14.0);
+      const double f = 1 + 0.06 * which;
+      const double value = 128 + 55 * std::sin(f * (0.33 * u + 0.21 * v) + p) * std::cos(0.25 * v - f * 0.12 * u + 0.4 * p) +
+                           45 * std::exp(-((u - bx) * (u - bx) + (v - by) * (v - by)) / 18.0) -
+                           50 * std::exp(-((u + by) * (u + by) + (v - bx) * (v - bx)) / 14.0);
       t.pixels.push_back(uint8_t(std::lround(value)));
     }
   return t;
@@ -66,10 +75,15 @@ void drawVariant(const nccmatch::TemplateImage& v, int x, int y, std::vector<uin
     }
 }
 
-bool sameBest(const nccmatch::FrameResult& a, const nccmatch::FrameResult& b) {
-  if (a.best.empty() || b.best.empty() || !a.best[0] || !b.best[0]) return false;
-  const nccmatch::Match &p = *a.best[0], &q = *b.best[0];
-  return p.x == q.x && p.y == q.y && p.scale == q.scale && std::fabs(p.angle - q.angle) < 1e-9 && p.score == q.score;
+// How many templates have the same best in both results (place, scale, angle, score).
+int sameBests(const nccmatch::FrameResult& a, const nccmatch::FrameResult& b) {
+  int same = 0;
+  for (std::size_t i = 0; i < a.best.size() && i < b.best.size(); ++i) {
+    if (!a.best[i] || !b.best[i]) continue;
+    const nccmatch::Match &p = *a.best[i], &q = *b.best[i];
+    same += p.x == q.x && p.y == q.y && p.scale == q.scale && std::fabs(p.angle - q.angle) < 1e-9 && p.score == q.score;
+  }
+  return same;
 }
 
 }  // namespace
@@ -79,17 +93,31 @@ int main(int argc, char** argv) {
   const int width = option(argc, argv, "width", 640), height = option(argc, argv, "height", 360);
   const int side = option(argc, argv, "side", 32), step = option(argc, argv, "step", 5);
   const int threads = option(argc, argv, "threads", 0), reps = option(argc, argv, "reps", 3);
+  const int templates = option(argc, argv, "templates", 1);
   [[maybe_unused]] const bool withOpenCv = option(argc, argv, "opencv", 1) != 0;
+  [[maybe_unused]] const int openCvReps = option(argc, argv, "opencv-reps", 1);
+  const bool withExhaustive = option(argc, argv, "exhaustive", 1) != 0;
   const bool cuda = option(argc, argv, "cuda", 0) != 0;
   const int maxLevels = option(argc, argv, "levels", 2);
+  if (templates < 1) return std::fprintf(stderr, "--templates must be at least 1\n"), 1;
   std::mt19937 rng(7);
   std::vector<uint8_t> frame(std::size_t(width) * height);
   for (auto& p : frame) p = uint8_t(rng());
-  const TemplateImage t = texturedObject(side);
-  {  // the object, turned and grown, near the frame's centre
-    const TemplateImage drawn = rotateTemplate(resizeTemplate(t, int(std::lround(side * 1.1)), int(std::lround(side * 1.1))), 37);
-    if (drawn.width > width || drawn.height > height) return std::fprintf(stderr, "the frame is smaller than the object\n"), 1;
-    drawVariant(drawn, (width - drawn.width) / 2 + 1, (height - drawn.height) / 2 + 1, &frame, width);
+  std::vector<TemplateImage> originals;
+  for (int k = 0; k < templates; ++k) originals.push_back(texturedObject(side, k));
+  {  // each object turned and grown, on a grid of cells across the frame
+    const int columns = int(std::ceil(std::sqrt(double(templates))));
+    const int rows = (templates + columns - 1) / columns;
+    const int grown = int(std::lround(side * 1.1));
+    for (int k = 0; k < templates; ++k) {
+      const TemplateImage drawn = rotateTemplate(resizeTemplate(originals[std::size_t(k)], grown, grown), 37 + 23 * k);
+      const int cellW = width / columns, cellH = height / rows;
+      if (drawn.width > cellW || drawn.height > cellH)
+        return std::fprintf(stderr, "the frame is too small for %d objects of %dx%d\n", templates, drawn.width,
+                            drawn.height), 1;
+      drawVariant(drawn, (k % columns) * cellW + (cellW - drawn.width + 1) / 2,
+                  (k / columns) * cellH + (cellH - drawn.height + 1) / 2, &frame, width);
+    }
   }
   const std::vector<double> scales{0.9, 1.0, 1.1}, angles = angleRange(0, 360, step);
   EngineOptions options;
@@ -100,27 +128,33 @@ int main(int argc, char** argv) {
   const FrameView view{frame.data(), width, height, std::size_t(width), MemoryKind::Host};
   MatchParams params;
   params.maxMatches = 5;
-  std::printf("frame %dx%d, template %dx%d, %zu angles x %zu scales, backend %s, %d host threads\n", width, height,
-              side, side, angles.size(), scales.size(), backendName(engine->backend()), engine->workerThreads());
+  std::printf("frame %dx%d, %d template(s) %dx%d, %zu angles x %zu scales, backend %s, %d host threads\n", width,
+              height, templates, side, side, angles.size(), scales.size(), backendName(engine->backend()),
+              engine->workerThreads());
   for (RotationSupport support : {RotationSupport::Rectangle, RotationSupport::Disc}) {
     ScaledBank bank;
-    if (Status s = rotateAndScaleTemplates({t}, scales, angles, &bank, support); !s.ok())
+    if (Status s = rotateAndScaleTemplates(originals, scales, angles, &bank, support); !s.ok())
       return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     std::size_t pixels = 0;
     for (const TemplateImage& v : bank.templates) pixels += v.pixels.size();
     const char* supportName = support == RotationSupport::Disc ? "disc" : "rectangle";
     FrameResult exhaustive;
-    const double ms = bench::medianWallMs(reps, [&] {
-      FrameResult raw;
-      engine->match(view, params, &raw);
-      exhaustive = mergeScaledResult(bank, raw, params);
-    });
-    std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n", supportName,
-                bank.templates.size(), pixels, ms);
-    if (!exhaustive.best.empty() && exhaustive.best[0])
-      std::printf("  best: %d,%d scale %g angle %.2f score %.4f\n", exhaustive.best[0]->x, exhaustive.best[0]->y,
-                  exhaustive.best[0]->scale, exhaustive.best[0]->angle, exhaustive.best[0]->score);
+    double ms = 0;
+    if (withExhaustive) {
+      ms = bench::medianWallMs(reps, [&] {
+        FrameResult raw;
+        engine->match(view, params, &raw);
+        exhaustive = mergeScaledResult(bank, raw, params);
+      });
+      std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n", supportName,
+                  bank.templates.size(), pixels, ms);
+      for (std::size_t i = 0; i < exhaustive.best.size() && i < 8; ++i)
+        if (exhaustive.best[i])
+          std::printf("  best of template %zu: %d,%d scale %g angle %.2f score %.4f\n", i, exhaustive.best[i]->x,
+                      exhaustive.best[i]->y, exhaustive.best[i]->scale, exhaustive.best[i]->angle,
+                      exhaustive.best[i]->score);
+    }
     // The coarse-to-fine search of the same bank, same frame, same engine.
     for (int levels = 1; levels <= maxLevels; ++levels) {
       CoarseToFineOptions c2fOptions;
@@ -138,17 +172,24 @@ int main(int argc, char** argv) {
       if (!matched.ok()) return std::fprintf(stderr, "%s\n", matched.message().c_str()), 1;
       const CoarseToFineWork& work = search.lastWork();
       const double full = exhaustiveProducts(bank.templates, width, height);
-      std::printf("coarse-to-fine %-9s levels %d: %9.1f ms/frame (%.1fx), %zu regions, work %.3f of exhaustive, "
-                  "same best: %s\n",
-                  supportName, levels, c2fMs, ms / c2fMs, work.regions, (work.coarseProducts + work.refineProducts) / full,
-                  sameBest(exhaustive, found) ? "yes" : "NO");
+      std::printf("coarse-to-fine %-9s levels %d: %9.1f ms/frame", supportName, levels, c2fMs);
+      if (withExhaustive)
+        std::printf(" (%.1fx), same best as exhaustive: %d of %d templates", ms / c2fMs, sameBests(exhaustive, found),
+                    templates);
+      std::printf(", %zu regions, work %.3f of exhaustive\n", work.regions,
+                  (work.coarseProducts + work.refineProducts) / full);
+      // Where the last run's time went (lastWork: one run, not the median).
+      std::printf("  last run: pyramid %.2f ms, coarse match %.2f ms", work.pyramidMs, work.coarseMs);
+      for (const CoarseToFineLevelStats& l : work.refine)
+        std::printf(", level %d refine %.2f ms (%zu candidates, %zu regions)", l.level, l.ms, l.candidates, l.regions);
+      std::printf(", merge %.2f ms\n", work.mergeMs);
     }
     if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
 #ifdef NCCMATCH_HAVE_OPENCV
     if (support == RotationSupport::Rectangle && withOpenCv) {
       cv::setNumThreads(engine->workerThreads());
       const cv::Mat image(height, width, CV_8U, frame.data());
-      const double cvMs = bench::medianWallMs(reps, [&] {
+      const double cvMs = bench::medianWallMs(openCvReps, [&] {
         cv::Mat scores;
         for (const TemplateImage& v : bank.templates) {
           const cv::Mat tpl(v.height, v.width, CV_8U, const_cast<uint8_t*>(v.pixels.data()));

@@ -3,6 +3,11 @@
 # small folder: stripped test and benchmark binaries, the plugin module, and the OpenCV script.
 # The GPU host unpacks gpu-pack.tar.xz and runs `bash scripts/gpu-test.sh gpu-pack` (with .gst/).
 # Usage: scripts/gpu-pack.sh [build-folder] [pack-folder]    (defaults: build-gpu gpu-pack)
+# GPU_PACK_OPENCV=1: also bench_rotations (it links OpenCV, which the GPU host lacks as C++
+# libraries) with the OpenCV libraries it loads and their dependencies beyond glibc, libstdc++
+# and CUDA in the pack's lib/, stripped (about 6 MB more compressed); scripts/gpu-test.sh adds
+# lib/ at the end of LD_LIBRARY_PATH. By hand, from the folder holding the pack:
+#   LD_LIBRARY_PATH=$PWD/gpu-pack/lib gpu-pack/bench/bench_rotations --cuda=1 --width=1920 --height=1080 --side=64
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
@@ -31,6 +36,26 @@ for b in bench_sat bench_ncc bench_stream bench_bank bench_pipeline bench_track 
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
+if [ "${GPU_PACK_OPENCV:-0}" = 1 ]; then
+  rotations="$build/bench/bench_rotations"
+  opencv=$(ldd "$rotations" | awk '/libopencv/ {print $3}')
+  if [ -z "$opencv" ]; then
+    echo "GPU_PACK_OPENCV=1: $rotations does not link OpenCV (no opencv4 found by meson?)" >&2
+    exit 1
+  fi
+  cp "$rotations" "$pack/bench/"
+  mkdir -p "$pack/lib"
+  # The OpenCV libraries and what they load (ldd lists it all), except what every Linux and the
+  # GPU host's CUDA toolkit have.
+  system='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcufft|libnvidia)[.-]'
+  for lib in $opencv $(for l in $opencv; do ldd "$l" | awk 'NF >= 3 && $3 ~ /^\// {print $3}'; done | sort -u); do
+    name=$(basename "$lib")
+    [[ "$name" =~ $system ]] && continue
+    cp -L "$lib" "$pack/lib/$name"
+  done
+  strip --strip-unneeded "$pack"/lib/* 2>/dev/null || true
+  echo "GPU_PACK_OPENCV=1: bench_rotations and $(ls "$pack/lib" | wc -l) libraries in $pack/lib ($(du -sh "$pack/lib" | cut -f1))"
+fi
 strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true
 # The GStreamer runtime for a host without GStreamer (decodebin for templates, nvcodec, codecs;
 # videocrop for bench/producers.sh; openh264 as the software H.264 decoder there: not libav, whose

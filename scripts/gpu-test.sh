@@ -18,6 +18,9 @@ mkdir -p "$logs"
 # cuFFT: the host's toolkit, or the copy in its Python packages.
 cufft=$(python3 -c "import nvidia.cufft,os;print(os.path.dirname(nvidia.cufft.__file__)+'/lib')" 2>/dev/null || true)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${cufft:+:$cufft}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# A pack made with GPU_PACK_OPENCV=1 carries OpenCV's libraries for bench_rotations: last, so the
+# host's own libraries win where it has them.
+[ -d "$build/lib" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$PWD/$build/lib"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
 summary=()
 status=0
@@ -46,6 +49,9 @@ if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
     args=()
     # bench_live also writes every frame's latency, for bench/plots/plots.py.
     [ "$name" = bench_live ] && args=(--csv "$logs/bench_live.csv")
+    # bench_rotations (GPU_PACK_OPENCV=1 packs): issue 16's figure, one template at 72 angles x 3
+    # scales on a 1080p frame on CUDA, beside the exhaustive search and OpenCV's loop.
+    [ "$name" = bench_rotations ] && args=(--cuda=1 --width=1920 --height=1080 --side=64 --step=5)
     "$b" "${args[@]}" >"$logs/$name.log" 2>&1
     rc=$?
     summary+=("$(printf '%-28s %-4s (table in %s)' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/$name.log")")

@@ -62,12 +62,28 @@ Status validateCoarseToFineOptions(const CoarseToFineOptions& options);
 // A normalised method, whose scores compare across pyramid levels.
 bool coarseToFineMethod(Method method);
 
-// The work of the last CoarseToFineSearch::match, in window-pixel products (positions scored
-// times the compared pixels of the variant scored there).
+// One refinement level of the last CoarseToFineSearch::match: its wall time (candidate picking,
+// the matchRegions call, the choice of peaks) and what it searched.
+struct CoarseToFineLevelStats {
+  int level = 0;               // pyramid level refined: 0 is full size
+  double ms = 0;               // wall milliseconds
+  std::size_t candidates = 0;  // (variant, position) pairs handed down from the coarser level
+  std::size_t regions = 0;     // rectangles searched (one matchRegions call)
+  double products = 0;         // window-pixel products of those rectangles
+};
+
+// The work and wall times of the last CoarseToFineSearch::match (lastWork()), in window-pixel
+// products (positions scored times the compared pixels of the variant scored there) and wall
+// milliseconds, to see where a frame's time goes. With levels == 0 only coarseMs and
+// coarseProducts are set (the exhaustive match).
 struct CoarseToFineWork {
   double coarseProducts = 0;  // the engine's match of the coarsest bank
   double refineProducts = 0;  // every refinement region, every level
-  std::size_t regions = 0;    // refinement regions searched
+  std::size_t regions = 0;    // refinement regions searched, every level
+  double pyramidMs = 0;       // the frame's halvings (and a device frame's copy to the host)
+  double coarseMs = 0;        // the engine's full-frame match of the coarsest bank
+  double mergeMs = 0;         // merging the full-size peaks into the result (mergeScaledResult)
+  std::vector<CoarseToFineLevelStats> refine;  // one a refinement level, coarsest first
 };
 
 // The window-pixel products of an exhaustive search of `bank` on a width x height frame.
@@ -100,6 +116,7 @@ class CoarseToFineSearch {
   // are matched on the frame itself.
   Status match(Engine& engine, const FrameView& frame, const MatchParams& params, FrameResult* result);
 
+  // Where the last match's time went: products, regions and wall times per level.
   const CoarseToFineWork& lastWork() const { return work_; }
 
  private:

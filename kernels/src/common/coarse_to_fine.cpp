@@ -3,6 +3,7 @@
 #include "nccmatch/coarse_to_fine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -24,6 +25,11 @@ std::string formatNumber(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", v);
   return text;
+}
+
+// Wall milliseconds since `start`.
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string sizeText(int w, int h) { return std::to_string(w) + "x" + std::to_string(h); }
@@ -169,8 +175,9 @@ std::vector<std::vector<PositionRect>> candidateRects(const RefineStep& step, co
 // per variant the best over its rectangles and its peaks above levelParams' threshold away from
 // the rings, chosen as the exhaustive search chooses (selectPeaks).
 Status refineLevel(Engine& engine, const RefineStep& step, const std::vector<Candidate>& candidates, int radius,
-                   const MatchParams& levelParams, LevelPeaks* out, CoarseToFineWork* work) {
+                   const MatchParams& levelParams, LevelPeaks* out, CoarseToFineLevelStats* stats) {
   const std::size_t n = step.bank.size();
+  stats->candidates = candidates.size();
   const std::vector<std::vector<PositionRect>> rects = candidateRects(step, candidates, radius);
   std::vector<RegionQuery> queries;
   std::vector<std::pair<uint32_t, PositionRect>> owners;
@@ -182,10 +189,10 @@ Status refineLevel(Engine& engine, const RefineStep& step, const std::vector<Can
       q.image = &step.bank[v];
       queries.push_back(q);
       owners.push_back({uint32_t(v), p});
-      work->refineProducts += double(p.x1 - p.x0 + 1) * (p.y1 - p.y0 + 1) * step.compared[v];
+      stats->products += double(p.x1 - p.x0 + 1) * (p.y1 - p.y0 + 1) * step.compared[v];
     }
   }
-  work->regions += queries.size();
+  stats->regions = queries.size();
   // Every local peak of each region above the level's threshold: the NMS and max-matches of the
   // exhaustive search run below, over all of a variant's regions.
   MatchParams regionParams = levelParams;
@@ -391,11 +398,16 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
                          " (engine->setTemplates(search.engineTemplates()))");
   const int levels = options_.levels;
   work_ = CoarseToFineWork();
+  using Clock = std::chrono::steady_clock;
   if (levels == 0) {
     FrameResult raw;
+    const Clock::time_point started = Clock::now();
     NCC_RETURN_IF_ERROR(engine.match(frame, params, &raw));
+    work_.coarseMs = msSince(started);
     work_.coarseProducts = exhaustiveProducts(pyramid_[0], frame.width, frame.height);
+    const Clock::time_point merging = Clock::now();
     *result = mergeScaledResult(variants_, raw, params);
+    work_.mergeMs = msSince(merging);
     return Status();
   }
   if (!coarseToFineMethod(params.method))
@@ -406,6 +418,7 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
 
   // The pyramid of the frame: level 0 is the frame itself (a device frame copied to the host to
   // be halved), level l the halving of level l - 1.
+  const Clock::time_point pyramidStart = Clock::now();
   const uint8_t* host = frame.data;
   std::size_t hostStride = frame.stride;
   if (frame.memory != MemoryKind::Host) {
@@ -425,6 +438,7 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
     views.push_back({frames_[std::size_t(level - 1)].data(), finer.width / 2, finer.height / 2,
                      std::size_t(finer.width / 2), MemoryKind::Host});
   }
+  work_.pyramidMs = msSince(pyramidStart);
 
   const std::size_t n = variants_.templates.size();
   const double sign = goodnessSign(params.method);
@@ -438,7 +452,9 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
   LevelPeaks level;
   {
     FrameResult raw;
+    const Clock::time_point started = Clock::now();
     NCC_RETURN_IF_ERROR(engine.match(views.back(), coarse, &raw));
+    work_.coarseMs = msSince(started);
     work_.coarseProducts = exhaustiveProducts(pyramid_.back(), views.back().width, views.back().height);
     level.peaks.assign(n, {});
     level.best = raw.best;
@@ -454,15 +470,24 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
     const RefineStep step{views[std::size_t(l)], pyramid_[std::size_t(l)], pyramid_[std::size_t(l + 1)], neighbours_,
                           compared_[std::size_t(l)]};
     LevelPeaks next;
+    CoarseToFineLevelStats stats;
+    stats.level = l;
+    const Clock::time_point started = Clock::now();
     NCC_RETURN_IF_ERROR(refineLevel(engine, step, pickCandidates(level, variants_, options_, sign), options_.searchRadius,
-                                    l == 0 ? params : coarse, &next, &work_));
+                                    l == 0 ? params : coarse, &next, &stats));
+    stats.ms = msSince(started);
+    work_.refineProducts += stats.products;
+    work_.regions += stats.regions;
+    work_.refine.push_back(stats);
     level = std::move(next);
   }
 
+  const Clock::time_point merging = Clock::now();
   FrameResult raw;
   raw.best = level.best;
   for (std::vector<Match>& list : level.peaks) raw.matches.insert(raw.matches.end(), list.begin(), list.end());
   *result = mergeScaledResult(variants_, raw, params);
+  work_.mergeMs = msSince(merging);
   return Status();
 }
 

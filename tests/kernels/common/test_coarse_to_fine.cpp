@@ -265,6 +265,23 @@ void checkScenes(Backend backend) {
                   describeCase(c).c_str(), scene, work.regions, (work.coarseProducts + work.refineProducts) / full,
                   work.coarseProducts / full);
       EXPECT_LT(work.coarseProducts + work.refineProducts, full * (c.levels == 1 ? 0.5 : 0.25)) << where;
+      // The per-level stats: one a refinement level, coarsest first, adding up to the totals.
+      ASSERT_EQ(work.refine.size(), std::size_t(c.levels)) << where;
+      std::size_t regions = 0;
+      double products = 0;
+      for (std::size_t k = 0; k < work.refine.size(); ++k) {
+        const CoarseToFineLevelStats& l = work.refine[k];
+        EXPECT_EQ(l.level, c.levels - 1 - int(k)) << where;
+        EXPECT_GT(l.candidates, 0u) << where;
+        EXPECT_GT(l.regions, 0u) << where;
+        EXPECT_GE(l.ms, 0.0) << where;
+        regions += l.regions;
+        products += l.products;
+      }
+      EXPECT_EQ(regions, work.regions) << where;
+      EXPECT_EQ(products, work.refineProducts) << where;
+      EXPECT_GT(work.coarseMs, 0.0) << where;
+      EXPECT_GE(work.pyramidMs, 0.0) << where;
     }
   }
 }

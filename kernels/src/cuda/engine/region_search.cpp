@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "common/region_peaks.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/region_scores.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "cuda/peaks/region_peaks.hpp"
@@ -24,41 +26,46 @@ constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows hav
 
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// Where one fused region's inputs and outputs lie in the packed buffers.
-struct FusedRegion {
-  std::size_t region;            // index in the caller's list
-  const TemplateImage* image;    // its template
-  std::size_t pixelOffset = 0;   // host frames: its pixels in the work area
-  std::size_t pitch = 0;
-  std::size_t fragmentOffset = 0;  // own images: its fragments in the work area
-  std::vector<uint8_t> fragments;  // own images only
-  std::size_t mapOffset = 0;     // doubles
-  int mapWidth = 0, mapHeight = 0;
-};
-
 // One call's work area, the same layout in pinned host memory and on the device: what goes up in
-// one copy (descriptors, host frames' region pixels, own templates' fragments, and the zeroed
-// counters: the candidate count and each region's finished tiles), then what comes back in one
-// copy (the counters again, each region's best, the first candidates), then the other candidates.
+// one copy (every region's descriptor, the masked kernel's descriptors, host frames' pixels, own
+// templates, and the zeroed counters: the candidate count and each fused region's finished
+// tiles), then what comes back in one copy (the counters again, each region's best, the first
+// candidates), then the other candidates.
 struct WorkLayout {
-  std::size_t descs = 0, pixels = 0, fragments = 0, counters = 0, bests = 0, candidates = 0, end = 0;
+  std::size_t descs = 0, maskedDescs = 0, pixels = 0, templates = 0, counters = 0, bests = 0, candidates = 0,
+              end = 0;
   std::size_t upBytes() const { return bests; }
   std::size_t downBytes(std::size_t capacity) const {
     return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
   }
 };
 
-WorkLayout workLayout(std::size_t regions, std::size_t pixelBytes, std::size_t fragmentBytes, std::size_t capacity) {
+WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t pixelBytes,
+                      std::size_t templateBytes, std::size_t capacity) {
   WorkLayout l;
-  l.descs = 0;
-  l.pixels = alignUp(regions * sizeof(RegionScoreDesc));
-  l.fragments = l.pixels + alignUp(pixelBytes);
-  l.counters = l.fragments + alignUp(fragmentBytes);
+  l.maskedDescs = alignUp(regions * sizeof(RegionScoreDesc));
+  l.pixels = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
+  l.templates = l.pixels + alignUp(pixelBytes);
+  l.counters = l.templates + alignUp(templateBytes);
   l.bests = l.counters + alignUp(sizeof(int) + regions * sizeof(unsigned));
   l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
   l.end = l.candidates + capacity * sizeof(RegionPeak);
   return l;
 }
+
+// Where one region's inputs and outputs lie in the packed buffers. Fused regions (templates up to
+// 64x64 without ignored pixels) take the fused kernel, the others the masked kernel.
+struct ScoredRegion {
+  std::size_t region;            // index in the caller's list
+  const TemplateImage* image;    // its template
+  bool fused = false;
+  std::size_t pixelOffset = 0;   // host frames: its pixels in the packed upload
+  std::size_t pitch = 0;
+  std::size_t templateOffset = 0;  // own images: its fragments or masked layout in the packed upload
+  std::vector<uint8_t> fragments;  // own images of fused regions: the first region naming the image
+  std::size_t mapOffset = 0;     // doubles
+  int mapWidth = 0, mapHeight = 0;
+};
 
 void toFrame(const RegionQuery& r, Match* m) {
   m->x += r.x;
@@ -73,23 +80,21 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
                          const MatchParams& params, cudaStream_t stream, std::vector<RegionResult>* results) {
   results->assign(regions.size(), RegionResult());
   const bool hostFrame = frame.memory == MemoryKind::Host;
-  std::vector<FusedRegion> fused;
-  std::vector<std::size_t> onCpu;
-  std::size_t pixelBytes = 0, fragmentBytes = 0, mapDoubles = 0;
-  std::size_t capacity = 0;
-  int maxHeight = 1, maxMapW = 1, maxMapH = 1;
+  std::vector<ScoredRegion> fused, masked;
+  // Own images: one upload each (fragments or masked layout), however many regions name them.
+  std::map<const TemplateImage*, std::size_t> ownLayouts, ownFragments;
+  std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
+  int boundX0 = frame.width, boundY0 = frame.height, boundX1 = 0, boundY1 = 0;  // the regions' bounding box
+  int maxFusedHeight = 1, maxFusedMapW = 1, maxFusedMapH = 1;
+  int maxMaskedW = 1, maxMaskedH = 1, maxMaskedMapW = 1, maxMaskedMapH = 1;
   for (std::size_t k = 0; k < regions.size(); ++k) {
     const RegionQuery& r = regions[k];
     const TemplateImage& t = r.image != nullptr ? *r.image : bank.image(r.templateIndex);
     if (t.width > r.width || t.height > r.height) continue;  // no position: no matches, no best
-    // The fused region kernel has no mask: masked templates take the exact CPU path.
-    if (!fusedSpatialFits(t.width, t.height) || ignoresPixels(t)) {
-      onCpu.push_back(k);
-      continue;
-    }
-    FusedRegion f;
+    ScoredRegion f;
     f.region = k;
     f.image = &t;
+    f.fused = fusedSpatialFits(t.width, t.height) && !ignoresPixels(t);
     f.mapWidth = r.width - t.width + 1;
     f.mapHeight = r.height - t.height + 1;
     f.mapOffset = mapDoubles;
@@ -98,181 +103,183 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       f.pitch = alignUp(std::size_t(r.width));
       f.pixelOffset = pixelBytes;
       pixelBytes += f.pitch * std::size_t(r.height);
+      boundX0 = std::min(boundX0, r.x);
+      boundY0 = std::min(boundY0, r.y);
+      boundX1 = std::max(boundX1, r.x + r.width);
+      boundY1 = std::max(boundY1, r.y + r.height);
     }
-    if (r.image != nullptr) {
-      f.fragments = fusedSpatialFragments(t.pixels.data(), t.width, t.height);
-      f.fragmentOffset = fragmentBytes;
-      fragmentBytes += alignUp(f.fragments.size());
-    }
-    maxHeight = std::max(maxHeight, t.height);
-    maxMapW = std::max(maxMapW, f.mapWidth);
-    maxMapH = std::max(maxMapH, f.mapHeight);
-    fused.push_back(std::move(f));
-  }
-
-  WorkLayout layout;
-  if (!fused.empty()) {
-    // Every position may be a candidate at most once: room for all of them.
-    capacity = mapDoubles;
-    layout = workLayout(fused.size(), pixelBytes, fragmentBytes, capacity);
-    NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
-    if (layout.end > work_.capacity()) {
-      NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
-      // The copy back takes kFirstCandidates slots whatever the count: zeroed once, so it never
-      // reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so that the
-      // next call zeroes it.
-      const auto zero = [&]() -> Status {
-        NCC_CUDA_CHECK(cudaMemsetAsync(work_.as<void>(), 0, work_.capacity(), stream));
-        return Status();
-      };
-      const Status zeroed = zero();
-      if (!zeroed.ok()) work_.release();
-      NCC_RETURN_IF_ERROR(zeroed);
-    }
-    NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.bests + layout.downBytes(capacity)));
-    // The pinned area may still feed the previous call's copies: that call synchronised.
-    uint8_t* host = hostWork_.as<uint8_t>();
-    uint8_t* device = work_.as<uint8_t>();
-    RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
-    for (std::size_t i = 0; i < fused.size(); ++i) {
-      const FusedRegion& f = fused[i];
-      const RegionQuery& r = regions[f.region];
-      RegionScoreDesc d;
-      if (hostFrame) {
-        uint8_t* dst = host + layout.pixels + f.pixelOffset;
-        for (int y = 0; y < r.height; ++y)
-          std::memcpy(dst + std::size_t(y) * f.pitch, frame.data + std::size_t(r.y + y) * frame.stride + r.x,
-                      std::size_t(r.width));
-        d.image = device + layout.pixels + f.pixelOffset;
-        d.pitch = f.pitch;
-      } else {
-        d.image = frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x);
-        d.pitch = frame.stride;
-      }
-      d.width = r.width;
-      d.height = r.height;
+    if (f.fused) {
       if (r.image != nullptr) {
-        std::memcpy(host + layout.fragments + f.fragmentOffset, f.fragments.data(), f.fragments.size());
-        d.fragments = device + layout.fragments + f.fragmentOffset;
+        const auto placed = ownFragments.emplace(r.image, templateBytes);
+        if (placed.second) {  // the first region naming it carries its fragments
+          f.fragments = fusedSpatialFragments(t.pixels.data(), t.width, t.height);
+          templateBytes += alignUp(f.fragments.size());
+        }
+        f.templateOffset = placed.first->second;
+      }
+      maxFusedHeight = std::max(maxFusedHeight, t.height);
+      maxFusedMapW = std::max(maxFusedMapW, f.mapWidth);
+      maxFusedMapH = std::max(maxFusedMapH, f.mapHeight);
+      fused.push_back(std::move(f));
+    } else {
+      if (r.image != nullptr) {
+        const auto placed = ownLayouts.emplace(r.image, templateBytes);
+        if (placed.second) templateBytes += alignUp(maskedLayoutBytes(t.width, t.height));
+        f.templateOffset = placed.first->second;
+      }
+      maxMaskedW = std::max(maxMaskedW, t.width);
+      maxMaskedH = std::max(maxMaskedH, t.height);
+      maxMaskedMapW = std::max(maxMaskedMapW, f.mapWidth);
+      maxMaskedMapH = std::max(maxMaskedMapH, f.mapHeight);
+      masked.push_back(std::move(f));
+    }
+  }
+  if (fused.empty() && masked.empty()) return Status();
+  // Host frames: each region's rows packed, or, where the regions overlap so much that the
+  // rectangle holding them all is smaller (a coarse-to-fine refinement: thousands of regions
+  // around a few places), that rectangle once.
+  const std::size_t boundPitch = alignUp(std::size_t(std::max(0, boundX1 - boundX0)));
+  const std::size_t boundBytes = boundPitch * std::size_t(std::max(0, boundY1 - boundY0));
+  const bool uploadBound = hostFrame && boundBytes < pixelBytes;
+  if (uploadBound) pixelBytes = boundBytes;
+  // One list for the peaks: the fused regions, then the masked ones.
+  std::vector<ScoredRegion> scored = std::move(fused);
+  const std::size_t fusedCount = scored.size();
+  for (ScoredRegion& f : masked) scored.push_back(std::move(f));
+  const std::size_t maskedCount = scored.size() - fusedCount;
+
+  // Every position may be a candidate at most once: room for all of them.
+  const std::size_t capacity = mapDoubles;
+  const WorkLayout layout = workLayout(scored.size(), maskedCount, pixelBytes, templateBytes, capacity);
+  NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
+  if (layout.end > work_.capacity()) {
+    NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
+    // The copy back takes kFirstCandidates slots whatever the count: zeroed once, so it never
+    // reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so that the
+    // next call zeroes it.
+    const auto zero = [&]() -> Status {
+      NCC_CUDA_CHECK(cudaMemsetAsync(work_.as<void>(), 0, work_.capacity(), stream));
+      return Status();
+    };
+    const Status zeroed = zero();
+    if (!zeroed.ok()) work_.release();
+    NCC_RETURN_IF_ERROR(zeroed);
+  }
+  NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.counters + layout.downBytes(capacity)));
+  uint8_t* host = hostWork_.as<uint8_t>();
+  uint8_t* device = work_.as<uint8_t>();
+  // The pinned buffers may still feed the previous call's copies: that call synchronised.
+  RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
+  MaskedScoreDesc* maskedDescs = reinterpret_cast<MaskedScoreDesc*>(host + layout.maskedDescs);
+  std::map<std::size_t, TemplateStats> ownStats;  // by layout offset: packed once each
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    const ScoredRegion& f = scored[i];
+    const RegionQuery& r = regions[f.region];
+    RegionScoreDesc d;
+    if (uploadBound) {
+      d.image = device + layout.pixels + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
+      d.pitch = boundPitch;
+    } else if (hostFrame) {
+      uint8_t* dst = host + layout.pixels + f.pixelOffset;
+      for (int y = 0; y < r.height; ++y)
+        std::memcpy(dst + std::size_t(y) * f.pitch, frame.data + std::size_t(r.y + y) * frame.stride + r.x,
+                    std::size_t(r.width));
+      d.image = device + layout.pixels + f.pixelOffset;
+      d.pitch = f.pitch;
+    } else {
+      d.image = frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x);
+      d.pitch = frame.stride;
+    }
+    d.width = r.width;
+    d.height = r.height;
+    d.templateWidth = f.image->width;
+    d.templateHeight = f.image->height;
+    d.map = maps_.as<double>() + f.mapOffset;
+    if (f.fused) {
+      if (r.image != nullptr) {
+        if (!f.fragments.empty())
+          std::memcpy(host + layout.templates + f.templateOffset, f.fragments.data(), f.fragments.size());
+        d.fragments = device + layout.templates + f.templateOffset;
         d.stats = templateStats(*r.image);
       } else {
         d.fragments = bank.prepared(r.templateIndex).fusedPacked.as<uint8_t>();
         d.stats = bank.prepared(r.templateIndex).stats;
       }
-      d.templateWidth = f.image->width;
-      d.templateHeight = f.image->height;
-      d.map = maps_.as<double>() + f.mapOffset;
-      descs[i] = d;
+    } else {
+      MaskedScoreDesc m;
+      m.image = d.image;
+      m.pitch = d.pitch;
+      m.width = d.width;
+      m.height = d.height;
+      m.map = d.map;
+      if (r.image != nullptr) {
+        auto known = ownStats.find(f.templateOffset);
+        if (known == ownStats.end())
+          known = ownStats.emplace(f.templateOffset,
+                                   packMaskedTemplate(*r.image, host + layout.templates + f.templateOffset))
+                      .first;
+        m.t = MaskedTemplateDevice::at(device + layout.templates + f.templateOffset, r.image->width,
+                                       r.image->height, known->second);
+      } else {
+        m.t = bank.prepared(r.templateIndex).maskedDevice(*f.image);
+      }
+      d.stats = m.t.stats;
+      maskedDescs[i - fusedCount] = m;
     }
-    std::memset(host + layout.counters, 0, layout.bests - layout.counters);
-    // Up in one copy, scores and peaks in one launch, the samples back in one copy.
-    NCC_CUDA_CHECK(cudaMemcpyAsync(device, host, layout.upBytes(), cudaMemcpyHostToDevice, stream));
-    RegionPeakJob job;
-    job.sign = goodnessSign(params.method);
-    job.goodEnough = job.sign * params.threshold;
-    job.collect = params.maxMatches > 0;
-    job.candidates = reinterpret_cast<RegionPeak*>(device + layout.candidates);
-    job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
-    job.candidateCount = reinterpret_cast<int*>(device + layout.counters);
-    job.tilesDone = reinterpret_cast<unsigned*>(device + layout.counters + sizeof(int));
-    job.bests = reinterpret_cast<RegionPeak*>(device + layout.bests);
-    NCC_RETURN_IF_ERROR(fusedRegionScores(reinterpret_cast<const RegionScoreDesc*>(device + layout.descs),
-                                          int(fused.size()), maxHeight, maxMapW, maxMapH, params.method, &job,
-                                          stream));
-    NCC_CUDA_CHECK(cudaMemcpyAsync(host + layout.counters, device + layout.counters, layout.downBytes(capacity),
-                                   cudaMemcpyDeviceToHost, stream));
+    descs[i] = d;
   }
-  // The CPU's regions meanwhile (large templates), then the GPU's maps.
-  if (!onCpu.empty()) {
-    const Status cpu = runOnCpu(bank, frame, regions, onCpu, params, results);
-    if (!cpu.ok()) {
-      cudaStreamSynchronize(stream);
-      return cpu;
-    }
+  if (uploadBound)
+    for (int y = boundY0; y < boundY1; ++y)
+      std::memcpy(host + layout.pixels + std::size_t(y - boundY0) * boundPitch,
+                  frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
+  std::memset(host + layout.counters, 0, layout.bests - layout.counters);
+  // Up in one copy; the fused regions scored with their peaks in one launch, the masked ones scored
+  // then their peaks found; the samples back in one copy.
+  NCC_CUDA_CHECK(cudaMemcpyAsync(device, host, layout.upBytes(), cudaMemcpyHostToDevice, stream));
+  const RegionScoreDesc* deviceDescs = reinterpret_cast<const RegionScoreDesc*>(device + layout.descs);
+  RegionPeakJob job;
+  job.sign = goodnessSign(params.method);
+  job.goodEnough = job.sign * params.threshold;
+  job.collect = params.maxMatches > 0;
+  job.candidates = reinterpret_cast<RegionPeak*>(device + layout.candidates);
+  job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
+  job.candidateCount = reinterpret_cast<int*>(device + layout.counters);
+  job.tilesDone = reinterpret_cast<unsigned*>(device + layout.counters + sizeof(int));
+  job.bests = reinterpret_cast<RegionPeak*>(device + layout.bests);
+  NCC_RETURN_IF_ERROR(fusedRegionScores(deviceDescs, int(fusedCount), maxFusedHeight, maxFusedMapW, maxFusedMapH,
+                                        params.method, &job, stream));
+  if (maskedCount > 0) {
+    NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(device + layout.maskedDescs),
+                                           int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,
+                                           params.method, stream));
+    RegionPeakJob maskedJob = job;
+    maskedJob.firstRegion = int(fusedCount);
+    NCC_RETURN_IF_ERROR(findRegionPeaks(deviceDescs + fusedCount, int(maskedCount), maskedJob, stream));
   }
-  if (fused.empty()) return Status();
+  NCC_CUDA_CHECK(cudaMemcpyAsync(host + layout.counters, device + layout.counters, layout.downBytes(capacity),
+                                 cudaMemcpyDeviceToHost, stream));
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const uint8_t* host = hostWork_.as<uint8_t>();
+
   const std::size_t count = std::size_t(*reinterpret_cast<const int*>(host + layout.counters));
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
-  const RegionPeak* bests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
+  const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
   const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.candidates);
-  std::vector<std::vector<RegionPeak>> candidates(fused.size());
-  for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) candidates[first[k].region].push_back(first[k]);
+  std::vector<std::vector<RegionPeak>> found(scored.size());
+  for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) found[first[k].region].push_back(first[k]);
   if (count > kFirstCandidates) {  // many positions pass (a low threshold): the rest in a second copy
     std::vector<RegionPeak> rest(count - kFirstCandidates);
-    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), work_.as<uint8_t>() + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
+    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), device + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
                               rest.size() * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
-    for (const RegionPeak& p : rest) candidates[p.region].push_back(p);
+    for (const RegionPeak& p : rest) found[p.region].push_back(p);
   }
-  for (std::size_t i = 0; i < fused.size(); ++i) {
-    const FusedRegion& f = fused[i];
+  for (std::size_t i = 0; i < scored.size(); ++i) {
+    const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    finishRegionPeaks(std::move(candidates[i]), bests[i], f.mapWidth, f.mapHeight, f.image->width, f.image->height,
+    finishRegionPeaks(std::move(found[i]), hostBests[i], f.mapWidth, f.mapHeight, f.image->width, f.image->height,
                       r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);
-  }
-  return Status();
-}
-
-Status RegionSearch::runOnCpu(const TemplateBank& bank, const FrameView& frame,
-                              const std::vector<RegionQuery>& regions, const std::vector<std::size_t>& which,
-                              const MatchParams& params, std::vector<RegionResult>* results) {
-  if (!cpu_) {
-    // One worker a core: the regions are spread over them (a coarse-to-fine refinement of masked
-    // rotated variants is hundreds of regions, 23 ms a 1080p frame on one thread of the H200 host).
-    EngineOptions options;
-    options.backend = Backend::Cpu;
-    options.threads = 0;
-    options.cpuPath = CpuPath::Direct;
-    NCC_RETURN_IF_ERROR(Engine::create(options, &cpu_));
-  }
-  // The rectangle holding every region, on the host: the frame's own rows, or one copy of that
-  // rectangle from the device.
-  int x0 = frame.width, y0 = frame.height, x1 = 0, y1 = 0;
-  for (std::size_t k : which) {
-    const RegionQuery& r = regions[k];
-    x0 = std::min(x0, r.x);
-    y0 = std::min(y0, r.y);
-    x1 = std::max(x1, r.x + r.width);
-    y1 = std::max(y1, r.y + r.height);
-  }
-  if (x1 <= x0 || y1 <= y0) return Status();
-  std::vector<uint8_t> copy;
-  FrameView view;
-  view.width = x1 - x0;
-  view.height = y1 - y0;
-  if (frame.memory == MemoryKind::Host) {
-    view.data = frame.data + std::size_t(y0) * frame.stride + std::size_t(x0);
-    view.stride = frame.stride;
-  } else {
-    copy.resize(std::size_t(view.width) * view.height);
-    NCC_CUDA_CHECK(cudaMemcpy2D(copy.data(), std::size_t(view.width),
-                                frame.data + std::size_t(y0) * frame.stride + std::size_t(x0), frame.stride,
-                                std::size_t(view.width), std::size_t(view.height), cudaMemcpyDeviceToHost));
-    view.data = copy.data();
-    view.stride = std::size_t(view.width);
-  }
-  // Each region in the rectangle's coordinates, with its template as its own image (the CPU
-  // engine holds no bank); one call spreads them over the workers.
-  std::vector<RegionQuery> queries;
-  for (std::size_t k : which) {
-    RegionQuery r = regions[k];
-    r.x -= x0;
-    r.y -= y0;
-    if (r.image == nullptr) r.image = &bank.image(r.templateIndex);
-    queries.push_back(r);
-  }
-  std::vector<RegionResult> found;
-  NCC_RETURN_IF_ERROR(cpu_->matchRegions(view, queries, params, &found));
-  const RegionQuery origin{x0, y0, 0, 0, 0, nullptr};
-  for (std::size_t i = 0; i < which.size(); ++i) {
-    RegionResult& out = (*results)[which[i]];
-    out = std::move(found[i]);
-    for (Match& m : out.matches) toFrame(origin, &m);
-    if (out.best) toFrame(origin, &*out.best);
   }
   return Status();
 }

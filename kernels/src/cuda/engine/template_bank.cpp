@@ -1,6 +1,8 @@
 #include "cuda/engine/template_bank.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/engine/cost_model.hpp"
@@ -23,13 +25,10 @@ Status copyToDevice(const std::vector<uint8_t>& bytes, DeviceBuffer* buffer) {
 Status prepareTemplate(const TemplateImage& t, PreparedTemplate* out) {
   out->stats = maskedTemplateStats(t);  // templateStats(t) when nothing is ignored
   out->masked = ignoresPixels(t);
-  if (out->masked) {
-    const MaskedTemplateLayout l = maskedTemplateLayout(t);
-    NCC_RETURN_IF_ERROR(copyToDevice(l.taps, &out->maskedTaps));
-    NCC_RETURN_IF_ERROR(copyToDevice(l.weights, &out->maskedWeights));
-    const auto* spanBytes = reinterpret_cast<const uint8_t*>(l.spans.data());
-    NCC_RETURN_IF_ERROR(copyToDevice(std::vector<uint8_t>(spanBytes, spanBytes + l.spans.size() * sizeof(int32_t)),
-                                     &out->maskedSpans));
+  if (out->masked || !fusedSpatialFits(t.width, t.height)) {
+    std::vector<uint8_t> packed(maskedLayoutBytes(t.width, t.height));
+    packMaskedTemplate(t, packed.data());
+    NCC_RETURN_IF_ERROR(copyToDevice(packed, &out->maskedLayout));
   }
   out->layout = spatialLayout(t.width, t.height);
   NCC_RETURN_IF_ERROR(copyToDevice(spatialPack(t.pixels.data(), out->layout), &out->packed));
@@ -68,10 +67,39 @@ std::size_t bitWords(int mapWidth, int mapHeight) { return (std::size_t(mapWidth
 
 }  // namespace
 
+std::vector<int> sharedMaskGroups(const std::vector<TemplateImage>& bank) {
+  // Key: size and the compared pixels as 0/1.
+  std::map<std::tuple<int, int, std::vector<bool>>, std::vector<uint32_t>> byMask;
+  for (std::size_t i = 0; i < bank.size(); ++i) {
+    const TemplateImage& t = bank[i];
+    if (!ignoresPixels(t)) continue;
+    std::vector<bool> compared(t.mask.size());
+    for (std::size_t k = 0; k < t.mask.size(); ++k) compared[k] = t.mask[k] != 0;
+    byMask[std::make_tuple(t.width, t.height, std::move(compared))].push_back(uint32_t(i));
+  }
+  // Groups numbered by their first member, so the numbering follows the bank's order.
+  std::vector<std::vector<uint32_t>> groups;
+  for (auto& entry : byMask)
+    if (entry.second.size() >= 2) groups.push_back(std::move(entry.second));
+  std::sort(groups.begin(), groups.end());
+  std::vector<int> out(bank.size(), -1);
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (uint32_t i : groups[g]) out[i] = int(g);
+  return out;
+}
+
 Status TemplateBank::prepare(std::vector<TemplateImage> images, TemplateBank* bank) {
   std::vector<PreparedTemplate> prepared(images.size());
   for (std::size_t i = 0; i < images.size(); ++i)
     NCC_RETURN_IF_ERROR(prepareTemplate(images[i], &prepared[i]));
+  bank->maskGroup_ = sharedMaskGroups(images);
+  bank->maskGroups_.clear();
+  for (std::size_t i = 0; i < images.size(); ++i) {
+    const int g = bank->maskGroup_[i];
+    if (g < 0) continue;
+    if (std::size_t(g) >= bank->maskGroups_.size()) bank->maskGroups_.resize(std::size_t(g) + 1);
+    bank->maskGroups_[std::size_t(g)].push_back(uint32_t(i));
+  }
   bank->images_ = std::move(images);
   bank->prepared_ = std::move(prepared);
   return Status();
@@ -82,6 +110,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
   SizePlan plan;
   plan.numerator.assign(bank.size(), CudaNumerator::Spatial);
   plan.fused.assign(bank.size(), false);
+  const std::vector<int> maskGroups = sharedMaskGroups(bank);
   for (std::size_t i = 0; i < bank.size(); ++i) {
     const TemplateImage& t = bank[i];
     if (t.width > W || t.height > H) continue;
@@ -94,6 +123,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
     const int mapW = W - t.width + 1, mapH = H - t.height + 1;
     const std::size_t positions = std::size_t(mapW) * mapH;
     plan.maxPositions = std::max(plan.maxPositions, positions);
+    if (maskGroups[i] >= 0) plan.maxSharedMaskPositions = std::max(plan.maxSharedMaskPositions, positions);
     plan.fused[i] = numerator == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height) && !masked;
     if (plan.fused[i]) plan.maxFusedBlocks = std::max(plan.maxFusedBlocks, fusedSpatialBlocks(mapW, mapH));
     else plan.needSat = true;
@@ -137,6 +167,8 @@ Status MapScratch::reserve(const SizePlan& plan, std::size_t templates) {
   NCC_RETURN_IF_ERROR(aboveCount.reserve(2 * std::max<std::size_t>(templates, 1) * sizeof(int)));
   if (plan.anyFft && kFftPrecision == FftPrecision::Float)
     NCC_RETURN_IF_ERROR(recompute.reserve(plan.maxPositions * sizeof(int)));
+  if (plan.maxSharedMaskPositions > 0)
+    NCC_RETURN_IF_ERROR(windowSums.reserve(2 * plan.maxSharedMaskPositions * sizeof(int64_t)));
   return Status();
 }
 

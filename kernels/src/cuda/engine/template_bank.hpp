@@ -40,14 +40,20 @@ struct PreparedTemplate {
   DeviceBuffer pixels;       // tightly packed: FFT spectra, exact recomputation
   DeviceBuffer fusedPacked;  // the fused kernel's layout (templates up to 64x64 only)
   // A template whose mask ignores some pixel takes the masked kernel (stats are then over its
-  // compared pixels): its taps, weights and row spans.
+  // compared pixels). Its taps, weights and row spans (packMaskedTemplate) are held by
+  // masked templates and by those larger than the fused kernel's 64x64, whose regions the masked
+  // kernel scores (region_search.hpp).
   bool masked = false;
-  DeviceBuffer maskedTaps, maskedWeights, maskedSpans;
+  DeviceBuffer maskedLayout;
   MaskedTemplateDevice maskedDevice(const TemplateImage& t) const {
-    return {maskedTaps.as<uint8_t>(), maskedWeights.as<uint8_t>(), maskedSpans.as<int32_t>(), t.width, t.height,
-            stats};
+    return MaskedTemplateDevice::at(maskedLayout.as<uint8_t>(), t.width, t.height, stats);
   }
 };
+
+// Masked templates (ignoresPixels) of one size and one set of compared pixels, in groups of two
+// or more (a disc support's rotations of one scale): per template its group, -1 for none. Their
+// window sums under the mask are computed once a frame (MaskedPass::WindowSums).
+std::vector<int> sharedMaskGroups(const std::vector<TemplateImage>& bank);
 
 class TemplateBank {
  public:
@@ -58,10 +64,16 @@ class TemplateBank {
   std::size_t size() const { return images_.size(); }
   const TemplateImage& image(uint32_t i) const { return images_[i]; }
   const PreparedTemplate& prepared(uint32_t i) const { return prepared_[i]; }
+  // sharedMaskGroups of the bank, and each group's members in bank order.
+  int maskGroup(uint32_t i) const { return maskGroup_[i]; }
+  const std::vector<uint32_t>& maskGroupMembers(int group) const { return maskGroups_[std::size_t(group)]; }
+  std::size_t maskGroupCount() const { return maskGroups_.size(); }
 
  private:
   std::vector<TemplateImage> images_;
   std::vector<PreparedTemplate> prepared_;
+  std::vector<int> maskGroup_;
+  std::vector<std::vector<uint32_t>> maskGroups_;
 };
 
 // What each template of a bank does on frames of one size.
@@ -73,6 +85,7 @@ struct SizePlan {
   bool sat32 = true;                     // every box sum of a fitting template fits 32 bits
   std::size_t maxPositions = 1;          // the largest map of a fitting template (at least 1)
   std::size_t maxUnfusedSpatialPositions = 1;
+  std::size_t maxSharedMaskPositions = 0;  // the largest map of a fitting template of a mask group
   int maxFusedBlocks = 1;
 };
 
@@ -108,6 +121,7 @@ struct MapScratch {
   DeviceBuffer above;      // positions above the threshold
   DeviceBuffer aboveCount;
   DeviceBuffer recompute;  // float fft path: positions to score exactly
+  DeviceBuffer windowSums;  // int64: sum I M, then sum I^2 M of one mask group (sharedMaskGroups)
 
   Status reserve(const SizePlan& plan, std::size_t templates);
   Status zeroCounters(std::size_t templates, cudaStream_t stream);

@@ -13,8 +13,9 @@ namespace nccmatch::cuda::region_peaks {
 
 // sharedGood / sharedIndex: kThreads entries each of the block's shared memory. Ends with a barrier.
 template <int kThreads>
-__device__ __forceinline__ void scan(const RegionScoreDesc& r, int region, const RegionPeakJob& job,
+__device__ __forceinline__ void scan(const RegionScoreDesc& r, int launchRegion, const RegionPeakJob& job,
                                      double* sharedGood, int* sharedIndex) {
+  const int region = job.firstRegion + launchRegion;
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
   const int positions = mapWidth * mapHeight;
   const GoodnessMap<int> good{r.map, mapWidth, mapHeight, job.sign};

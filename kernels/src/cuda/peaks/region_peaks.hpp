@@ -26,6 +26,7 @@ struct RegionPeakJob {
   int* candidateCount = nullptr;
   RegionPeak* bests = nullptr;
   unsigned* tilesDone = nullptr;
+  int firstRegion = 0;  // the launch's region k is region firstRegion + k of bests and candidates
 };
 
 // An error naming the missing buffer, if any.

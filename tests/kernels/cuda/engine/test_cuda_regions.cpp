@@ -1,7 +1,7 @@
 // CudaEngine::matchRegions against the CPU Reference engine, bit for bit: every method, regions
 // of 1x1, odd sizes, at the frame's edges, smaller than their template, templates of 1x1 to 64x64
-// (the fused region kernel) and larger (the CPU fallback), own images, masked templates of the bank
-// and masked own images (the exact CPU path: the fused kernel has no mask), host and device frames,
+// (the fused region kernel) and larger (the masked region kernel), own images, masked templates of
+// the bank and masked own images (the masked region kernel), host and device frames,
 // many regions of mixed sizes in one call; copyPatch from device memory; refusals. Skips
 // without a GPU.
 #include <gtest/gtest.h>
@@ -81,7 +81,7 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
       {294, 198, 7, 5, 1},    // bottom-right corner
       {68, 18, 128, 128, 2},  // a tracker's window around the 32x32 cut
       {60, 30, 200, 150, 3},  // 64x64
-      {10, 10, 100, 60, 4},   // 65 wide: the CPU fallback
+      {10, 10, 100, 60, 4},   // 65 wide: the masked kernel
       {5, 150, 130, 53, 5},   // odd sizes
       {180, 80, 60, 70, -1},  // own image
       {9, 9, 20, 90, 2},      // narrower than its template: nothing

@@ -7,9 +7,11 @@
 
 #include <tuple>
 
+#include "cuda/engine/template_bank.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "gpu_test_support.hpp"
 #include "nccmatch/rotations.hpp"
+#include "rules/masked_score_rules.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -64,7 +66,14 @@ INSTANTIATE_TEST_SUITE_P(Masks, CudaMaskedScoreMap, ::testing::Combine(
         MaskedGpuCase{40, 30,    8, 6,     0,   MaskShape::Random,   Fill::Random, Fill::Flat},
         MaskedGpuCase{160, 120,  91, 91,   5,   MaskShape::Disc,     Fill::Smooth, Fill::Smooth},
         MaskedGpuCase{333, 77,   64, 64,   0,   MaskShape::Random,   Fill::Random, Fill::Random},
-        MaskedGpuCase{20, 15,    7, 4,     0,   MaskShape::Empty,    Fill::Random, Fill::Random})));
+        MaskedGpuCase{20, 15,    7, 4,     0,   MaskShape::Empty,    Fill::Random, Fill::Random},
+        // the tiled kernel: tile edges (128 x 8 positions), 128x128, rows in several chunks
+        MaskedGpuCase{130, 12,   3, 5,     0,   MaskShape::Random,   Fill::Random, Fill::Random},
+        MaskedGpuCase{129, 9,    1, 1,     1,   MaskShape::OnePixel, Fill::Random, Fill::Random},
+        MaskedGpuCase{200, 150,  128, 128, 0,   MaskShape::Disc,     Fill::Random, Fill::Random},
+        MaskedGpuCase{150, 140,  127, 101, 3,   MaskShape::Ring,     Fill::Random, Fill::Random},
+        MaskedGpuCase{300, 230,  260, 200, 0,   MaskShape::Random,   Fill::Random, Fill::Random},
+        MaskedGpuCase{71, 300,   5, 250,   0,   MaskShape::Random,   Fill::Random, Fill::Random})));
 
 // A bank of masked and unmasked templates (fused, dp4a, fft sizes) matches as on the CPU: the
 // masked ones through the masked kernel, the others unchanged; full masks as no mask.
@@ -147,14 +156,101 @@ TEST(CudaMasks, RotatedBankGivesTheCpuMatches) {
   EXPECT_NEAR(ma.matches[0].angle, 120.0, 7.5);
 }
 
-// The layout: taps and weights zero where ignored, spans around each row's compared pixels.
+// A disc support's rotations of one scale share one mask: one group per scale, every angle in it
+// (their window sums are computed once a frame); unmasked templates and a mask of its own are in
+// none.
+TEST(CudaMasks, DiscRotationsOfOneScaleShareAMaskGroup) {
+  const TemplateImage t = makeTemplate(24, 24, Fill::Random, "object");
+  ScaledBank bank;
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {0.9, 1.0, 1.2}, angleRange(0, 360, 30), &bank, RotationSupport::Disc).ok());
+  std::vector<TemplateImage> images = bank.templates;
+  images.push_back(makeTemplate(24, 24, Fill::Random, "plain"));
+  images.push_back(makeTemplate(24, 24, Fill::Random, "own mask"));
+  images.back().mask = makeMask(24, 24, MaskShape::Random);
+  const std::vector<int> groups = cuda::sharedMaskGroups(images);
+  ASSERT_EQ(groups.size(), images.size());
+  for (std::size_t i = 0; i < bank.templates.size(); ++i)
+    for (std::size_t j = 0; j < bank.templates.size(); ++j) {
+      ASSERT_GE(groups[i], 0) << i;
+      EXPECT_EQ(groups[i] == groups[j], bank.scale[i] == bank.scale[j]) << i << " " << j;
+    }
+  EXPECT_EQ(groups[images.size() - 2], -1);
+  EXPECT_EQ(groups[images.size() - 1], -1);
+}
+
+// A bank of disc rotations (mask groups: window sums once a scale, each variant's cross term),
+// rectangle rotations (a mask each) and an unmasked template: every template's best and matches
+// as the CPU's, bit for bit, for every method.
+TEST(CudaMasks, SharedWindowSumsGiveTheCpuResults) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(400, 300, Fill::Smooth, 3);
+  const TemplateImage t = cutTemplate(img, 100, 80, 40, 40, "object");
+  ScaledBank disc, rect;
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {0.8, 1.0}, angleRange(0, 360, 45), &disc, RotationSupport::Disc).ok());
+  ASSERT_TRUE(rotateAndScaleTemplates({t}, {1.0}, angleRange(0, 90, 30), &rect, RotationSupport::Rectangle).ok());
+  std::vector<TemplateImage> images = disc.templates;
+  images.insert(images.end(), rect.templates.begin(), rect.templates.end());
+  images.push_back(makeTemplate(33, 21, Fill::Random, "plain"));
+  auto gpu = makeEngine(Backend::Cuda), cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(images).ok());
+  ASSERT_TRUE(cpu->setTemplates(images).ok());
+  for (int m = 0; m <= 5; ++m) {
+    MatchParams p;
+    p.method = Method(m);
+    p.threshold = lowerIsBetter(p.method) ? 1e12 : -1e12;
+    p.maxMatches = 3;
+    FrameResult a, b;
+    ASSERT_TRUE(cpu->match(img.view(), p, &a).ok());
+    const Status s = gpu->match(img.view(), p, &b);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(a.best.size(), b.best.size());
+    for (std::size_t i = 0; i < a.best.size(); ++i) {
+      ASSERT_EQ(a.best[i].has_value(), b.best[i].has_value()) << i;
+      if (!a.best[i]) continue;
+      EXPECT_EQ(a.best[i]->x, b.best[i]->x) << methodName(p.method) << " template " << i;
+      EXPECT_EQ(a.best[i]->y, b.best[i]->y) << methodName(p.method) << " template " << i;
+      EXPECT_EQ(a.best[i]->score, b.best[i]->score) << methodName(p.method) << " template " << i;
+    }
+    ASSERT_EQ(a.matches.size(), b.matches.size()) << methodName(p.method);
+    for (std::size_t k = 0; k < a.matches.size(); ++k) {
+      EXPECT_EQ(a.matches[k].templateIndex, b.matches[k].templateIndex) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].x, b.matches[k].x) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].y, b.matches[k].y) << methodName(p.method) << " match " << k;
+      EXPECT_EQ(a.matches[k].score, b.matches[k].score) << methodName(p.method) << " match " << k;
+    }
+  }
+}
+
+// The layout: rows of whole words, taps zero and weights 0 where ignored (0xFF where compared),
+// zero padding, word spans around each row's compared pixels, the statistics over them.
 TEST(CudaMasks, LayoutSpansTheComparedPixels) {
-  TemplateImage t = makeTemplate(5, 3, Fill::Random);
-  t.mask = {0, 1, 0, 1, 0,  0, 0, 0, 0, 0,  9, 9, 9, 9, 9};
-  const cuda::MaskedTemplateLayout l = cuda::maskedTemplateLayout(t);
-  EXPECT_EQ(l.spans, (std::vector<int32_t>{1, 4, 0, 0, 0, 5}));
-  EXPECT_EQ(l.weights, (std::vector<uint8_t>{0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
-  for (std::size_t k = 0; k < 15; ++k) EXPECT_EQ(l.taps[k], t.mask[k] ? t.pixels[k] : 0) << k;
+  TemplateImage t = makeTemplate(6, 3, Fill::Random);
+  t.mask = {0, 1, 0, 0, 0, 0,  0, 0, 0, 0, 0, 0,  9, 9, 9, 9, 9, 9};
+  ASSERT_EQ(cuda::maskedLayoutBytes(6, 3), 2u * 8 * 3 + 2 * 4 * 3);
+  std::vector<uint8_t> block(cuda::maskedLayoutBytes(6, 3), 0xEE);
+  const TemplateStats stats = cuda::packMaskedTemplate(t, block.data());
+  const TemplateStats want = maskedTemplateStats(t);
+  EXPECT_EQ(stats.n, want.n);
+  EXPECT_EQ(stats.sum, want.sum);
+  EXPECT_EQ(stats.sumSq, want.sumSq);
+  const cuda::MaskedTemplateDevice l = cuda::MaskedTemplateDevice::at(block.data(), 6, 3, stats);
+  EXPECT_EQ(std::vector<int32_t>(l.spans, l.spans + 6), (std::vector<int32_t>{0, 1, 0, 0, 0, 2}));
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 8; ++x) {
+      const std::size_t k = std::size_t(y) * 6 + x, at = std::size_t(y) * 8 + x;
+      const bool compared = x < 6 && t.mask[k] != 0;
+      EXPECT_EQ(l.taps[at], compared ? t.pixels[k] : 0) << x << "," << y;
+      EXPECT_EQ(l.weights[at], compared ? 0xFF : 0) << x << "," << y;
+    }
+  // No mask: every pixel compared, full spans.
+  const TemplateImage plain = makeTemplate(5, 2, Fill::Random);
+  std::vector<uint8_t> plainBlock(cuda::maskedLayoutBytes(5, 2));
+  const TemplateStats plainStats = cuda::packMaskedTemplate(plain, plainBlock.data());
+  EXPECT_EQ(plainStats.n, 10);
+  const cuda::MaskedTemplateDevice p = cuda::MaskedTemplateDevice::at(plainBlock.data(), 5, 2, plainStats);
+  EXPECT_EQ(std::vector<int32_t>(p.spans, p.spans + 4), (std::vector<int32_t>{0, 2, 0, 2}));
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 8; ++x) EXPECT_EQ(p.weights[std::size_t(y) * 8 + x], x < 5 ? 0xFF : 0) << x << "," << y;
 }
 
 }  // namespace
