@@ -4,11 +4,13 @@
 #include <cstring>
 #include <map>
 
+#include "common/integer_math.hpp"
 #include "common/region_peaks.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/region_scores.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
+#include "cuda/peaks/peaks_kernels.hpp"
 #include "cuda/peaks/region_peaks.hpp"
 #include "rules/masked_score_rules.hpp"
 
@@ -28,12 +30,13 @@ std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 
 // One call's work area, the same layout in pinned host memory and on the device: what goes up in
 // one copy (every region's descriptor, the masked kernel's descriptors, host frames' pixels, own
-// templates, and the zeroed counters: the candidate count and each fused region's finished
-// tiles), then what comes back in one copy (the counters again, each region's best, the first
-// candidates), then the other candidates.
+// templates, and the zeroed counters: the candidate count, each region's finished tiles and
+// above-threshold count), then what comes back in one copy (the counters again, each region's
+// best, the first candidates), then, on the device only, the other candidates, the fused regions'
+// above lists (one int a position) and their tiles' bests.
 struct WorkLayout {
   std::size_t descs = 0, maskedDescs = 0, pixels = 0, templates = 0, counters = 0, bests = 0, candidates = 0,
-              end = 0;
+              above = 0, tileBests = 0, end = 0;
   std::size_t upBytes() const { return bests; }
   std::size_t downBytes(std::size_t capacity) const {
     return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
@@ -41,15 +44,17 @@ struct WorkLayout {
 };
 
 WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t pixelBytes,
-                      std::size_t templateBytes, std::size_t capacity) {
+                      std::size_t templateBytes, std::size_t capacity, std::size_t tileBests) {
   WorkLayout l;
   l.maskedDescs = alignUp(regions * sizeof(RegionScoreDesc));
   l.pixels = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
   l.templates = l.pixels + alignUp(pixelBytes);
   l.counters = l.templates + alignUp(templateBytes);
-  l.bests = l.counters + alignUp(sizeof(int) + regions * sizeof(unsigned));
+  l.bests = l.counters + alignUp(sizeof(int) + regions * (sizeof(unsigned) + sizeof(int)));
   l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
-  l.end = l.candidates + capacity * sizeof(RegionPeak);
+  l.above = l.candidates + alignUp(capacity * sizeof(RegionPeak));
+  l.tileBests = l.above + alignUp(capacity * sizeof(int));
+  l.end = l.tileBests + tileBests * sizeof(Ranked);
   return l;
 }
 
@@ -163,7 +168,10 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
 
   // Every position may be a candidate at most once: room for all of them.
   const std::size_t capacity = mapDoubles;
-  const WorkLayout layout = workLayout(scored.size(), maskedCount, pixelBytes, templateBytes, capacity);
+  // The fused kernel's grid: every region has room for this many tile bests.
+  const int tileStride = ceilDiv(maxFusedMapW, kFusedTileWidth) * ceilDiv(maxFusedMapH, kFusedTileHeight);
+  const WorkLayout layout = workLayout(scored.size(), maskedCount, pixelBytes, templateBytes, capacity,
+                                       fusedCount * std::size_t(tileStride));
   NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
   if (layout.end > work_.capacity()) {
     NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
@@ -207,6 +215,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     d.templateWidth = f.image->width;
     d.templateHeight = f.image->height;
     d.map = maps_.as<double>() + f.mapOffset;
+    d.above = reinterpret_cast<int*>(device + layout.above) + f.mapOffset;
     if (f.fused) {
       if (r.image != nullptr) {
         if (!f.fragments.empty())
@@ -257,6 +266,9 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
   job.candidateCount = reinterpret_cast<int*>(device + layout.counters);
   job.tilesDone = reinterpret_cast<unsigned*>(device + layout.counters + sizeof(int));
+  job.aboveCount = reinterpret_cast<int*>(job.tilesDone + scored.size());
+  job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
+  job.tileStride = tileStride;
   job.bests = reinterpret_cast<RegionPeak*>(device + layout.bests);
   NCC_RETURN_IF_ERROR(fusedRegionScores(deviceDescs, int(fusedCount), maxFusedHeight, maxFusedMapW, maxFusedMapH,
                                         params.method, &job, stream));

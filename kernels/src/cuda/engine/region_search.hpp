@@ -1,7 +1,7 @@
 // Engine::matchRegions on the CUDA backend: every region is scored on the GPU into its own map on
 // the device. Templates up to 64x64 that compare every pixel take one launch of the fused region
-// kernel (numerator/region_scores.hpp), whose last block of each region also picks that region's
-// candidates and best (peaks/region_peaks.cuh); masked templates and larger ones take the masked
+// kernel (numerator/region_scores.hpp), whose tiles hand over their bests and above-threshold
+// positions and whose last tile of each region picks that region's candidates and best; masked templates and larger ones take the masked
 // kernel (numerator/masked_scores.hpp) and then the region peak kernel (peaks/region_peaks.hpp).
 // Only those samples come back (one copy, a second only when more than 256 positions pass), and
 // the host ranks, suppresses and refines them as findPeaks does (common/region_peaks.hpp). Up goes

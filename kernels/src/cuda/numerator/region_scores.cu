@@ -2,7 +2,8 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/fused_spatial_tiles.cuh"
-#include "cuda/peaks/region_peaks.cuh"
+#include "cuda/peaks/peaks_device.cuh"
+#include "cuda/peaks/region_peaks.hpp"
 #include "rules/score_rules.hpp"
 
 namespace nccmatch::cuda {
@@ -17,11 +18,14 @@ using fused_spatial::SharedTile;
 
 // Writes the tile's scores into the region's map: warp w scores rows 2w and 2w+1 of the tile,
 // lane l outputs l + 32k, from the numerators and the prefix sums of the column sums (as the
-// fused kernel's epilogue, without the peak hand-off: peaks are found on the host).
-__device__ __forceinline__ void storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
-                                                int mapWidth, int mapHeight, Method method) {
+// fused kernel's epilogue). With a peak job, also the thread's best position (returned) and every
+// position reaching the threshold appended to the region's above list.
+__device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
+                                                  int mapWidth, int mapHeight, Method method, bool peaks,
+                                                  const RegionPeakJob& job) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int w = r.templateWidth;
+  Ranked best{0.0, -1};
 #pragma unroll
   for (int k = 0; k < kEpilogueRows; ++k) {
     const int row = warp * kEpilogueRows + k;
@@ -36,30 +40,65 @@ __device__ __forceinline__ void storeTileScores(const SharedTile& s, const Regio
       const int ox = outX0 + x;
       if (ox >= mapWidth) continue;
       const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
-      r.map[std::size_t(oy) * mapWidth + ox] = scoreFromSums(method, r.stats, s1, s2, c);
+      const double score = scoreFromSums(method, r.stats, s1, s2, c);
+      const int index = oy * mapWidth + ox;
+      r.map[index] = score;
+      if (peaks) {
+        const Ranked here{job.sign * score, index};
+        if (better(here, best)) best = here;
+        if (job.collect && here.goodness >= job.goodEnough)
+          r.above[atomicAdd(job.aboveCount + job.firstRegion + blockIdx.z, 1)] = index;
+      }
     }
   }
+  return best;
 }
 
-// With a peak job: the block that finishes the region's last tile scans the region's map. Each
-// block's map stores are made visible (fence) before it counts its tile, and the counter goes back
-// to zero for the next launch.
-__device__ __forceinline__ void lastTileFindsPeaks(const SharedTile& s, const RegionScoreDesc& r, int mapWidth,
-                                                   int mapHeight, const RegionPeakJob& job) {
+// With a peak job: each tile hands over its best; the block that finishes the region's last tile
+// takes the best of the tiles' bests and tests the positions that reached the threshold with the
+// local-peak rule (their neighbours are all written by then), so no block scans the whole map.
+// Each block's stores are made visible (fence) before it counts its tile; the counters go back to
+// zero for the next launch. Every thread of the block calls it.
+__device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int mapWidth, int mapHeight,
+                                                 const RegionPeakJob& job, Ranked threadBest) {
   __shared__ bool last;
+  __shared__ int aboveCount;
+  const int region = job.firstRegion + int(blockIdx.z);
+  const int tilesX = ceilDiv(mapWidth, kFusedTileWidth);
+  const int tiles = tilesX * ceilDiv(mapHeight, kFusedTileHeight);
+  Ranked* tileBests = job.tileBests + std::size_t(region) * job.tileStride;
+  const Ranked tileBest = blockBest(threadBest);
+  if (threadIdx.x == 0) tileBests[blockIdx.y * tilesX + blockIdx.x] = tileBest;
   __threadfence();
-  __syncthreads();  // every thread's stores are fenced; the tile's shared memory is free again
+  __syncthreads();
   if (threadIdx.x == 0) {
-    const unsigned tiles = unsigned(ceilDiv(mapWidth, kFusedTileWidth) * ceilDiv(mapHeight, kFusedTileHeight));
-    last = atomicAdd(job.tilesDone + blockIdx.z, 1u) == tiles - 1;
+    last = atomicAdd(job.tilesDone + region, 1u) == unsigned(tiles - 1);
+    aboveCount = last ? atomicAdd(job.aboveCount + region, 0) : 0;
   }
   __syncthreads();
   if (!last) return;
-  __threadfence();  // the other tiles' stores before this block's loads
-  double* good = reinterpret_cast<double*>(s.num);
-  int* index = reinterpret_cast<int*>(good + kThreads);
-  region_peaks::scan<kThreads>(r, int(blockIdx.z), job, good, index);
-  if (threadIdx.x == 0) job.tilesDone[blockIdx.z] = 0;
+  __threadfence();  // the other tiles' stores before this block's loads (which bypass L1: __ldcg)
+  Ranked best{0.0, -1};
+  for (int t = threadIdx.x; t < tiles; t += kThreads) {
+    const Ranked o{__ldcg(&tileBests[t].goodness), __ldcg(&tileBests[t].index)};
+    if (better(o, best)) best = o;
+  }
+  best = blockBest(best);
+  const GoodnessMap<int> good{r.map, mapWidth, mapHeight, job.sign};
+  if (threadIdx.x == 0)
+    job.bests[region] = sampleRegionPeak(good, r.map, region, best.index % mapWidth, best.index / mapWidth);
+  for (int k = threadIdx.x; k < aboveCount; k += kThreads) {
+    const int i = __ldcg(r.above + k);
+    const int y = i / mapWidth, x = i - y * mapWidth;
+    if (isLocalPeak(good, x, y, good(x, y))) {
+      const int slot = atomicAdd(job.candidateCount, 1);
+      if (slot < job.capacity) job.candidates[slot] = sampleRegionPeak(good, r.map, region, x, y);
+    }
+  }
+  if (threadIdx.x == 0) {
+    job.tilesDone[region] = 0;
+    job.aboveCount[region] = 0;
+  }
 }
 
 // Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores; with
@@ -81,8 +120,8 @@ __global__ void __launch_bounds__(kThreads, 4)
                                s.image);
   fused_spatial::windowSums(s, r.templateHeight, tileWords);
   fused_spatial::tensorNumerator(s, r.fragments, r.templateWidth, r.templateHeight);  // ends with a barrier
-  storeTileScores(s, r, outX0, outY0, mapWidth, mapHeight, method);
-  if (peaks) lastTileFindsPeaks(s, r, mapWidth, mapHeight, job);
+  const Ranked best = storeTileScores(s, r, outX0, outY0, mapWidth, mapHeight, method, peaks, job);
+  if (peaks) finishRegionTile(r, mapWidth, mapHeight, job, best);
 }
 
 }  // namespace
@@ -93,7 +132,9 @@ Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplat
   if (descs == nullptr) return Status::error("fusedRegionScores: descriptors missing");
   if (peaks != nullptr) {
     NCC_RETURN_IF_ERROR(checkRegionPeakJob(*peaks));
-    if (peaks->tilesDone == nullptr) return Status::error("fusedRegionScores: tile counters missing");
+    if (peaks->tilesDone == nullptr || peaks->aboveCount == nullptr || peaks->tileBests == nullptr ||
+        peaks->tileStride < ceilDiv(maxMapWidth, kFusedTileWidth) * ceilDiv(maxMapHeight, kFusedTileHeight))
+      return Status::error("fusedRegionScores: tile counters, above counts or tile bests missing");
   }
   if (maxTemplateHeight < 1 || maxTemplateHeight > kFusedMaxSide || maxMapWidth < 1 || maxMapHeight < 1)
     return Status::error("fusedRegionScores: bad template height or map size");

@@ -24,6 +24,7 @@ struct RegionScoreDesc {
   int templateWidth = 0, templateHeight = 0;  // 1..64 each
   TemplateStats stats;
   double* map = nullptr;  // device: (width - w + 1) x (height - h + 1), dense
+  int* above = nullptr;   // device, with a peak job: room for the map's positions (those reaching the threshold)
 };
 
 struct RegionPeakJob;  // peaks/region_peaks.hpp
