@@ -14,52 +14,10 @@
 #include <sstream>
 #include <string>
 
-#include "gpu_test_support.hpp"
-#include "test_support.hpp"
+#include "region_check.hpp"
 
 namespace nccmatch::test {
 namespace {
-
-void expectSameRegions(const std::vector<RegionResult>& gpu, const std::vector<RegionResult>& cpu,
-                       const std::string& what) {
-  ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  for (std::size_t k = 0; k < gpu.size(); ++k) {
-    const std::string where = what + ", region " + std::to_string(k) + ", seed " + std::to_string(testSeed());
-    ASSERT_EQ(gpu[k].matches.size(), cpu[k].matches.size()) << where;
-    for (std::size_t i = 0; i < gpu[k].matches.size(); ++i) {
-      const Match& g = gpu[k].matches[i];
-      const Match& c = cpu[k].matches[i];
-      EXPECT_EQ(g.templateIndex, c.templateIndex) << where;
-      EXPECT_EQ(g.x, c.x) << where << " match " << i;
-      EXPECT_EQ(g.y, c.y) << where << " match " << i;
-      EXPECT_EQ(g.width, c.width) << where;
-      EXPECT_EQ(g.height, c.height) << where;
-      EXPECT_EQ(g.score, c.score) << where << " match " << i;  // exact: integer sums, one score rule
-      EXPECT_EQ(g.subX, c.subX) << where << " match " << i;
-      EXPECT_EQ(g.subY, c.subY) << where << " match " << i;
-    }
-    ASSERT_EQ(gpu[k].best.has_value(), cpu[k].best.has_value()) << where;
-    if (gpu[k].best) {
-      EXPECT_EQ(gpu[k].best->x, cpu[k].best->x) << where << " best";
-      EXPECT_EQ(gpu[k].best->y, cpu[k].best->y) << where << " best";
-      EXPECT_EQ(gpu[k].best->score, cpu[k].best->score) << where << " best";
-    }
-  }
-}
-
-struct DeviceImage {
-  uint8_t* data = nullptr;
-  ~DeviceImage() { cudaFree(data); }
-};
-
-FrameView upload(const Image& img, DeviceImage* d) {
-  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d->data), img.bytes.size()), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(d->data, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  FrameView v = img.view();
-  v.data = d->data;
-  v.memory = MemoryKind::Device;
-  return v;
-}
 
 // Every local peak and the best of each region: threshold off, no suppression, no cap.
 MatchParams everyPeak(Method method) {

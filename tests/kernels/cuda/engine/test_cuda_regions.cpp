@@ -9,52 +9,10 @@
 
 #include <random>
 
-#include "gpu_test_support.hpp"
-#include "test_support.hpp"
+#include "region_check.hpp"
 
 namespace nccmatch::test {
 namespace {
-
-void expectSame(const std::vector<RegionResult>& gpu, const std::vector<RegionResult>& cpu, const std::string& what) {
-  ASSERT_EQ(gpu.size(), cpu.size()) << what;
-  for (std::size_t k = 0; k < gpu.size(); ++k) {
-    const std::string where = what + " region " + std::to_string(k) + " seed " + std::to_string(testSeed());
-    ASSERT_EQ(gpu[k].matches.size(), cpu[k].matches.size()) << where;
-    for (std::size_t i = 0; i < gpu[k].matches.size(); ++i) {
-      const Match& g = gpu[k].matches[i];
-      const Match& c = cpu[k].matches[i];
-      EXPECT_EQ(g.templateIndex, c.templateIndex) << where;
-      EXPECT_EQ(g.x, c.x) << where;
-      EXPECT_EQ(g.y, c.y) << where;
-      EXPECT_EQ(g.width, c.width) << where;
-      EXPECT_EQ(g.height, c.height) << where;
-      EXPECT_EQ(g.score, c.score) << where;  // exact: integer sums, one score rule
-      EXPECT_EQ(g.subX, c.subX) << where;
-      EXPECT_EQ(g.subY, c.subY) << where;
-    }
-    ASSERT_EQ(gpu[k].best.has_value(), cpu[k].best.has_value()) << where;
-    if (gpu[k].best) {
-      EXPECT_EQ(gpu[k].best->x, cpu[k].best->x) << where;
-      EXPECT_EQ(gpu[k].best->y, cpu[k].best->y) << where;
-      EXPECT_EQ(gpu[k].best->score, cpu[k].best->score) << where;
-    }
-  }
-}
-
-// A device copy of an image (pitch = its stride).
-struct DeviceImage {
-  uint8_t* data = nullptr;
-  ~DeviceImage() { cudaFree(data); }
-};
-
-FrameView upload(const Image& img, DeviceImage* d) {
-  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d->data), img.bytes.size()), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(d->data, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  FrameView v = img.view();
-  v.data = d->data;
-  v.memory = MemoryKind::Device;
-  return v;
-}
 
 struct RegionCase {
   int x, y, w, h;
@@ -108,10 +66,10 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
     ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
     Status st = gpu->matchRegions(img.view(), regions, params, &host);
     ASSERT_TRUE(st.ok()) << st.message();
-    expectSame(host, want, std::string("host frame ") + methodName(params.method));
+    expectSameRegions(host, want, std::string("host frame ") + methodName(params.method));
     st = gpu->matchRegions(onDevice, regions, params, &dev);
     ASSERT_TRUE(st.ok()) << st.message();
-    expectSame(dev, want, std::string("device frame ") + methodName(params.method));
+    expectSameRegions(dev, want, std::string("device frame ") + methodName(params.method));
   }
 }
 
@@ -145,7 +103,7 @@ TEST(CudaRegions, ManyRegionsOfMixedSizesInOneCall) {
     ASSERT_TRUE(cpu->matchRegions(img.view(), *list, params, &want).ok());
     const Status st = gpu->matchRegions(img.view(), *list, params, &got);
     ASSERT_TRUE(st.ok()) << st.message();
-    expectSame(got, want, list == &windows ? "windows" : "random regions");
+    expectSameRegions(got, want, list == &windows ? "windows" : "random regions");
   }
 }
 
