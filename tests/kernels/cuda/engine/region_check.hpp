@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,31 @@ inline FrameView upload(const Image& img, DeviceImage* d) {
   v.data = d->data;
   v.memory = MemoryKind::Device;
   return v;
+}
+
+
+// The regions matched by the CPU engine and by the CUDA engine on img in host memory and on a
+// device copy of it, for every method with paramsFor(method): alike bit for bit.
+inline void expectRegionsLikeTheCpu(const Image& img, const std::vector<TemplateImage>& bank,
+                                    const std::vector<RegionQuery>& regions,
+                                    const std::function<MatchParams(Method)>& paramsFor, const std::string& what) {
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  DeviceImage device;
+  const FrameView onDevice = upload(img, &device);
+  for (int m = 0; m <= 5; ++m) {
+    const MatchParams params = paramsFor(Method(m));
+    std::vector<RegionResult> want, host, dev;
+    ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
+    Status st = gpu->matchRegions(img.view(), regions, params, &host);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectSameRegions(host, want, what + ", host frame, " + methodName(params.method));
+    st = gpu->matchRegions(onDevice, regions, params, &dev);
+    ASSERT_TRUE(st.ok()) << st.message();
+    expectSameRegions(dev, want, what + ", device frame, " + methodName(params.method));
+  }
 }
 
 }  // namespace nccmatch::test

@@ -32,23 +32,7 @@ MatchParams everyPeak(Method method) {
 // Matches the regions on both backends, host and device frames, every method.
 void checkAllMethods(const Image& img, const std::vector<TemplateImage>& bank, const std::vector<RegionQuery>& regions,
                      const std::string& what) {
-  auto cpu = makeEngine(Backend::Cpu);
-  auto gpu = makeEngine(Backend::Cuda);
-  ASSERT_TRUE(cpu->setTemplates(bank).ok());
-  ASSERT_TRUE(gpu->setTemplates(bank).ok());
-  DeviceImage device;
-  const FrameView onDevice = upload(img, &device);
-  for (int m = 0; m <= 5; ++m) {
-    const MatchParams params = everyPeak(Method(m));
-    std::vector<RegionResult> want, host, dev;
-    ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
-    Status st = gpu->matchRegions(img.view(), regions, params, &host);
-    ASSERT_TRUE(st.ok()) << st.message();
-    expectSameRegions(host, want, what + ", host frame, " + methodName(params.method));
-    st = gpu->matchRegions(onDevice, regions, params, &dev);
-    ASSERT_TRUE(st.ok()) << st.message();
-    expectSameRegions(dev, want, what + ", device frame, " + methodName(params.method));
-  }
+  expectRegionsLikeTheCpu(img, bank, regions, everyPeak, what);
 }
 
 struct MaskedRegionCase {

@@ -50,27 +50,17 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
   for (const RegionCase& c : cases)
     regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 9u : uint32_t(c.tpl),
                                   c.tpl == -1 ? &own : c.tpl == -2 ? &ownMasked : nullptr});
-  auto cpu = makeEngine(Backend::Cpu);
-  auto gpu = makeEngine(Backend::Cuda);
-  ASSERT_TRUE(cpu->setTemplates(bank).ok());
-  ASSERT_TRUE(gpu->setTemplates(bank).ok());
-  DeviceImage device;
-  const FrameView onDevice = upload(img, &device);
-  for (int m = 0; m <= 5; ++m) {
-    MatchParams params;
-    params.method = Method(m);
-    params.maxMatches = 5;
-    params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
-    params.nmsIou = 0.2;
-    std::vector<RegionResult> want, host, dev;
-    ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
-    Status st = gpu->matchRegions(img.view(), regions, params, &host);
-    ASSERT_TRUE(st.ok()) << st.message();
-    expectSameRegions(host, want, std::string("host frame ") + methodName(params.method));
-    st = gpu->matchRegions(onDevice, regions, params, &dev);
-    ASSERT_TRUE(st.ok()) << st.message();
-    expectSameRegions(dev, want, std::string("device frame ") + methodName(params.method));
-  }
+  expectRegionsLikeTheCpu(
+      img, bank, regions,
+      [](Method method) {
+        MatchParams params;
+        params.method = method;
+        params.maxMatches = 5;
+        params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
+        params.nmsIou = 0.2;
+        return params;
+      },
+      "regions");
 }
 
 // Sixteen 128x128 windows of 32x32 templates on a 1080p frame, as a tracker searches them, and
