@@ -86,6 +86,19 @@ int sameBests(const nccmatch::FrameResult& a, const nccmatch::FrameResult& b) {
   return same;
 }
 
+// Each template whose bests differ: both, to the last digit (a near-tie, or a real miss).
+void printDifferentBests(const nccmatch::FrameResult& exhaustive, const nccmatch::FrameResult& found) {
+  for (std::size_t i = 0; i < exhaustive.best.size() && i < found.best.size(); ++i) {
+    if (!exhaustive.best[i] || !found.best[i]) continue;
+    const nccmatch::Match &p = *exhaustive.best[i], &q = *found.best[i];
+    if (p.x == q.x && p.y == q.y && p.scale == q.scale && std::fabs(p.angle - q.angle) < 1e-9 && p.score == q.score)
+      continue;
+    std::printf("  template %zu: exhaustive %d,%d scale %g angle %.4f score %.17g; coarse-to-fine %d,%d scale %g "
+                "angle %.4f score %.17g\n",
+                i, p.x, p.y, p.scale, p.angle, p.score, q.x, q.y, q.scale, q.angle, q.score);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +191,7 @@ int main(int argc, char** argv) {
                     templates);
       std::printf(", %zu regions, work %.3f of exhaustive\n", work.regions,
                   (work.coarseProducts + work.refineProducts) / full);
+      if (withExhaustive) printDifferentBests(exhaustive, found);
       // Where the last run's time went (lastWork: one run, not the median).
       std::printf("  last run: pyramid %.2f ms, coarse match %.2f ms", work.pyramidMs, work.coarseMs);
       for (const CoarseToFineLevelStats& l : work.refine)
