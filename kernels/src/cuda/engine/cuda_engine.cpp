@@ -163,7 +163,7 @@ ScoreInputs CudaEngine::scoreInputs(uint32_t i, Method method) const {
 }
 
 Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
-                              const PeakHandoff& handoff, MaskedPass maskedPass) {
+                              const PeakHandoff& handoff) {
   const TemplateImage& t = bank_.image(i);
   const PreparedTemplate& prepared = bank_.prepared(i);
   double* map = size_.scratch.map.as<double>();
@@ -185,9 +185,9 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
     });
   }
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
-  if (prepared.masked)  // sums under the mask (or the cross term alone) and the score in one kernel
+  if (prepared.masked)  // sums under the mask and the score in one kernel (banks: MaskedLanes)
     return maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height, prepared.maskedDevice(t), method, map,
-                          stream(), maskedPass, size_.scratch.windowSums.as<int64_t>());
+                          stream());
   const ScoreInputs in = scoreInputs(i, method);
   if (size_.plan.numerator[i] != CudaNumerator::Spatial) return computeFftMap(frame, i, in);
   int64_t* numerator = size_.scratch.numerator.as<int64_t>();
@@ -316,11 +316,11 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   }
   const double* map = size_.scratch.map.as<double>();
   // One template's map and peaks (into its own result slots).
-  const auto matchOne = [&](uint32_t i, MaskedPass maskedPass) -> Status {
+  const auto matchOne = [&](uint32_t i) -> Status {
     const TemplateImage& t = bank_.image(i);
     const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
     const PeakHandoff handoff = size_.scratch.handoffFor(i, bounded);
-    NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff, maskedPass));
+    NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff));
     const DeviceScoreMap scores{map, mapW, mapH, t.width, t.height};
     const MatchSlots slots{out.best + i, out.kept + i * M, out.counts + i};
     if (size_.plan.fused[i])
@@ -328,26 +328,54 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
                                                  stream());
     return size_.scratch.peaks.find(scores, bounded, slots, stream());
   };
-  std::vector<bool> groupDone(bank_.maskGroupCount(), false);
-  for (uint32_t i = 0; i < T; ++i) {
+  // Masked templates on the lanes (MaskedLanes): a template alone, or a mask group (its window
+  // sums under the mask once, then each member's cross term alone), is one unit of a lane.
+  const auto matchMasked = [&](uint32_t i, MaskedPass maskedPass, MaskedLane& lane) -> Status {
     const TemplateImage& t = bank_.image(i);
-    if (!size_.fits(t) || size_.fusedBank.contains(i)) continue;
-    const int group = bank_.maskGroup(i);
-    if (group < 0) {
-      NCC_RETURN_IF_ERROR(matchOne(i, MaskedPass::Scores));
-      continue;
-    }
-    // Masked templates of one mask (a disc support's rotations of one scale): the window sums
-    // under the mask once, at the group's first member, then each member's cross term alone.
-    if (groupDone[std::size_t(group)]) continue;
-    groupDone[std::size_t(group)] = true;
-    NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
+    const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
     NCC_RETURN_IF_ERROR(maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height,
-                                       bank_.prepared(i).maskedDevice(t), params.method, nullptr, stream(),
-                                       MaskedPass::WindowSums, size_.scratch.windowSums.as<int64_t>()));
-    for (uint32_t member : bank_.maskGroupMembers(group))
-      NCC_RETURN_IF_ERROR(matchOne(member, MaskedPass::ScoresFromWindowSums));
-  }
+                                       bank_.prepared(i).maskedDevice(t), params.method, lane.map.as<double>(),
+                                       lane.stream.get(), maskedPass, lane.windowSums.as<int64_t>()));
+    const DeviceScoreMap scores{lane.map.as<double>(), mapW, mapH, t.width, t.height};
+    return lane.peaks.find(scores, bounded, MatchSlots{out.best + i, out.kept + i * M, out.counts + i},
+                           lane.stream.get());
+  };
+  bool lanesForked = false;
+  const auto matchEach = [&]() -> Status {
+    std::size_t units = 0;
+    std::vector<bool> groupDone(bank_.maskGroupCount(), false);
+    for (uint32_t i = 0; i < T; ++i) {
+      const TemplateImage& t = bank_.image(i);
+      if (!size_.fits(t) || size_.fusedBank.contains(i)) continue;
+      if (!bank_.prepared(i).masked) {
+        NCC_RETURN_IF_ERROR(matchOne(i));
+        continue;
+      }
+      const int group = bank_.maskGroup(i);
+      if (group >= 0 && groupDone[std::size_t(group)]) continue;
+      if (!lanesForked) {  // the lanes read the whole frame
+        NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
+        NCC_RETURN_IF_ERROR(size_.maskedLanes.fork(stream()));
+        lanesForked = true;
+      }
+      MaskedLane& lane = size_.maskedLanes.lane(units++);
+      if (group < 0) {
+        NCC_RETURN_IF_ERROR(matchMasked(i, MaskedPass::Scores, lane));
+        continue;
+      }
+      groupDone[std::size_t(group)] = true;
+      NCC_RETURN_IF_ERROR(maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height,
+                                         bank_.prepared(i).maskedDevice(t), params.method, nullptr,
+                                         lane.stream.get(), MaskedPass::WindowSums, lane.windowSums.as<int64_t>()));
+      for (uint32_t member : bank_.maskGroupMembers(group))
+        NCC_RETURN_IF_ERROR(matchMasked(member, MaskedPass::ScoresFromWindowSums, lane));
+    }
+    return Status();
+  };
+  const Status matched = matchEach();
+  // Joined even after a failure, so that nothing of the lanes outlives the frame unordered.
+  if (lanesForked) NCC_RETURN_IF_ERROR(size_.maskedLanes.join(stream()));
+  NCC_RETURN_IF_ERROR(matched);
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));  // the slot's copies end before `done`
   return slot.results.copyToHost(layout, stream());
 }

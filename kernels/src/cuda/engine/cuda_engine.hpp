@@ -106,10 +106,8 @@ class CudaEngine final : public Engine {
   Status enqueueMatching(UploadedFrame& frame, const MatchParams& params,
                          const MatchParams& bounded, FrameSlot& slot);
   // Template i's score map into the scratch map; fused templates also fill the peak handoff.
-  // Masked templates: maskedPass ScoresFromWindowSums reads their mask group's window sums from
-  // the scratch (computed by the group's WindowSums pass before).
-  Status computeMap(UploadedFrame& frame, uint32_t templateIndex, Method method,
-                    const PeakHandoff& handoff, MaskedPass maskedPass = MaskedPass::Scores);
+  // (A frame's masked templates take MaskedLanes instead, in enqueueMatching.)
+  Status computeMap(UploadedFrame& frame, uint32_t templateIndex, Method method, const PeakHandoff& handoff);
   Status computeFftMap(const UploadedFrame& frame, uint32_t templateIndex, const ScoreInputs& in);
   ScoreInputs scoreInputs(uint32_t templateIndex, Method method) const;
   FrameSlot& nextSlot() { return slots_[(head_ + inFlight_) % kMaxFramesInFlight]; }

@@ -124,6 +124,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
     const std::size_t positions = std::size_t(mapW) * mapH;
     plan.maxPositions = std::max(plan.maxPositions, positions);
     if (maskGroups[i] >= 0) plan.maxSharedMaskPositions = std::max(plan.maxSharedMaskPositions, positions);
+    if (masked) plan.maxMaskedPositions = std::max(plan.maxMaskedPositions, positions);
     plan.fused[i] = numerator == CudaNumerator::Spatial && fusedSpatialFits(t.width, t.height) && !masked;
     if (plan.fused[i]) plan.maxFusedBlocks = std::max(plan.maxFusedBlocks, fusedSpatialBlocks(mapW, mapH));
     else plan.needSat = true;
@@ -167,8 +168,6 @@ Status MapScratch::reserve(const SizePlan& plan, std::size_t templates) {
   NCC_RETURN_IF_ERROR(aboveCount.reserve(2 * std::max<std::size_t>(templates, 1) * sizeof(int)));
   if (plan.anyFft && kFftPrecision == FftPrecision::Float)
     NCC_RETURN_IF_ERROR(recompute.reserve(plan.maxPositions * sizeof(int)));
-  if (plan.maxSharedMaskPositions > 0)
-    NCC_RETURN_IF_ERROR(windowSums.reserve(2 * plan.maxSharedMaskPositions * sizeof(int64_t)));
   return Status();
 }
 
@@ -353,6 +352,8 @@ Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerat
   if (plan.needSat) NCC_RETURN_IF_ERROR(sat.prepare(plan.sat32, W, H));
   if (plan.anyFft) NCC_RETURN_IF_ERROR(prepareFft(bank, plan, W, H, stream, fftStream, &fft, &fftSlot));
   NCC_RETURN_IF_ERROR(scratch.reserve(plan, bank.size()));
+  if (plan.maxMaskedPositions > 0)
+    NCC_RETURN_IF_ERROR(maskedLanes.reserve(plan.maxMaskedPositions, plan.maxSharedMaskPositions));
   width = W;
   height = H;
   return fusedBank.prepare(bank, plan, W, H, smCount, scratch.aboveCount.as<int>());

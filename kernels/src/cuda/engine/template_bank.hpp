@@ -12,6 +12,7 @@
 
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/frame_upload.hpp"
+#include "cuda/engine/masked_lanes.hpp"
 #include "cuda/numerator/gemm_bank.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/numerator_fft.hpp"
@@ -86,6 +87,7 @@ struct SizePlan {
   std::size_t maxPositions = 1;          // the largest map of a fitting template (at least 1)
   std::size_t maxUnfusedSpatialPositions = 1;
   std::size_t maxSharedMaskPositions = 0;  // the largest map of a fitting template of a mask group
+  std::size_t maxMaskedPositions = 0;      // the largest map of a fitting masked template
   int maxFusedBlocks = 1;
 };
 
@@ -121,7 +123,6 @@ struct MapScratch {
   DeviceBuffer above;      // positions above the threshold
   DeviceBuffer aboveCount;
   DeviceBuffer recompute;  // float fft path: positions to score exactly
-  DeviceBuffer windowSums;  // int64: sum I M, then sum I^2 M of one mask group (sharedMaskGroups)
 
   Status reserve(const SizePlan& plan, std::size_t templates);
   Status zeroCounters(std::size_t templates, cudaStream_t stream);
@@ -189,6 +190,7 @@ struct PreparedSize {
   FftCorrelator fft;
   MapScratch scratch;
   FusedBankLaunch fusedBank;
+  MaskedLanes maskedLanes;  // masked templates' maps and peaks, side by side
 
   // fftStream: the frame's forward transform; stream: everything else.
   Status prepare(const TemplateBank& bank, int frameWidth, int frameHeight, CudaNumerator option,
