@@ -45,8 +45,9 @@ Status applyEnvironment();
 // and cuFFT plans included (the tests use them to aim a countdown or a limit at a chosen step).
 std::size_t deviceBytesHeld();
 std::uint64_t deviceAllocationCount();
-// NCC_CUDA_CHECK-ed calls made so far, armed or not (a test counts a clean run's calls, then
-// fails each of them in turn through the checked-call countdown).
+// NCC_CUDA_CHECK-ed calls made so far by this copy of the library, armed or not. In-process only:
+// the GStreamer plugin module links its own copy, so the element's fault sweeps
+// (test_element_faults) find a run's count from outside instead.
 std::uint64_t checkedCallCount();
 
 // The allocation paths: cudaMalloc / cudaHostAlloc, or the injected failure, and the frees that
