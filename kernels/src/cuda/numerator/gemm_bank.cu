@@ -62,13 +62,26 @@ struct GemmShared {
   uint32_t* p1;
   uint32_t* p2;
   MemberDesc* desc;
-  Ranked* best;  // kGemmTileRows x chunkTemplates
+  Ranked* best;  // kGemmTileRows x chunkTemplates; the candidates' exact scores in the tile epilogue
+  // The tile epilogue's candidates (capacity kGemmTileRows x chunkTemplates): per template the
+  // running floor under its exact tile best (orderedBits), the number pushed, and per candidate
+  // its place (template << 16 | tile row << 8 | column), cross sum c and screened ceiling.
+  int* floorBits;
+  int* candidateCount;
+  uint32_t* where;
+  uint32_t* cross;
+  float* ceiling;
 };
 
 struct SharedLayout {
-  std::size_t fragments, hankel, image, prefix, desc, best;
-  __host__ __device__ std::size_t total() const { return fragments + hankel + image + 2 * prefix + desc + best; }
+  std::size_t fragments, hankel, image, prefix, desc, best, candidates;
+  __host__ __device__ std::size_t total() const {
+    return fragments + hankel + image + 2 * prefix + desc + best + candidates;
+  }
 };
+
+// The tile epilogue's candidate list holds as many pairs as the row epilogue's bests.
+__host__ __device__ constexpr int candidateCapacity(int chunkTemplates) { return kGemmTileRows * chunkTemplates; }
 
 __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTemplates, int slabRows, int rowChunks,
                                                      int h) {
@@ -79,6 +92,8 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
   l.prefix = std::size_t(kGemmTileRows) * kPrefixPitch * 4;
   l.desc = std::size_t(chunkTemplates) * sizeof(MemberDesc);
   l.best = std::size_t(kGemmTileRows) * chunkTemplates * sizeof(Ranked);
+  l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 + 15) /
+                 16 * 16;
   return l;
 }
 static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays keep 16-byte alignment");
@@ -99,6 +114,13 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   s.desc = reinterpret_cast<MemberDesc*>(p);
   p += l.desc;
   s.best = reinterpret_cast<Ranked*>(p);
+  p += l.best;
+  const int capacity = int(l.best / sizeof(Ranked));
+  s.floorBits = reinterpret_cast<int*>(p);
+  s.candidateCount = s.floorBits + l.best / (kGemmTileRows * sizeof(Ranked));
+  s.where = reinterpret_cast<uint32_t*>(s.candidateCount + 4);
+  s.cross = s.where + capacity;
+  s.ceiling = reinterpret_cast<float*>(s.cross + capacity);
   return s;
 }
 
@@ -216,6 +238,45 @@ __device__ __forceinline__ Ranked exactPair(const MemberDesc& e, Method method, 
 // (every pair where the map takes every score) get their exact score. Lanes work through their
 // own pairs together, so a warp pays for the most any lane has. The row's exact best per template
 // goes to bestRow.
+// The screening part of the windows a lane holds: columns 16m + 8 half + g of the warp's row.
+__device__ __forceinline__ void screenWindows(const uint32_t* p1, const uint32_t* p2, int w, int pixels,
+                                              Method method, ScreenWindow (&windows)[kMTiles][2]) {
+  const int g = (threadIdx.x & 31) >> 2;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int xl = 16 * m + 8 * half + g;
+      windows[m][half] = screenWindow(method, pixels, int32_t(p1[xl + w] - p1[xl]), int32_t(p2[xl + w] - p2[xl]));
+    }
+  __syncwarp();  // the flat-window tests branch
+}
+
+// A lane's screened pairs of n-tile n, template j of its two: per pair the ceiling of its exact
+// goodness (-inf: no pair); returned, the highest floor under one of them (its screened goodness
+// less its bound; -inf: none).
+template <int kNTiles>
+__device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int j,
+                                                     const ScreenMethod& screenRule, const ScreenTemplate& screen,
+                                                     const ScreenWindow (&windows)[kMTiles][2], float sign,
+                                                     bool memberValid, int x0, bool rowValid, int mapWidth,
+                                                     float (&ceiling)[kMTiles][2]) {
+  const int g = (threadIdx.x & 31) >> 2;
+  float top = -INFINITY;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const bool valid = memberValid && rowValid && x0 + 16 * m + 8 * half + g < mapWidth;
+      const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
+      const float good = sign * p.score;
+      ceiling[m][half] = valid ? good + p.bound : -INFINITY;
+      top = fmaxf(top, valid ? good - p.bound : -INFINITY);
+    }
+  return top;
+}
+
+// The row epilogue (every score written, or a tile whose candidates overflow the list).
 template <int kNTiles>
 __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                          const uint32_t* p1, const uint32_t* p2, int count, int w, int pixels,
@@ -225,14 +286,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
   const ScreenMethod screenRule = screenMethod(method, pixels);
   const float sign = float(rule.sign);
   ScreenWindow windows[kMTiles][2];
-#pragma unroll
-  for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int xl = 16 * m + 8 * half + g;
-      windows[m][half] = screenWindow(method, pixels, int32_t(p1[xl + w] - p1[xl]), int32_t(p2[xl + w] - p2[xl]));
-    }
-  __syncwarp();  // the flat-window tests branch
+  screenWindows(p1, p2, w, pixels, method, windows);
 #pragma unroll  // acc stays in registers only where every index is a constant
   for (int n = 0; n < kNTiles; ++n) {
     // Per pair the ceiling of its exact goodness (-inf: no pair); per template a floor under the
@@ -241,18 +295,8 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
-      float top = -INFINITY;
-#pragma unroll
-      for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const bool valid = member < count && rowValid && x0 + 16 * m + 8 * half + g < mapWidth;
-          const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
-          const float good = sign * p.score;
-          ceiling[j][m][half] = valid ? good + p.bound : -INFINITY;
-          top = fmaxf(top, valid ? good - p.bound : -INFINITY);
-        }
+      float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
+                                      member < count, x0, rowValid, mapWidth, ceiling[j]);
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       floorOfBest[j] = top;
     }
@@ -306,6 +350,94 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
   }
 }
 
+// A float's bits as an int ordered as the floats are (NaN aside): atomicMax on them is a max.
+__device__ __forceinline__ int orderedBits(float f) {
+  const int i = __float_as_int(f);
+  return i >= 0 ? i : i ^ 0x7fffffff;
+}
+__device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
+
+// The tile epilogue (sparse maps), first tier: each warp screens its row's pairs, raises the
+// tile's running floor under each template's exact best (the highest screened goodness less its
+// bound, in floorBits) and pushes each pair whose ceiling reaches the floor it sees then, or the
+// threshold, onto the tile's candidate list. A pair left out cannot be its template's tile best:
+// the tile's final floor is at least the one it was compared with. Pushes beyond the capacity are
+// only counted (the tile then takes the row epilogue).
+template <int kNTiles>
+__device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
+                                                 const uint32_t* p1, const uint32_t* p2, int count, int w,
+                                                 int pixels, int x0, bool rowValid, int mapWidth, Method method,
+                                                 const FusedBankRule& rule, float goodEnoughFloor) {
+  constexpr int kCapacity = candidateCapacity(8 * kNTiles);
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  const float sign = float(rule.sign);
+  ScreenWindow windows[kMTiles][2];
+  screenWindows(p1, p2, w, pixels, method, windows);
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) {
+    float ceiling[2][kMTiles][2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
+                                      member < count, x0, rowValid, mapWidth, ceiling[j]);
+      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+      if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
+    }
+    __syncwarp();  // the row's own floors are in place
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      const float floor = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float ceil = ceiling[j][m][half];
+          if (ceil != -INFINITY && (ceil >= floor || (rule.collect && ceil >= goodEnoughFloor))) {
+            const int slot = atomicAdd(s.candidateCount, 1);
+            if (slot < kCapacity) {
+              s.where[slot] = uint32_t(member) << 16 | uint32_t(warp) << 8 | uint32_t(16 * m + 8 * half + g);
+              s.cross[slot] = acc[m][n][2 * half + j];
+              s.ceiling[slot] = ceil;
+            }
+          }
+        }
+    }
+  }
+}
+
+// The tile epilogue, second tier (after a barrier, every candidate on the list): the block
+// scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
+// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them),
+// then each template's tile best among them goes to its blockBest[tile].
+__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w, int x0,
+                                                int y0, int mapWidth, Method method, const FusedBankRule& rule,
+                                                float goodEnoughFloor, int tile) {
+  Ranked* exact = s.best;
+  for (int k = threadIdx.x; k < candidates; k += kGemmThreads) {
+    const uint32_t where = s.where[k];
+    const int member = int(where >> 16), row = int(where >> 8) & 0xff, xl = int(where & 0xff);
+    const float ceil = s.ceiling[k];
+    Ranked r{0.0, -1};
+    if (ceil >= orderedFloat(s.floorBits[member]) || (rule.collect && ceil >= goodEnoughFloor)) {
+      const uint32_t* p1 = s.p1 + row * kPrefixPitch;
+      const uint32_t* p2 = s.p2 + row * kPrefixPitch;
+      r = exactPair(s.desc[member], method, rule, int64_t(p1[xl + w] - p1[xl]), int64_t(p2[xl + w] - p2[xl]),
+                    s.cross[k], (y0 + row) * mapWidth + x0 + xl);
+    }
+    exact[k] = r;
+  }
+  __syncthreads();
+  if (int(threadIdx.x) < count) {
+    Ranked best{0.0, -1};
+    for (int k = 0; k < candidates; ++k)
+      if (int(s.where[k] >> 16) == int(threadIdx.x) && better(exact[k], best)) best = exact[k];
+    s.desc[threadIdx.x].blockBest[tile] = best;
+  }
+}
+
 // Persistent blocks: blockIdx.y is the chunk of templates (its B operand stays in shared
 // memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load the
 // image tile, the window sums, per slab the Hankel rows and the numerator (warp w: output row
@@ -332,6 +464,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int ty = firstTileRow + tile / tilesX, tx = tile % tilesX;
     const int x0 = tx * kGemmTileWidth, y0 = ty * kGemmTileRows;
+    if (int(threadIdx.x) < kChunk) s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
+    if (threadIdx.x == 0) *s.candidateCount = 0;
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
@@ -346,6 +480,18 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       mainLoop<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
     }
     const int y = y0 + warp;
+    if (!rule.everyScore) {
+      screenCandidates<kNTiles>(acc, s, p1, p2, count, g.w, g.w * g.h, x0, y < rowLimit, mapWidth, method, rule,
+                                g.goodEnoughFloor);
+      __syncthreads();
+      const int candidates = *s.candidateCount;  // the same for the whole block
+      if (candidates <= candidateCapacity(kChunk)) {
+        scoreCandidates(s, candidates, count, g.w, x0, y0, mapWidth, method, rule, g.goodEnoughFloor,
+                        ty * tilesX + tx);
+        __syncthreads();  // the candidates are read before the next tile's floors are reset
+        continue;
+      }
+    }
     epilogue<kNTiles>(acc, s, p1, p2, count, g.w, g.w * g.h, x0, y, y < rowLimit, mapWidth, method, rule,
                       g.goodEnoughFloor, s.best + warp * kChunk);
     // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
