@@ -151,4 +151,61 @@ NCC_HOST_DEVICE inline ScreenedPair screenPair(const ScreenMethod& m, const Scre
   return {score, bound};
 }
 
+// The same screen folded for a kernel that screens each window against many templates: the
+// window's part, with the goodness sign, the flat-window constant and the window's validity
+// folded in, is formed once, and a pair then costs a handful of multiply-adds. It gives the
+// range [floor, ceiling] of the pair's exact goodness (sign * scoreFromSums):
+//
+//   goodness = (A c + U V + W + Z) * (sign Gw) * Gt + offset      (flat window: Gw 0, offset the
+//   bound    = (|A| c + U |V| + W + Z) * |Gw Gt| * 2^-18             rule's constant times sign)
+//   ceiling  = max(goodness + bound, lowest),  floor = goodness - bound
+//
+// the same value and bound as screenPair's. The exact goodness is at least `lowest`
+// (screenLowestGoodness: sqdiff-normed's clamp at 1 with sign -1; -inf otherwise), so the
+// ceiling is clamped there and a floor may be raised to it (the caller's max over floors). An
+// invalid window (outside the map) has goodness, ceiling and floor -inf. A flat template of a
+// normed method scores its constant everywhere: the caller's case (screenFlatTemplate).
+struct ScreenFoldedWindow {
+  float u = 0.0f, w = 0.0f;
+  float gw = 0.0f;             // sign * Gw; 0 for a flat or invalid window
+  float offset = -INFINITY;    // sign * the flat window's constant, 0, or -inf (invalid)
+};
+
+NCC_HOST_DEVICE inline ScreenFoldedWindow screenFoldWindow(const ScreenMethod& m, const ScreenWindow& win, float sign,
+                                                           bool valid) {
+  ScreenFoldedWindow f;
+  const bool flat = m.normed && win.scale == 0.0f;
+  f.u = win.u;
+  f.w = win.w;
+  f.gw = valid && !flat ? sign * win.scale : 0.0f;
+  f.offset = !valid ? -INFINITY : (flat ? sign * m.flatWindowScore : 0.0f);
+  return f;
+}
+
+// The least exact goodness of the method: -highest where the rule clamps (sign -1), else -inf.
+NCC_HOST_DEVICE inline float screenLowestGoodness(const ScreenMethod& m, float sign) {
+  return sign < 0.0f && m.highest != INFINITY ? -m.highest : -INFINITY;
+}
+
+// A normed method's flat template (its Gt 0): every window's goodness is this constant.
+NCC_HOST_DEVICE inline bool screenFlatTemplate(const ScreenMethod& m, const ScreenTemplate& t) {
+  return m.normed && t.scale == 0.0f;
+}
+
+struct ScreenedRange {
+  float ceiling, floor;
+};
+
+NCC_HOST_DEVICE inline ScreenedRange screenFoldedPair(const ScreenMethod& m, const ScreenTemplate& t,
+                                                      const ScreenFoldedWindow& f, float lowest, uint32_t c) {
+  const float cf = float(c);
+  const float wz = f.w + t.z;
+  const float value = fmaf(m.a, cf, fmaf(f.u, t.v, wz));
+  const float magnitude = fmaf(m.absA, cf, fmaf(f.u, t.absV, wz));
+  const float scale = f.gw * t.scale;
+  const float goodness = fmaf(value, scale, f.offset);
+  const float bound = magnitude * fabsf(scale) * kScreenBoundScale;
+  return {fmaxf(goodness + bound, lowest), goodness - bound};
+}
+
 }  // namespace nccmatch

@@ -88,6 +88,17 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
         ASSERT_LE(std::fabs(exact - double(p.score)), double(p.bound))
             << what << " " << methodName(m) << " n=" << stats.n << " exact " << exact << " screened " << p.score
             << " bound " << p.bound << " ulps " << du << "," << tu;
+        // The folded form (one window against many templates) brackets the exact goodness and
+        // is no wider than screenPair's range.
+        const float sign = lowerIsBetter(m) ? -1.0f : 1.0f;
+        if (!screenFlatTemplate(sm, tt)) {
+          const float lowest = screenLowestGoodness(sm, sign);
+          const ScreenedRange r = screenFoldedPair(sm, tt, screenFoldWindow(sm, w, sign, true), lowest, uint32_t(c));
+          const double goodness = double(sign) * exact;
+          ASSERT_LE(double(r.floor), goodness) << what << " " << methodName(m) << " ulps " << du << "," << tu;
+          ASSERT_GE(double(r.ceiling), goodness) << what << " " << methodName(m) << " ulps " << du << "," << tu;
+          ASSERT_LE(r.ceiling, std::max(sign * p.score + p.bound, lowest)) << what << " " << methodName(m);
+        }
         // Tight enough to tell scores apart: within a millionth or so of the score's scale
         // (1 for the normed methods; the largest sum for the others).
         const double scale = isNormed(m) ? 1.0 : double(stats.n) * 255.0 * 255.0 * 4.0;
@@ -151,6 +162,30 @@ TEST(ScoreScreen, FlatWindowsAndTemplatesScreenToTheExactConstants) {
   EXPECT_EQ(screenTemplate(Method::CCoeffNormed, flat).scale, 0.0f);
   EXPECT_EQ(pair(Method::CCoeffNormed, flat, 10, 50, 90).score, 1.0f);
   EXPECT_EQ(pair(Method::CCoeffNormed, flat, 200, 10000, 1800).score, 1.0f);
+  // Folded: a flat window screens to the rule's constant times the sign, an invalid window to
+  // -inf, and a normed flat template is the caller's case.
+  for (Method m : kMethods) {
+    const float sign = lowerIsBetter(m) ? -1.0f : 1.0f;
+    const ScreenMethod sm = screenMethod(m, 4);
+    const ScreenWindow black = screenWindow(m, 4, 0, 0);
+    const ScreenedRange r = screenFoldedPair(sm, screenTemplate(m, stats), screenFoldWindow(sm, black, sign, true),
+                                             screenLowestGoodness(sm, sign), 0);
+    const double exact = double(sign) * scoreFromSums(m, stats, 0, 0, 0);
+    EXPECT_LE(double(r.floor), exact) << methodName(m);
+    EXPECT_GE(double(r.ceiling), exact) << methodName(m);
+    if (isNormed(m)) {
+      EXPECT_EQ(r.ceiling, r.floor) << methodName(m);  // bound 0
+    }
+    const ScreenedRange outside = screenFoldedPair(sm, screenTemplate(m, stats),
+                                                   screenFoldWindow(sm, black, sign, false), -INFINITY, 7);
+    EXPECT_EQ(outside.ceiling, -INFINITY) << methodName(m);
+    EXPECT_EQ(outside.floor, -INFINITY) << methodName(m);
+    // Constant pixels flatten only the centred normed method's template; all zeros every normed one.
+    EXPECT_EQ(screenFlatTemplate(sm, screenTemplate(m, flat)), m == Method::CCoeffNormed) << methodName(m);
+    TemplateImage zeros = t;
+    zeros.pixels = {0, 0, 0, 0};
+    EXPECT_EQ(screenFlatTemplate(sm, screenTemplate(m, templateStats(zeros))), isNormed(m)) << methodName(m);
+  }
   // An all-zero template: ccorr-normed 0, sqdiff-normed 1.
   t.pixels = {0, 0, 0, 0};
   const TemplateStats zero = templateStats(t);

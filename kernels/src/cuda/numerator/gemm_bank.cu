@@ -372,16 +372,40 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
   const ScreenMethod screenRule = screenMethod(method, pixels);
   const float sign = float(rule.sign);
-  ScreenWindow windows[kMTiles][2];
-  screenWindows(p1, p2, w, pixels, method, windows);
+  const float lowest = screenLowestGoodness(screenRule, sign);
+  ScreenFoldedWindow windows[kMTiles][2];
+  {
+    ScreenWindow plain[kMTiles][2];
+    screenWindows(p1, p2, w, pixels, method, plain);
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        windows[m][half] = screenFoldWindow(screenRule, plain[m][half], sign,
+                                            rowValid && x0 + 16 * m + 8 * half + g < mapWidth);
+  }
 #pragma unroll
   for (int n = 0; n < kNTiles; ++n) {
     float ceiling[2][kMTiles][2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
-                                      member < count, x0, rowValid, mapWidth, ceiling[j]);
+      const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
+      const bool flatTemplate = screenFlatTemplate(screenRule, screen);
+      const float flatGoodness = sign * screenRule.flatTemplateScore;
+      float top = -INFINITY;
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const ScreenFoldedWindow& f = windows[m][half];
+          ScreenedRange r = screenFoldedPair(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
+          if (flatTemplate) r.ceiling = r.floor = f.offset == -INFINITY ? -INFINITY : flatGoodness;
+          if (member >= count) r.ceiling = r.floor = -INFINITY;
+          ceiling[j][m][half] = r.ceiling;
+          top = fmaxf(top, r.floor);
+        }
+      if (top != -INFINITY) top = fmaxf(top, lowest);  // no exact goodness is below it
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
     }
@@ -389,13 +413,15 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      const float floor = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      // A candidate reaches the floor seen now or the threshold.
+      float reach = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      if (rule.collect) reach = fminf(reach, goodEnoughFloor);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const float ceil = ceiling[j][m][half];
-          if (ceil != -INFINITY && (ceil >= floor || (rule.collect && ceil >= goodEnoughFloor))) {
+          if (ceil != -INFINITY && ceil >= reach) {
             const int slot = atomicAdd(s.candidateCount, 1);
             if (slot < kCapacity) {
               s.where[slot] = uint32_t(member) << 16 | uint32_t(warp) << 8 | uint32_t(16 * m + 8 * half + g);
