@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
+  bool wgmma = false;
+  bench::exitOnError(gemmBankUsesWgmma(&wgmma));
+  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d, GEMM numerator %s\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
               "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
-              prop.name, prop.multiProcessorCount, maxNTiles, methodName(method), kRuns, kInt8PeakTops);
+              prop.name, prop.multiProcessorCount, maxNTiles, wgmma ? "wgmma (sm_90a)" : "mma.sync",
+              methodName(method), kRuns, kInt8PeakTops);
   std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
               "|---|---|---|---|---|---|---|---|\n");
   struct Case {

@@ -7,11 +7,20 @@
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/image_tile.cuh"
 #include "cuda/numerator/mma_u8.cuh"
+#include "cuda/numerator/wgmma_u8.cuh"
 #include "cuda/peaks/peaks_device.cuh"
 #include "rules/score_rules.hpp"
 #include "rules/score_screen.hpp"
 
 namespace nccmatch::cuda {
+
+// The numerator's instructions in this compilation pass: wgmma where the code is for sm_90a
+// (Hopper's own instructions), mma.sync elsewhere. Both fill the same accumulators (placeOf).
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define NCC_GEMM_WGMMA 1
+#else
+#define NCC_GEMM_WGMMA 0
+#endif
 
 namespace {
 
@@ -61,6 +70,7 @@ struct GemmShared {
   uint32_t* image;
   uint32_t* p1;
   uint32_t* p2;
+  ScreenFoldedWindow* folded;  // the tile's windows for the screen (tile epilogue), row-major, over hankel
   MemberDesc* desc;
   Ranked* best;  // kGemmTileRows x chunkTemplates; the candidates' exact scores in the tile epilogue
   // The tile epilogue's candidates (capacity kGemmTileRows x chunkTemplates): per template the
@@ -97,6 +107,10 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
   return l;
 }
 static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays keep 16-byte alignment");
+static_assert(kGemmTileRows * kGemmTileWidth * sizeof(ScreenFoldedWindow) <= std::size_t(kGemmTileRows) * kGemmTileWidth * 16,
+              "the folded windows fit the smallest Hankel slab (8 rows of one chunk)");
+static_assert(kGemmTileRows == 8 && kGemmThreads == 256 && kGemmTileWidth == 64,
+              "wgmma: two warpgroups of four rows, one m64 product a row (placeOf)");
 
 __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   GemmShared s;
@@ -104,6 +118,7 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   s.fragments = p;
   p += l.fragments;
   s.hankel = reinterpret_cast<uint4*>(p);
+  s.folded = reinterpret_cast<ScreenFoldedWindow*>(p);  // over the Hankel rows, once they are done
   p += l.hankel;
   s.image = reinterpret_cast<uint32_t*>(p);
   p += l.image;
@@ -139,6 +154,9 @@ __device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fr
     s.desc[i] = d;
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
+#if NCC_GEMM_WGMMA
+  fenceSharedForTensorCores();  // wgmma reads the B operand
+#endif
   __syncthreads();
 }
 
@@ -163,8 +181,15 @@ __device__ __forceinline__ void buildHankel(const GemmShared& s, int pitchWords,
       w0 = w4;
     }
   }
+#if NCC_GEMM_WGMMA
+  fenceSharedForTensorCores();  // wgmma reads the Hankel rows after the caller's barrier
+#endif
 }
 
+// A lane's accumulators: kMTiles x kNTiles fragments of 4 (placeOf says where each lies).
+constexpr int kMTiles = kGemmTileWidth / 16;
+
+#if !NCC_GEMM_WGMMA
 __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -176,7 +201,6 @@ __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t address) {
 // of ldmatrix matrix q: for A, position 16m + i + 8(q & 1) of slice 2k + (q >> 1) (a.x..a.w as
 // mma wants them); for B, template 8(n + (q >> 1)) + i of slice 2k + (q & 1) (b0, b1 of two
 // n-tiles). A slab's missing last slice reads a real slice against zero templates.
-constexpr int kMTiles = kGemmTileWidth / 16;
 
 template <int kNTiles>
 __device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int stepBase, int steps, int lastSlice,
@@ -208,6 +232,52 @@ __device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int
   }
 }
 
+#else
+// The same with wgmma (sm_90a): warpgroup q computes output rows 4q .. 4q + 3, one
+// m64 x (8 kNTiles) x k32 product per row and k-step, A the row's Hankel slices (64 positions,
+// core matrices of 8 positions x 16 bytes: 128 bytes apart along M, 1024 along K) and B the
+// k-step's templates (8 templates x 16 bytes: 128 apart along N, 16 kChunk along K). A slab's
+// missing last slice reads the next 1024 bytes of shared memory against zero templates. Waits
+// for the products before it returns (the caller reads the accumulators or rebuilds the rows).
+template <int kNTiles>
+__device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks, int stepBase, int steps,
+                                              uint32_t (&acc)[kMTiles][kNTiles][4]) {
+  constexpr int kChunk = 8 * kNTiles;
+  constexpr uint32_t kSliceBytes = kGemmTileWidth * 16;
+  // The warpgroup's index through a shuffle: the compiler then knows it uniform in the warp
+  // (thread-dependent descriptors would serialise the products).
+  const int firstRow = 4 * __shfl_sync(0xffffffffu, int(threadIdx.x >> 7), 0);
+  const uint32_t hankel = uint32_t(__cvta_generic_to_shared(s.hankel));
+  const uint32_t fragments = uint32_t(__cvta_generic_to_shared(s.fragments)) + uint32_t(stepBase * 2 * kChunk * 16);
+  // The trip count through a shuffle too: a loop the compiler cannot prove uniform serialises
+  // the products (ptxas C7520).
+  const int uniformSteps = __shfl_sync(0xffffffffu, steps, 0);
+  // Descriptors formed once; a k-step moves A by two slices and B by two slices of the chunk
+  // (the address field counts 16 bytes; shared addresses stay below its 256 KB).
+  constexpr uint64_t kStepA = 2 * kSliceBytes / 16, kStepB = 2 * kChunk * 16 / 16;
+  uint64_t descB = wgmmaDescriptor(fragments, kChunk * 16, 128);
+  uint64_t descA[kMTiles];
+#pragma unroll
+  for (int a = 0; a < kMTiles; ++a)
+    descA[a] = wgmmaDescriptor(hankel + uint32_t((firstRow + a) * rowChunks) * kSliceBytes, kSliceBytes, 128);
+  wgmmaFence();
+#pragma unroll 1
+  for (int step = 0; step < uniformSteps; ++step) {
+#pragma unroll
+    for (int a = 0; a < kMTiles; ++a) {
+      uint32_t(&d)[kNTiles * 4] = reinterpret_cast<uint32_t(&)[kNTiles * 4]>(acc[a]);
+      if constexpr (kNTiles == 2) wgmmaU8N16(d, descA[a], descB);
+      else if constexpr (kNTiles == 4) wgmmaU8N32(d, descA[a], descB);
+      else wgmmaU8N64(d, descA[a], descB);
+      descA[a] += kStepA;
+    }
+    descB += kStepB;
+  }
+  wgmmaCommitAndWait();
+}
+
+#endif
+
 // One (position, template) score by the rules. Not inlined: the epilogue calls it from 2 * 16
 // unrolled places per n-tile, and one copy keeps the kernel's code (and binaries) small.
 __device__ __noinline__ double scoreOf(Method method, const TemplateStats& stats, const NormedConstants& normed,
@@ -238,16 +308,48 @@ __device__ __forceinline__ Ranked exactPair(const MemberDesc& e, Method method, 
 // (every pair where the map takes every score) get their exact score. Lanes work through their
 // own pairs together, so a warp pays for the most any lane has. The row's exact best per template
 // goes to bestRow.
-// The screening part of the windows a lane holds: columns 16m + 8 half + g of the warp's row.
-__device__ __forceinline__ void screenWindows(const uint32_t* p1, const uint32_t* p2, int w, int pixels,
-                                              Method method, ScreenWindow (&windows)[kMTiles][2]) {
-  const int g = (threadIdx.x & 31) >> 2;
+// Where a lane's accumulator fragment (a, half) lies in the tile (kGemmTileRows x
+// kGemmTileWidth). mma.sync: warp w computes output row w, a is its m-tile (columns 16a ..
+// 16a + 15); wgmma: warpgroup q computes rows 4q .. 4q + 3 (a is the row), warp w % 4 of it
+// columns 16(w % 4) .. 16(w % 4) + 15. Either way the lane holds columns +g and +8+g (half).
+struct Place {
+  int row, column;
+};
+__device__ __forceinline__ Place placeOf(int a, int half) {
+  const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2;
+#if NCC_GEMM_WGMMA
+  return {4 * (warp >> 2) + a, 16 * (warp & 3) + 8 * half + g};
+#else
+  return {warp, 16 * a + 8 * half + g};
+#endif
+}
+
+// The tile's place in the map: its first output (x0, y0), the rows below rowLimit and columns
+// below mapWidth that exist.
+struct TileGeometry {
+  int x0, y0, rowLimit, mapWidth;
+  __device__ bool holds(const Place& p) const { return y0 + p.row < rowLimit && x0 + p.column < mapWidth; }
+  __device__ int index(const Place& p) const { return (y0 + p.row) * mapWidth + x0 + p.column; }
+};
+
+// The window sums of a place (prefix rows of image_tile::windowSums).
+__device__ __forceinline__ void windowSumsAt(const GemmShared& s, const Place& p, int w, int64_t* s1, int64_t* s2) {
+  const uint32_t* p1 = s.p1 + p.row * kPrefixPitch;
+  const uint32_t* p2 = s.p2 + p.row * kPrefixPitch;
+  *s1 = int64_t(p1[p.column + w] - p1[p.column]);
+  *s2 = int64_t(p2[p.column + w] - p2[p.column]);
+}
+
+// The screening part of the windows a lane holds.
+__device__ __forceinline__ void screenWindows(const GemmShared& s, int w, int pixels, Method method,
+                                              ScreenWindow (&windows)[kMTiles][2]) {
 #pragma unroll
   for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int xl = 16 * m + 8 * half + g;
-      windows[m][half] = screenWindow(method, pixels, int32_t(p1[xl + w] - p1[xl]), int32_t(p2[xl + w] - p2[xl]));
+      int64_t s1, s2;
+      windowSumsAt(s, placeOf(m, half), w, &s1, &s2);
+      windows[m][half] = screenWindow(method, pixels, int32_t(s1), int32_t(s2));
     }
   __syncwarp();  // the flat-window tests branch
 }
@@ -259,15 +361,14 @@ template <int kNTiles>
 __device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int j,
                                                      const ScreenMethod& screenRule, const ScreenTemplate& screen,
                                                      const ScreenWindow (&windows)[kMTiles][2], float sign,
-                                                     bool memberValid, int x0, bool rowValid, int mapWidth,
+                                                     bool memberValid, const TileGeometry& tile,
                                                      float (&ceiling)[kMTiles][2]) {
-  const int g = (threadIdx.x & 31) >> 2;
   float top = -INFINITY;
 #pragma unroll
   for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const bool valid = memberValid && rowValid && x0 + 16 * m + 8 * half + g < mapWidth;
+      const bool valid = memberValid && tile.holds(placeOf(m, half));
       const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
       const float good = sign * p.score;
       ceiling[m][half] = valid ? good + p.bound : -INFINITY;
@@ -279,14 +380,13 @@ __device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTil
 // The row epilogue (every score written, or a tile whose candidates overflow the list).
 template <int kNTiles>
 __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
-                                         const uint32_t* p1, const uint32_t* p2, int count, int w, int pixels,
-                                         int x0, int y, bool rowValid, int mapWidth, Method method,
+                                         int count, int w, int pixels, const TileGeometry& tile, Method method,
                                          const FusedBankRule& rule, float goodEnoughFloor, Ranked* bestRow) {
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const ScreenMethod screenRule = screenMethod(method, pixels);
   const float sign = float(rule.sign);
   ScreenWindow windows[kMTiles][2];
-  screenWindows(p1, p2, w, pixels, method, windows);
+  screenWindows(s, w, pixels, method, windows);
 #pragma unroll  // acc stays in registers only where every index is a constant
   for (int n = 0; n < kNTiles; ++n) {
     // Per pair the ceiling of its exact goodness (-inf: no pair); per template a floor under the
@@ -296,7 +396,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
       float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
-                                      member < count, x0, rowValid, mapWidth, ceiling[j]);
+                                      member < count, tile, ceiling[j]);
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       floorOfBest[j] = top;
     }
@@ -328,9 +428,11 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
 #pragma unroll
             for (int half = 0; half < 2; ++half)
               if (bit == 8 * j + 2 * m + half) c = acc[m][n][2 * half + j];
-        const int j = bit >> 3, xl = 16 * ((bit >> 1) & 3) + 8 * (bit & 1) + g;
-        const Ranked here = exactPair(s.desc[8 * n + 2 * t + j], method, rule, int64_t(p1[xl + w] - p1[xl]),
-                                      int64_t(p2[xl + w] - p2[xl]), c, y * mapWidth + x0 + xl);
+        const int j = bit >> 3;
+        const Place place = placeOf((bit >> 1) & 3, bit & 1);
+        int64_t s1, s2;
+        windowSumsAt(s, place, w, &s1, &s2);
+        const Ranked here = exactPair(s.desc[8 * n + 2 * t + j], method, rule, s1, s2, c, tile.index(place));
         if (j == 0 && better(here, best[0])) best[0] = here;
         if (j == 1 && better(here, best[1])) best[1] = here;
       }
@@ -350,6 +452,20 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
   }
 }
 
+// The tile's windows folded for the screen (score_screen.hpp), once per position: two a thread.
+// Read after the next barrier.
+__device__ __forceinline__ void foldTileWindows(const GemmShared& s, int w, int pixels, Method method, float sign,
+                                                const TileGeometry& tile) {
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  for (int i = threadIdx.x; i < kGemmTileRows * kGemmTileWidth; i += kGemmThreads) {
+    const Place place{i / kGemmTileWidth, i % kGemmTileWidth};
+    int64_t s1, s2;
+    windowSumsAt(s, place, w, &s1, &s2);
+    s.folded[i] = screenFoldWindow(screenRule, screenWindow(method, pixels, int32_t(s1), int32_t(s2)), sign,
+                                   tile.holds(place));
+  }
+}
+
 // A float's bits as an int ordered as the floats are (NaN aside): atomicMax on them is a max.
 __device__ __forceinline__ int orderedBits(float f) {
   const int i = __float_as_int(f);
@@ -365,25 +481,13 @@ __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >
 // only counted (the tile then takes the row epilogue).
 template <int kNTiles>
 __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
-                                                 const uint32_t* p1, const uint32_t* p2, int count, int w,
-                                                 int pixels, int x0, bool rowValid, int mapWidth, Method method,
-                                                 const FusedBankRule& rule, float goodEnoughFloor) {
+                                                 int count, int w, int pixels, const TileGeometry& tile,
+                                                 Method method, const FusedBankRule& rule, float goodEnoughFloor) {
   constexpr int kCapacity = candidateCapacity(8 * kNTiles);
-  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const ScreenMethod screenRule = screenMethod(method, pixels);
   const float sign = float(rule.sign);
   const float lowest = screenLowestGoodness(screenRule, sign);
-  ScreenFoldedWindow windows[kMTiles][2];
-  {
-    ScreenWindow plain[kMTiles][2];
-    screenWindows(p1, p2, w, pixels, method, plain);
-#pragma unroll
-    for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        windows[m][half] = screenFoldWindow(screenRule, plain[m][half], sign,
-                                            rowValid && x0 + 16 * m + 8 * half + g < mapWidth);
-  }
 #pragma unroll
   for (int n = 0; n < kNTiles; ++n) {
     float ceiling[2][kMTiles][2];
@@ -398,7 +502,8 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const ScreenFoldedWindow& f = windows[m][half];
+          const Place place = placeOf(m, half);
+          const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
           ScreenedRange r = screenFoldedPair(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
           if (flatTemplate) r.ceiling = r.floor = f.offset == -INFINITY ? -INFINITY : flatGoodness;
           if (member >= count) r.ceiling = r.floor = -INFINITY;
@@ -424,7 +529,8 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
           if (ceil != -INFINITY && ceil >= reach) {
             const int slot = atomicAdd(s.candidateCount, 1);
             if (slot < kCapacity) {
-              s.where[slot] = uint32_t(member) << 16 | uint32_t(warp) << 8 | uint32_t(16 * m + 8 * half + g);
+              const Place place = placeOf(m, half);
+              s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
               s.cross[slot] = acc[m][n][2 * half + j];
               s.ceiling[slot] = ceil;
             }
@@ -438,29 +544,32 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
 // scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
 // floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them),
 // then each template's tile best among them goes to its blockBest[tile].
-__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w, int x0,
-                                                int y0, int mapWidth, Method method, const FusedBankRule& rule,
-                                                float goodEnoughFloor, int tile) {
+__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
+                                                const TileGeometry& tile, Method method, const FusedBankRule& rule,
+                                                float goodEnoughFloor, int tileIndex) {
   Ranked* exact = s.best;
   for (int k = threadIdx.x; k < candidates; k += kGemmThreads) {
     const uint32_t where = s.where[k];
-    const int member = int(where >> 16), row = int(where >> 8) & 0xff, xl = int(where & 0xff);
+    const int member = int(where >> 16);
+    const Place place{int(where >> 8) & 0xff, int(where & 0xff)};
     const float ceil = s.ceiling[k];
     Ranked r{0.0, -1};
     if (ceil >= orderedFloat(s.floorBits[member]) || (rule.collect && ceil >= goodEnoughFloor)) {
-      const uint32_t* p1 = s.p1 + row * kPrefixPitch;
-      const uint32_t* p2 = s.p2 + row * kPrefixPitch;
-      r = exactPair(s.desc[member], method, rule, int64_t(p1[xl + w] - p1[xl]), int64_t(p2[xl + w] - p2[xl]),
-                    s.cross[k], (y0 + row) * mapWidth + x0 + xl);
+      int64_t s1, s2;
+      windowSumsAt(s, place, w, &s1, &s2);
+      r = exactPair(s.desc[member], method, rule, s1, s2, s.cross[k], tile.index(place));
     }
     exact[k] = r;
   }
   __syncthreads();
-  if (int(threadIdx.x) < count) {
+  // Each template's best: warp w takes templates w, w + 8, ..., its lanes the candidates in turn.
+  const int lane = threadIdx.x & 31;
+  for (int member = threadIdx.x >> 5; member < count; member += kGemmThreads / 32) {
     Ranked best{0.0, -1};
-    for (int k = 0; k < candidates; ++k)
-      if (int(s.where[k] >> 16) == int(threadIdx.x) && better(exact[k], best)) best = exact[k];
-    s.desc[threadIdx.x].blockBest[tile] = best;
+    for (int k = lane; k < candidates; k += 32)
+      if (int(s.where[k] >> 16) == member && better(exact[k], best)) best = exact[k];
+    best = warpBest(best);
+    if (lane == 0) s.desc[member].blockBest[tileIndex] = best;
   }
 }
 
@@ -485,8 +594,6 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   const int tilesX = ceilDiv(mapWidth, kGemmTileWidth), firstTileRow = g.rowBegin / kGemmTileRows;
   const int tiles = tilesX * (ceilDiv(rowLimit, kGemmTileRows) - firstTileRow);
   const int warp = threadIdx.x >> 5;
-  const uint32_t* p1 = s.p1 + warp * kPrefixPitch;
-  const uint32_t* p2 = s.p2 + warp * kPrefixPitch;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int ty = firstTileRow + tile / tilesX, tx = tile % tilesX;
     const int x0 = tx * kGemmTileWidth, y0 = ty * kGemmTileRows;
@@ -496,6 +603,7 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
         s.image, g.pitchWords, g.h, kGemmTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
+    const TileGeometry geometry{x0, y0, rowLimit, mapWidth};
     uint32_t acc[kMTiles][kNTiles][4] = {};
     for (int r0 = 0, stepBase = 0; r0 < g.h; r0 += g.slabRows, stepBase += g.slabSteps) {
       const int rows = min(g.slabRows, g.h - r0);
@@ -503,23 +611,29 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
       __syncthreads();
       const int slices = rows * g.rowChunks;
+#if NCC_GEMM_WGMMA
+      mainLoopWgmma<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), acc);
+#else
       mainLoop<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
+#endif
     }
-    const int y = y0 + warp;
     if (!rule.everyScore) {
-      screenCandidates<kNTiles>(acc, s, p1, p2, count, g.w, g.w * g.h, x0, y < rowLimit, mapWidth, method, rule,
-                                g.goodEnoughFloor);
+      __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
+      foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
       __syncthreads();
-      const int candidates = *s.candidateCount;  // the same for the whole block
+      screenCandidates<kNTiles>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+      __syncthreads();
+      // The same for the whole block; read through a shuffle so the compiler sees it uniform
+      // in the warp (wgmma stays unserialised only on uniform paths).
+      const int candidates = __shfl_sync(0xffffffffu, *s.candidateCount, 0);
       if (candidates <= candidateCapacity(kChunk)) {
-        scoreCandidates(s, candidates, count, g.w, x0, y0, mapWidth, method, rule, g.goodEnoughFloor,
-                        ty * tilesX + tx);
+        scoreCandidates(s, candidates, count, g.w, geometry, method, rule, g.goodEnoughFloor, ty * tilesX + tx);
         __syncthreads();  // the candidates are read before the next tile's floors are reset
         continue;
       }
     }
-    epilogue<kNTiles>(acc, s, p1, p2, count, g.w, g.w * g.h, x0, y, y < rowLimit, mapWidth, method, rule,
-                      g.goodEnoughFloor, s.best + warp * kChunk);
+    epilogue<kNTiles>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
+                      s.best + warp * kChunk);
     // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
     __syncthreads();
     if (int(threadIdx.x) < count) {
@@ -530,6 +644,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     }
   }
 }
+
+__global__ void gemmBankPathProbe(int* usesWgmma) { *usesWgmma = NCC_GEMM_WGMMA; }
 
 // Lets the kernel take `limit` bytes of shared memory (every bank's shape fits it, so banks of
 // other sizes never see a smaller setting) and says how many blocks of `shared` bytes an SM holds.
@@ -566,6 +682,17 @@ int roundUpPowerOfTwo(int v) {
 }
 
 }  // namespace
+
+Status gemmBankUsesWgmma(bool* out) {
+  DeviceBuffer flag;
+  NCC_RETURN_IF_ERROR(flag.reserve(sizeof(int)));
+  gemmBankPathProbe<<<1, 1>>>(flag.as<int>());
+  NCC_CUDA_CHECK(cudaGetLastError());
+  int value = 0;
+  NCC_CUDA_CHECK(cudaMemcpy(&value, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
+  *out = value != 0;
+  return Status();
+}
 
 std::size_t GemmBankShape::sharedBytes() const {
   return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height).total();

@@ -71,6 +71,10 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
 // whole zero slice where a slab's slices are odd in number).
 std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape);
 
+// Whether the GEMM bank's code object loaded on the current device issues wgmma (its sm_90a
+// code, Hopper) rather than mma.sync: a one-thread probe compiled with the kernel.
+Status gemmBankUsesWgmma(bool* out);
+
 // Per-tile bests (PeakHandoff::blockBest entries) of one template's map of mapWidth x mapHeight
 // (every shape's tiles are kGemmTileWidth x kGemmTileRows).
 int gemmBankTiles(int mapWidth, int mapHeight);

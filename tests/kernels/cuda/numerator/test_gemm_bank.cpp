@@ -36,6 +36,9 @@ class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
   SKIP_WITHOUT_GPU();
+  bool wgmma = false;
+  ASSERT_TRUE(cuda::gemmBankUsesWgmma(&wgmma).ok());
+  if (GetParam().count == 1) std::printf("GEMM numerator on this device: %s\n", wgmma ? "wgmma (sm_90a)" : "mma.sync");
   const GemmCase c = GetParam();
   SCOPED_TRACE(::testing::PrintToString(c));
   const bool flat = c.fill == Fill::Flat;

@@ -1,0 +1,61 @@
+// The Hopper integer tensor-core instruction the GEMM bank uses on sm_90a: wgmma, issued by a
+// warpgroup (4 consecutive warps), A and B from shared memory through matrix descriptors, D in
+// registers. D (64 x N, s32) += A (64 x 32, u8, K-major) * B (32 x N, u8, K-major), exact.
+// Lane (g, t) = (lane / 4, lane % 4) of warp w of the warpgroup holds, for n-tile i, rows
+// 16w + g (d[4i], d[4i+1]) and 16w + g + 8 (d[4i+2], d[4i+3]) at columns 8i + 2t, 8i + 2t + 1:
+// per warp the layout of mma.sync's m16n8 D fragments (mma_u8.cuh).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace nccmatch::cuda {
+
+// A matrix descriptor without swizzling: the matrix is made of core matrices of 8 rows x 16 bytes
+// (128 contiguous bytes); `leading` bytes between core matrices neighbouring in K, `stride` bytes
+// between those neighbouring in M (or N). Shared-memory address, both offsets multiples of 16.
+__device__ __forceinline__ uint64_t wgmmaDescriptor(uint32_t address, uint32_t leading, uint32_t stride) {
+  return uint64_t((address & 0x3ffff) >> 4) | (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32);
+}
+
+// Orders the warpgroup's register accesses before the wgmma that follow (before the first of a
+// sequence whose accumulators other instructions wrote).
+__device__ __forceinline__ void wgmmaFence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+// Closes the wgmma issued so far into a group and waits until all groups are done.
+__device__ __forceinline__ void wgmmaCommitAndWait() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+// Makes this thread's ordinary shared-memory writes visible to the tensor cores' reads (before
+// the barrier after which wgmma reads them).
+__device__ __forceinline__ void fenceSharedForTensorCores() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// D += A * B for N = 16, 32, 64 (accumulators always added: zero them before the first).
+__device__ __forceinline__ void wgmmaU8N16(uint32_t (&d)[8], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred add;\nsetp.ne.b32 add, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k32.s32.u8.u8 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, add;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+      : "l"(a), "l"(b));
+}
+
+__device__ __forceinline__ void wgmmaU8N32(uint32_t (&d)[16], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred add;\nsetp.ne.b32 add, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k32.s32.u8.u8 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, add;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15])
+      : "l"(a), "l"(b));
+}
+
+__device__ __forceinline__ void wgmmaU8N64(uint32_t (&d)[32], uint64_t a, uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred add;\nsetp.ne.b32 add, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.s32.u8.u8 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, add;\n}\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
+      : "l"(a), "l"(b));
+}
+
+}  // namespace nccmatch::cuda
