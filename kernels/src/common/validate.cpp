@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "common/region_template_sets.hpp"
+
 namespace nccmatch {
 
 namespace {
@@ -78,7 +80,7 @@ bool boxInside(int x, int y, int w, int h, int width, int height) {
 }
 }  // namespace
 
-Status validateRegions(const std::vector<TemplateImage>& bank, const FrameView& frame,
+Status validateRegions(const std::vector<TemplateImage>& bank, const RegionSetIds& sets, const FrameView& frame,
                        const std::vector<RegionQuery>& regions, const std::vector<RegionResult>* results) {
   if (results == nullptr) return Status::error("matchRegions: results pointer is null");
   NCC_RETURN_IF_ERROR(validateFrame(frame));
@@ -88,7 +90,12 @@ Status validateRegions(const std::vector<TemplateImage>& bank, const FrameView& 
     if (!boxInside(r.x, r.y, r.width, r.height, frame.width, frame.height))
       return Status::error(label + " is not inside the " + sizeText(frame.width, frame.height) +
                            " frame with a size of at least 1x1");
-    if (r.image != nullptr) {
+    if (r.image != nullptr && !r.set.empty())
+      return Status::error(label + " names both its own image and a prepared template set; give one");
+    if (!r.set.empty()) {
+      Status st = sets.check(r.set, r.setIndex);
+      if (!st.ok()) return Status::error(label + ": " + st.message());
+    } else if (r.image != nullptr) {
       Status st = validateTemplates({*r.image});
       if (!st.ok()) return Status::error(label + ": its own image: " + st.message());
     } else if (r.templateIndex >= bank.size()) {
