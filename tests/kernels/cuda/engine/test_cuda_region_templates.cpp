@@ -5,13 +5,16 @@
 // and 91x91, masked and unmasked (fused and masked kernels), several regions naming one template,
 // two sets; a coarse-to-fine-like call of a thousand regions over hundreds of rotated masked
 // variants; sets kept across setTemplates and across many calls, replaced in place; bad handles
-// refused naming the region. Skips without a GPU.
+// refused naming the region; a preparation failing for want of device memory or a lost context
+// (injected: cuda/fault_injection.hpp) names it and leaves the sets as they were. Skips without a
+// GPU.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "cuda/fault_injection.hpp"
 #include "nccmatch/rotations.hpp"
 #include "region_check.hpp"
 #include "region_set_scene.hpp"
@@ -196,6 +199,51 @@ TEST(CudaRegionTemplates, BadHandlesAreRefusedNamingTheRegion) {
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_TRUE(results[0].best.has_value());
   EXPECT_FALSE(results[1].best.has_value());  // 70 wide: larger than the region
+}
+
+// A preparation that fails (the device allocation refused; the context lost at the upload)
+// returns a Status naming the fault and changes nothing: the handle it was to replace is still
+// held and gives the same results; once the fault is lifted the preparation succeeds.
+TEST(CudaRegionTemplates, AFailedPreparationChangesNothing) {
+  SKIP_WITHOUT_GPU();
+  namespace faults = nccmatch::cuda::faults;
+  faults::LiftOnExit lifted;
+  Image img = makeImage(160, 120, Fill::Smooth, 6);
+  TemplateImage masked = cutTemplate(img, 40, 30, 25, 23, "masked");
+  masked.mask = makeMask(25, 23, MaskShape::Ring);
+  const std::vector<TemplateImage> templates{cutTemplate(img, 90, 60, 16, 16, "fused"), masked};
+  auto gpu = makeEngine(Backend::Cuda);
+  RegionTemplateSet set;
+  ASSERT_TRUE(gpu->prepareRegionTemplates(templates, &set).ok());
+  const std::vector<RegionQuery> regions{RegionQuery(70, 40, 60, 60, set, 0), RegionQuery(20, 10, 70, 60, set, 1)};
+  const MatchParams params = everyRegionPeak(Method::CCoeffNormed);
+  std::vector<RegionResult> before;
+  ASSERT_TRUE(gpu->matchRegions(img.view(), regions, params, &before).ok());
+  struct Fault {
+    const char* what;
+    faults::FaultPlan plan;
+    const char* says;
+  };
+  faults::FaultPlan noMemory, lostContext;
+  noMemory.deviceAllocationsLeft = 0;
+  lostContext.checkedCallsLeft = 0;
+  for (const Fault& f : {Fault{"out of device memory", noMemory, "cudaErrorMemoryAllocation"},
+                         Fault{"a lost context", lostContext, "cudaErrorLaunchFailure"}}) {
+    const RegionTemplateSet held = set;
+    faults::arm(f.plan);
+    const Status st = gpu->prepareRegionTemplates({makeTemplate(200, 3, Fill::Random)}, &set);
+    faults::lift();
+    ASSERT_FALSE(st.ok()) << f.what;
+    EXPECT_NE(st.message().find(f.says), std::string::npos) << f.what << ": " << st.message();
+    EXPECT_EQ(set.id, held.id) << f.what;
+    EXPECT_TRUE(gpu->holdsRegionTemplates(set)) << f.what;
+    std::vector<RegionResult> after;
+    const Status again = gpu->matchRegions(img.view(), regions, params, &after);
+    ASSERT_TRUE(again.ok()) << f.what << ": " << again.message();
+    expectSameRegions(after, before, std::string("after ") + f.what);
+  }
+  RegionTemplateSet other;
+  ASSERT_TRUE(gpu->prepareRegionTemplates(templates, &other).ok());
 }
 
 }  // namespace
