@@ -1,6 +1,8 @@
 // CpuEngine::matchRegions: each region is matched as a view of the frame against its one
-// template, exactly (Direct numerator, or per-window plain sums on the Reference path), and its
-// peaks found by the reference findPeaks; the regions are spread over the engine's threads.
+// template (the bank's, an own image, or a prepared set's), exactly (Direct numerator, or
+// per-window plain sums on the Reference path and for masked templates), and its peaks found by
+// the reference findPeaks; the regions are spread over the engine's threads. A prepared set keeps
+// what an own image needs made each call: statistics, Direct layout, numerator template.
 #include <string>
 #include <vector>
 
