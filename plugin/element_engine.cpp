@@ -87,6 +87,8 @@ nccmatch::Status handBank(GstNccMatch* self, std::vector<nccmatch::TemplateImage
   stream.angles = angles;
   stream.rotationSupport = support;
   stream.pyramidLevels = pyramidLevels;
+  // The old search's refinement sets are freed on the engine (the new one prepares its own).
+  if (stream.engine) stream.search.releasePrepared(*stream.engine);
   stream.search = std::move(search);
   stream.originals = std::move(bank);
   stream.oversizeWarned.assign(stream.scaled.original.size(), false);

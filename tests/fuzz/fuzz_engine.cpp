@@ -20,8 +20,9 @@
 // - a search region matched as a view into the frame gives exactly what the same pixels copied
 //   into a tightly packed frame give (the stride never changes a result);
 // - matchRegions over that region with each template of the bank (Reference and Direct paths)
-//   gives exactly the view's matches and best of that template, in frame coordinates, and a
-//   region reaching outside the frame is refused;
+//   gives exactly the view's matches and best of that template, in frame coordinates, the same
+//   templates prepared as a region template set give exactly the same, a released set and a
+//   region reaching outside the frame are refused;
 // - scaled banks merge to matches naming an original and one of its scales.
 // Sizes are bounded so that one input runs in milliseconds: a frame has at most 2^15 pixels and
 // templates at most 24x24 before scaling.
@@ -241,7 +242,37 @@ void checkRegions(const FrameView& frame, std::size_t templates, RegionQuery reg
       expectSameResult(one, expected, "matchRegions vs the view's matches");
     }
   }
+  // The bank's templates prepared as a region template set: regions naming them give exactly what
+  // regions naming the bank give; once the set is released, a region naming it is refused.
   if (templates > 0) {
+    for (Engine* engine : {engines().reference.get(), engines().direct.get()}) {
+      std::vector<RegionResult> want, got;
+      Status s = engine->matchRegions(frame, regions, params, &want);
+      FUZZ_CHECK(s.ok(), "matchRegions refused a valid region: %s", s.message().c_str());
+      RegionTemplateSet set;
+      s = engine->prepareRegionTemplates(engine->templates(), &set);
+      FUZZ_CHECK(s.ok() && set.size == templates, "prepareRegionTemplates refused the bank: %s", s.message().c_str());
+      std::vector<RegionQuery> prepared;
+      for (uint32_t i = 0; i < templates; ++i)
+        prepared.emplace_back(region.x, region.y, region.width, region.height, set, i, i);
+      s = engine->matchRegions(frame, prepared, params, &got);
+      FUZZ_CHECK(s.ok() && got.size() == templates, "matchRegions refused a prepared set: %s", s.message().c_str());
+      for (uint32_t i = 0; i < templates; ++i) {
+        FrameResult a, b;
+        a.matches = got[i].matches;
+        a.best = {got[i].best};
+        b.matches = want[i].matches;
+        b.best = {want[i].best};
+        expectSameResult(a, b, "matchRegions on a prepared set vs on the bank");
+      }
+      const RegionTemplateSet copy = set;
+      s = engine->releaseRegionTemplates(&set);
+      FUZZ_CHECK(s.ok() && set.empty(), "releaseRegionTemplates failed: %s", s.message().c_str());
+      FUZZ_CHECK(!engine->matchRegions(frame, {RegionQuery(region.x, region.y, region.width, region.height, copy, 0)},
+                                       params, &got)
+                      .ok(),
+                 "matchRegions accepted a released set");
+    }
     RegionQuery outside = regions[0];
     outside.x = frame.width - outside.width + 1;
     std::vector<RegionResult> got;

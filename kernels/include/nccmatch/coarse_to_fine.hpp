@@ -67,6 +67,7 @@ bool coarseToFineMethod(Method method);
 struct CoarseToFineLevelStats {
   int level = 0;               // pyramid level refined: 0 is full size
   double ms = 0;               // wall milliseconds
+  double regionsMs = 0;        // of which the matchRegions call (the rest: picking and choosing, on the host)
   std::size_t candidates = 0;  // (variant, position) pairs handed down from the coarser level
   std::size_t regions = 0;     // rectangles searched (one matchRegions call)
   double products = 0;         // window-pixel products of those rectangles
@@ -81,6 +82,7 @@ struct CoarseToFineWork {
   double refineProducts = 0;  // every refinement region, every level
   std::size_t regions = 0;    // refinement regions searched, every level
   double pyramidMs = 0;       // the frame's halvings (and a device frame's copy to the host)
+  double prepareMs = 0;       // preparing the finer levels' variants on the engine (first match with it only)
   double coarseMs = 0;        // the engine's full-frame match of the coarsest bank
   double mergeMs = 0;         // merging the full-size peaks into the result (mergeScaledResult)
   std::vector<CoarseToFineLevelStats> refine;  // one a refinement level, coarsest first
@@ -113,18 +115,36 @@ class CoarseToFineSearch {
   // best position of original i among those searched. The engine must hold engineTemplates()
   // (checked by count and sizes); levels >= 1 need a normalised method. A frame in device memory
   // is copied to the host once for the coarse levels (Engine::copyPatch); the full-size regions
-  // are matched on the frame itself.
+  // are matched on the frame itself. The finer levels' variants are prepared on the engine
+  // (Engine::prepareRegionTemplates) at the first match with it (and again should it no longer
+  // hold them); each engine keeps them until releasePrepared() or its destruction, so a search
+  // moving between engines prepares once on each.
   Status match(Engine& engine, const FrameView& frame, const MatchParams& params, FrameResult* result);
+
+  // Releases the sets this search prepared on `engine`, if it holds them (e.g. before the search
+  // is replaced while the engine lives on); the next match prepares them again.
+  void releasePrepared(Engine& engine);
 
   // Where the last match's time went: products, regions and wall times per level.
   const CoarseToFineWork& lastWork() const { return work_; }
 
  private:
+  // Each finer level's variants as prepared on `engine` (prepared now where it does not hold
+  // them), into (*sets)[level].
+  Status prepareRefinement(Engine& engine, std::vector<RegionTemplateSet>* sets);
+
   ScaledBank variants_;
   CoarseToFineOptions options_;
   std::vector<std::vector<TemplateImage>> pyramid_;  // [level][variant]; level 0 is the full bank
   std::vector<std::vector<double>> compared_;       // compared pixels, same layout
   std::vector<std::vector<uint32_t>> neighbours_;   // per variant: itself and its neighbours
+  // pyramid_[level] (level < levels) prepared on an engine, for every engine it was prepared on
+  // (a handle names its engine; those an engine no longer holds are dropped when it prepares anew).
+  struct PreparedLevel {
+    int level;
+    RegionTemplateSet set;
+  };
+  std::vector<PreparedLevel> prepared_;
   std::vector<uint8_t> hostFrame_;                  // a device frame's copy
   std::vector<std::vector<uint8_t>> frames_;        // [level - 1]: the halved frames
   CoarseToFineWork work_;

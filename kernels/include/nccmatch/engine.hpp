@@ -78,13 +78,32 @@ class Engine {
   virtual Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) = 0;
 
   // Searches each region of one frame for its template in one call (regions.hpp): results[k] is
-  // what match() gives for region k's template on a view of that region alone, in frame
-  // coordinates. The CUDA backend scores every region whose template is at most 64x64 and
-  // unmasked in one launch; larger or masked ones take the exact CPU path. Fails (naming the
-  // region) for a region outside the frame or a template index outside the bank; the CUDA backend
-  // refuses while frames are in flight. Frames may be in host or (CUDA backend) device memory.
+  // what match() gives for region k's template (the bank's, its own image, or one of a prepared
+  // set) on a view of that region alone, in frame coordinates, bit for bit the CPU Reference's.
+  // The CUDA backend scores every region on the GPU: those whose template is at most 64x64 and
+  // ignores no pixel in one launch of the fused region kernel, masked and larger ones in one
+  // launch of the masked region kernel; only the regions' peak candidates come back. Fails
+  // (naming the region) for a region outside the frame, a template index outside the bank or its
+  // set, a set this engine does not hold, or a region naming both an image and a set; the CUDA
+  // backend refuses while frames are in flight. Frames may be in host or (CUDA backend) device
+  // memory.
   virtual Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                               const MatchParams& params, std::vector<RegionResult>* results) = 0;
+
+  // Prepares templates for matchRegions once: the statistics and layouts an own image
+  // (RegionQuery::image) gets anew every call are made here, and (CUDA backend) uploaded to the
+  // device; regions then name template i as RegionQuery{..., .set = *set, .setIndex = i} in any
+  // number of calls, with the results an own image gives. Every template needs width, height in
+  // 1..16384 and width*height pixels (and a mask of that size or none); at least one template.
+  // Independent of the bank (setTemplates keeps the sets). *set receives the new handle; when it
+  // named a set of this engine, that set is replaced (released, its handles refused from then
+  // on). On failure nothing changes.
+  virtual Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) = 0;
+  // Releases a set of this engine (its memory freed, its handles refused from then on) and
+  // empties *set. Fails, changing nothing, for a handle this engine does not hold.
+  virtual Status releaseRegionTemplates(RegionTemplateSet* set) = 0;
+  // Whether `set` names a set this engine holds (prepared here, not released or replaced).
+  virtual bool holdsRegionTemplates(const RegionTemplateSet& set) const = 0;
 
   // Copies the width x height patch at (x, y) of a frame (host memory here; the CUDA backend
   // also reads device frames) into *pixels, tightly packed. The box must lie inside the frame.

@@ -138,11 +138,13 @@ std::vector<Candidate> pickCandidates(const LevelPeaks& level, const ScaledBank&
   return out;
 }
 
-// One refinement step: the finer level's frame and bank, the coarser bank the candidates were
-// found with, each variant's neighbours, and the compared pixels of the finer bank's variants.
+// One refinement step: the finer level's frame and bank (and that bank prepared on the engine),
+// the coarser bank the candidates were found with, each variant's neighbours, and the compared
+// pixels of the finer bank's variants.
 struct RefineStep {
   const FrameView& view;
   const std::vector<TemplateImage>& bank;
+  const RegionTemplateSet& prepared;
   const std::vector<TemplateImage>& coarser;
   const std::vector<std::vector<uint32_t>>& neighbours;
   const std::vector<double>& compared;
@@ -186,7 +188,8 @@ Status refineLevel(Engine& engine, const RefineStep& step, const std::vector<Can
       RegionQuery q;
       q.x = p.x0, q.y = p.y0;
       q.width = p.x1 - p.x0 + step.bank[v].width, q.height = p.y1 - p.y0 + step.bank[v].height;
-      q.image = &step.bank[v];
+      q.set = step.prepared;  // variant v, laid out once on the engine
+      q.setIndex = uint32_t(v);
       queries.push_back(q);
       owners.push_back({uint32_t(v), p});
       stats->products += double(p.x1 - p.x0 + 1) * (p.y1 - p.y0 + 1) * step.compared[v];
@@ -199,7 +202,9 @@ Status refineLevel(Engine& engine, const RefineStep& step, const std::vector<Can
   regionParams.nmsIou = 1.0;
   regionParams.maxMatches = levelParams.maxMatches == 0 ? 0 : std::numeric_limits<int>::max();
   std::vector<RegionResult> found;
+  const auto searching = std::chrono::steady_clock::now();
   NCC_RETURN_IF_ERROR(engine.matchRegions(step.view, queries, regionParams, &found));
+  stats->regionsMs = msSince(searching);
 
   const double sign = goodnessSign(levelParams.method);
   out->peaks.assign(n, {});
@@ -382,6 +387,36 @@ Status CoarseToFineSearch::create(const ScaledBank& variants, const CoarseToFine
   return Status();
 }
 
+Status CoarseToFineSearch::prepareRefinement(Engine& engine, std::vector<RegionTemplateSet>* sets) {
+  sets->assign(std::size_t(options_.levels), RegionTemplateSet());
+  for (int l = 0; l < options_.levels; ++l) {
+    for (const PreparedLevel& p : prepared_)
+      if (p.level == l && engine.holdsRegionTemplates(p.set)) (*sets)[std::size_t(l)] = p.set;
+    if (!(*sets)[std::size_t(l)].empty()) continue;
+    RegionTemplateSet made;
+    NCC_RETURN_IF_ERROR(engine.prepareRegionTemplates(pyramid_[std::size_t(l)], &made));
+    // This engine's handles that it no longer holds (released) are of no use: dropped.
+    prepared_.erase(std::remove_if(prepared_.begin(), prepared_.end(),
+                                   [&](const PreparedLevel& p) {
+                                     return p.set.engine == made.engine && !engine.holdsRegionTemplates(p.set);
+                                   }),
+                    prepared_.end());
+    prepared_.push_back({l, made});
+    (*sets)[std::size_t(l)] = made;
+  }
+  return Status();
+}
+
+void CoarseToFineSearch::releasePrepared(Engine& engine) {
+  std::vector<PreparedLevel> kept;  // other engines' sets (and one this engine failed to release)
+  for (const PreparedLevel& p : prepared_) {
+    RegionTemplateSet set = p.set;
+    if (engine.holdsRegionTemplates(set) && engine.releaseRegionTemplates(&set).ok()) continue;
+    kept.push_back(p);
+  }
+  prepared_ = std::move(kept);
+}
+
 Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const MatchParams& params,
                                  FrameResult* result) {
   if (result == nullptr) return Status::error("coarse-to-fine: result pointer is null");
@@ -448,6 +483,12 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
   coarse.threshold = loweredThreshold(params, options_.scoreMargin);
   coarse.maxMatches = params.maxMatches == 0 ? 0 : params.maxMatches + options_.keepBest;
 
+  // The finer levels' variants on this engine: prepared once (again for another engine).
+  const Clock::time_point preparing = Clock::now();
+  std::vector<RegionTemplateSet> sets;
+  NCC_RETURN_IF_ERROR(prepareRefinement(engine, &sets));
+  work_.prepareMs = msSince(preparing);
+
   // The coarsest level: the engine's search of the whole (halved) frame.
   LevelPeaks level;
   {
@@ -467,8 +508,8 @@ Status CoarseToFineSearch::match(Engine& engine, const FrameView& frame, const M
   // place. (A variant that fits a frame fits its halving too: floor(W/2) >= floor(w/2) when W >= w,
   // so no variant is left out of the coarse search for its size alone.)
   for (int l = levels - 1; l >= 0; --l) {
-    const RefineStep step{views[std::size_t(l)], pyramid_[std::size_t(l)], pyramid_[std::size_t(l + 1)], neighbours_,
-                          compared_[std::size_t(l)]};
+    const RefineStep step{views[std::size_t(l)], pyramid_[std::size_t(l)], sets[std::size_t(l)],
+                          pyramid_[std::size_t(l + 1)], neighbours_, compared_[std::size_t(l)]};
     LevelPeaks next;
     CoarseToFineLevelStats stats;
     stats.level = l;

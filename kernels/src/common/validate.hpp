@@ -9,6 +9,8 @@
 
 namespace nccmatch {
 
+class RegionSetIds;  // common/region_template_sets.hpp
+
 Status validateTemplates(const std::vector<TemplateImage>& bank);
 Status validateFrame(const FrameView& frame);
 Status validateParams(const MatchParams& params);
@@ -17,8 +19,9 @@ Status validateParams(const MatchParams& params);
 Status validateScoreMapRequest(const std::vector<TemplateImage>& bank, const FrameView& frame,
                                Method method, uint32_t templateIndex, const std::vector<double>* map);
 // Engine::matchRegions' arguments: a valid frame, an output, every region inside the frame with a
-// template of the bank (or a valid own image).
-Status validateRegions(const std::vector<TemplateImage>& bank, const FrameView& frame,
+// template of the bank, a valid own image, or a template of a set `sets` holds (not both an image
+// and a set).
+Status validateRegions(const std::vector<TemplateImage>& bank, const RegionSetIds& sets, const FrameView& frame,
                        const std::vector<RegionQuery>& regions, const std::vector<RegionResult>* results);
 // A box of a frame: inside it, at least 1x1.
 Status validatePatchBox(const FrameView& frame, int x, int y, int width, int height);

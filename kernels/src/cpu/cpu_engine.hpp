@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/region_template_sets.hpp"
 #include "cpu/cpu_masked_window_sums.hpp"
 #include "cpu/cpu_numerator_direct.hpp"
 #include "nccmatch/engine.hpp"
@@ -36,6 +37,11 @@ class CpuEngine final : public Engine {
   // (cpu_regions.cpp).
   Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                       const MatchParams& params, std::vector<RegionResult>* results) override;
+  // A set keeps its images, their statistics, the Direct layouts of the unmasked ones and the
+  // numerator templates of the masked ones (cpu_regions.cpp).
+  Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) override;
+  Status releaseRegionTemplates(RegionTemplateSet* set) override { return regionSets_.release(set); }
+  bool holdsRegionTemplates(const RegionTemplateSet& set) const override { return regionSets_.holds(set); }
 
   // The numerator path used for each template on the last frame (Auto resolved).
   const std::vector<CpuPath>& resolvedPaths() const { return resolved_; }
@@ -50,8 +56,18 @@ class CpuEngine final : public Engine {
   void refineMatches(const FrameView& frame, const MatchParams& params, uint32_t templateIndex,
                      std::size_t firstMatch, FrameResult* result) const;
 
+  // One prepared region template set: per template, what matchRegions would otherwise make for an
+  // own image each call.
+  struct RegionSet {
+    std::vector<TemplateImage> images;
+    std::vector<TemplateStats> stats;            // maskedTemplateStats
+    std::vector<DirectTemplate> packed;          // unmasked: packDirectTemplate; masked: empty
+    std::vector<TemplateImage> numerator;        // masked: numeratorTemplate; unmasked: empty
+  };
+
   ThreadPool pool_;
   CpuPath path_;
+  RegionTemplateSets<RegionSet> regionSets_;
   std::vector<TemplateImage> bank_;
   std::vector<TemplateStats> stats_;  // over each template's compared pixels
   // Per template: the template with its ignored pixels zeroed (what the numerators correlate),

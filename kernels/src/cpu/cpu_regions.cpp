@@ -1,10 +1,13 @@
 // CpuEngine::matchRegions: each region is matched as a view of the frame against its one
-// template, exactly (Direct numerator, or per-window plain sums on the Reference path), and its
-// peaks found by the reference findPeaks; the regions are spread over the engine's threads.
+// template (the bank's, an own image, or a prepared set's), exactly (Direct numerator, or
+// per-window plain sums on the Reference path and for masked templates), and its peaks found by
+// the reference findPeaks; the regions are spread over the engine's threads. A prepared set keeps
+// what an own image needs made each call: statistics, Direct layout, numerator template.
 #include <string>
 #include <vector>
 
 #include "common/peaks.hpp"
+#include "common/region_template_sets.hpp"
 #include "common/validate.hpp"
 #include "cpu/cpu_direct_scores.hpp"
 #include "cpu/cpu_engine.hpp"
@@ -27,12 +30,14 @@ FrameView regionView(const FrameView& frame, const RegionQuery& r) {
 }
 
 // Every window's score from its plain sums: the Reference path's arithmetic, no tables; a masked
-// template's sums over its compared pixels only (the masked rules).
+// template's sums over its compared pixels only (the masked rules), its numerator template made
+// here unless given (a prepared set's).
 void scoreViewReference(const FrameView& view, Method method, const TemplateImage& t, const TemplateStats& stats,
-                        double* out) {
+                        const TemplateImage* prepared, double* out) {
   const int mapW = view.width - t.width + 1, mapH = view.height - t.height + 1;
   const bool masked = ignoresPixels(t);
-  const TemplateImage numerator = masked ? numeratorTemplate(t) : TemplateImage();
+  const TemplateImage made = masked && prepared == nullptr ? numeratorTemplate(t) : TemplateImage();
+  const TemplateImage& numerator = prepared != nullptr ? *prepared : made;
   for (int y = 0; y < mapH; ++y)
     for (int x = 0; x < mapW; ++x) {
       int64_t s1, s2;
@@ -54,9 +59,25 @@ void toFrame(const RegionQuery& r, Match* m) {
 
 }  // namespace
 
+Status CpuEngine::prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) {
+  if (set == nullptr) return Status::error("prepareRegionTemplates: set pointer is null");
+  NCC_RETURN_IF_ERROR(RegionSetIds::validate(templates));
+  RegionSet prepared;
+  for (const TemplateImage& t : templates) {
+    const bool masked = ignoresPixels(t);
+    prepared.stats.push_back(maskedTemplateStats(t));
+    prepared.packed.push_back(masked ? DirectTemplate() : packDirectTemplate(t));
+    prepared.numerator.push_back(masked ? numeratorTemplate(t) : TemplateImage());
+  }
+  const uint32_t size = uint32_t(templates.size());
+  prepared.images = std::move(templates);
+  regionSets_.add(std::move(prepared), size, set);
+  return Status();
+}
+
 Status CpuEngine::matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                                const MatchParams& params, std::vector<RegionResult>* results) {
-  NCC_RETURN_IF_ERROR(validateRegions(bank_, frame, regions, results));
+  NCC_RETURN_IF_ERROR(validateRegions(bank_, regionSets_, frame, regions, results));
   NCC_RETURN_IF_ERROR(validateParams(params));
   if (frame.memory != MemoryKind::Host) return Status::error("the CPU backend needs frames in host memory");
   results->assign(regions.size(), RegionResult());
@@ -65,19 +86,25 @@ Status CpuEngine::matchRegions(const FrameView& frame, const std::vector<RegionQ
     thread_local std::vector<double> map;
     for (int k = begin; k < end; ++k) {
       const RegionQuery& r = regions[k];
-      const bool own = r.image != nullptr;
-      const TemplateImage& t = own ? *r.image : bank_[r.templateIndex];
+      // The region's template and what is prepared of it: the bank's, a set's, or nothing (own).
+      const RegionSet* set = r.set.empty() ? nullptr : &regionSets_.at(r.set);
+      const bool own = set == nullptr && r.image != nullptr;
+      const TemplateImage& t = set != nullptr ? set->images[r.setIndex] : own ? *r.image : bank_[r.templateIndex];
       if (t.width > r.width || t.height > r.height) continue;
-      const TemplateStats stats = own ? maskedTemplateStats(t) : stats_[r.templateIndex];
+      const TemplateStats stats = set != nullptr ? set->stats[r.setIndex]
+                                  : own          ? maskedTemplateStats(t)
+                                                 : stats_[r.templateIndex];
       const FrameView view = regionView(frame, r);
       const int mapW = r.width - t.width + 1, mapH = r.height - t.height + 1;
       map.resize(std::size_t(mapW) * mapH);
       if (reference || ignoresPixels(t)) {  // masked: the plain loops (tracking windows are small)
-        scoreViewReference(view, params.method, t, stats, map.data());
+        scoreViewReference(view, params.method, t, stats, set != nullptr ? &set->numerator[r.setIndex] : nullptr,
+                           map.data());
       } else if (own) {
         scoreRowsDirect(view, params.method, t, stats, packDirectTemplate(t), 0, mapH, map.data());
       } else {
-        scoreRowsDirect(view, params.method, t, stats, packed_[r.templateIndex], 0, mapH, map.data());
+        scoreRowsDirect(view, params.method, t, stats,
+                        set != nullptr ? set->packed[r.setIndex] : packed_[r.templateIndex], 0, mapH, map.data());
       }
       RegionResult& out = (*results)[k];
       findPeaks(map.data(), mapW, mapH, t.width, t.height, r.templateIndex, params, &out.matches, &out.best);

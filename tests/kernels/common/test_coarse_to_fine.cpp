@@ -3,7 +3,9 @@
 // on noisy textured backgrounds where the coarse-to-fine search must report exactly the matches
 // and best of the exhaustive search (the CPU engine on the full bank, the oracle) for both
 // rotation supports, masked and unmasked templates, one and two pyramid levels, several templates,
-// on the CPU engine and, where a device is present, on the CUDA engine.
+// on the CPU engine and, where a device is present, on the CUDA engine. The finer levels'
+// variants are prepared on an engine once (Engine::prepareRegionTemplates): again only for another
+// engine or after releasePrepared, with identical results every time.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -336,6 +338,150 @@ TEST(CoarseToFineScenes, SeveralTemplatesEachAsTheExhaustiveSearch) {
       expectSameMatch(*want.best[i], *got.best[i], where + ", best of template " + std::to_string(i), 10.0);
     }
   }
+}
+
+// An engine of `backend` (the CPU's Reference path: the oracle) that counts the region template
+// sets prepared and released through it.
+class CountingEngine : public Engine {
+ public:
+  explicit CountingEngine(Backend backend) {
+    EngineOptions options;
+    options.backend = backend;
+    options.cpuPath = CpuPath::Reference;
+    const Status made = Engine::create(options, &inner_);
+    EXPECT_TRUE(made.ok()) << made.message();
+  }
+  Backend backend() const override { return inner_->backend(); }
+  Status setTemplates(std::vector<TemplateImage> bank) override { return inner_->setTemplates(std::move(bank)); }
+  const std::vector<TemplateImage>& templates() const override { return inner_->templates(); }
+  Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override {
+    return inner_->match(frame, params, result);
+  }
+  Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
+                      std::vector<RegionResult>* results) override {
+    for (const RegionQuery& r : regions) {
+      EXPECT_EQ(r.image, nullptr) << "the refinement names prepared sets, not own images";
+      EXPECT_FALSE(r.set.empty());
+    }
+    return inner_->matchRegions(frame, regions, params, results);
+  }
+  Status copyPatch(const FrameView& frame, int x, int y, int width, int height,
+                   std::vector<uint8_t>* pixels) override {
+    return inner_->copyPatch(frame, x, y, width, height, pixels);
+  }
+  Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex, std::vector<double>* map) override {
+    return inner_->scoreMap(frame, method, templateIndex, map);
+  }
+  Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) override {
+    ++prepared;
+    return inner_->prepareRegionTemplates(std::move(templates), set);
+  }
+  Status releaseRegionTemplates(RegionTemplateSet* set) override {
+    ++released;
+    return inner_->releaseRegionTemplates(set);
+  }
+  bool holdsRegionTemplates(const RegionTemplateSet& set) const override { return inner_->holdsRegionTemplates(set); }
+
+  int prepared = 0, released = 0;
+
+ private:
+  std::unique_ptr<Engine> inner_;
+};
+
+// Two results alike in every field, exactly.
+void expectIdentical(const FrameResult& got, const FrameResult& want, const std::string& where) {
+  ASSERT_EQ(got.matches.size(), want.matches.size()) << where;
+  auto same = [&](const Match& g, const Match& w, const std::string& what) {
+    EXPECT_EQ(g.templateIndex, w.templateIndex) << what;
+    EXPECT_EQ(g.x, w.x) << what;
+    EXPECT_EQ(g.y, w.y) << what;
+    EXPECT_EQ(g.width, w.width) << what;
+    EXPECT_EQ(g.height, w.height) << what;
+    EXPECT_EQ(g.score, w.score) << what;
+    EXPECT_EQ(g.subX, w.subX) << what;
+    EXPECT_EQ(g.subY, w.subY) << what;
+    EXPECT_EQ(g.scale, w.scale) << what;
+    EXPECT_EQ(g.angle, w.angle) << what;
+  };
+  for (std::size_t k = 0; k < want.matches.size(); ++k)
+    same(got.matches[k], want.matches[k], where + ", match " + std::to_string(k));
+  ASSERT_EQ(got.best.size(), want.best.size()) << where;
+  for (std::size_t i = 0; i < want.best.size(); ++i) {
+    ASSERT_EQ(got.best[i].has_value(), want.best[i].has_value()) << where;
+    if (want.best[i]) same(*got.best[i], *want.best[i], where + ", best " + std::to_string(i));
+  }
+}
+
+// The refinement's sets: prepared at the first match with an engine (one a finer level), kept for
+// the next frames and for copies of the search, prepared again for another engine (the first
+// keeps its own until released) and after releasePrepared; the results identical throughout, and
+// those of the exhaustive search.
+void checkPreparedOnce(Backend backend) {
+  ScaledBank bank;
+  ASSERT_TRUE(rotateAndScaleTemplates({objectTemplate()}, {0.9, 1.0, 1.1}, angleRange(0, 360, 10), &bank,
+                                      RotationSupport::Disc)
+                  .ok());
+  for (int levels : {1, 2}) {
+    const std::string where = std::string(backendName(backend)) + ", levels " + std::to_string(levels) + ", seed " +
+                              std::to_string(testSeed());
+    CoarseToFineOptions options;
+    options.levels = levels;
+    CoarseToFineSearch search;
+    ASSERT_TRUE(CoarseToFineSearch::create(bank, options, &search).ok());
+    CountingEngine first(backend), second(backend);
+    ASSERT_TRUE(first.setTemplates(search.engineTemplates()).ok());
+    ASSERT_TRUE(second.setTemplates(search.engineTemplates()).ok());
+    MatchParams params;
+    params.threshold = 0.75;
+    params.maxMatches = 6;
+    auto oracle = makeCpuEngine(CpuPath::Auto, 2);
+    std::vector<Image> frames;
+    std::vector<FrameResult> wants;
+    for (int f = 0; f < 2; ++f) {
+      frames.push_back(rotatedScene(240, 200, randomObjects()));
+      wants.push_back(FrameResult());
+      ASSERT_TRUE(search.match(first, frames.back().view(), params, &wants.back()).ok()) << where;
+      const FrameResult exhaustiveResult = exhaustive(*oracle, bank, frames.back(), params);
+      ASSERT_EQ(wants.back().matches.size(), exhaustiveResult.matches.size()) << where;
+      for (std::size_t k = 0; k < exhaustiveResult.matches.size(); ++k)
+        expectSameMatch(exhaustiveResult.matches[k], wants.back().matches[k], where + ", match " + std::to_string(k),
+                        10.0);
+    }
+    EXPECT_EQ(first.prepared, levels) << where << ": once per finer level, not per frame";
+    // Every later match: nothing prepared again, the same results.
+    const auto matchAll = [&](CoarseToFineSearch& s, Engine& engine, const std::string& what) {
+      for (std::size_t f = 0; f < frames.size(); ++f) {
+        FrameResult got;
+        ASSERT_TRUE(s.match(engine, frames[f].view(), params, &got).ok()) << where << ", " << what;
+        expectIdentical(got, wants[f], where + ", " + what + ", frame " + std::to_string(f));
+      }
+    };
+    matchAll(search, first, "again");
+    CoarseToFineSearch copy = search;
+    matchAll(copy, first, "a copy of the search");
+    EXPECT_EQ(first.prepared, levels) << where;
+    matchAll(search, second, "another engine");
+    EXPECT_EQ(second.prepared, levels) << where;
+    matchAll(search, first, "back on the first engine");  // its sets were left to it
+    EXPECT_EQ(first.prepared, levels) << where;
+    search.releasePrepared(first);
+    EXPECT_EQ(first.released, levels) << where;
+    search.releasePrepared(first);  // nothing held any more: nothing released
+    EXPECT_EQ(first.released, levels) << where;
+    matchAll(search, first, "after releasePrepared");
+    EXPECT_EQ(first.prepared, 2 * levels) << where;
+    // The copy's handles were released with the search's: the copy prepares its own.
+    matchAll(copy, first, "the copy after the release");
+    EXPECT_EQ(first.prepared, 3 * levels) << where;
+  }
+}
+
+TEST(CoarseToFineSearch, PreparesTheRefinementOncePerEngineOnTheCpu) { checkPreparedOnce(Backend::Cpu); }
+
+TEST(CoarseToFineSearch, PreparesTheRefinementOncePerEngineOnCuda) {
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << "CUDA backend: " << why;
+  checkPreparedOnce(Backend::Cuda);
 }
 
 // levels = 0 is the exhaustive search itself: the engine holds the full bank.

@@ -1,12 +1,14 @@
 // CpuEngine::matchRegions against its definition: for each region, what the Reference path's
 // match() gives for that one template on a view of the region alone, moved to frame coordinates;
 // every CPU path, the six methods, regions of 1x1, odd sizes, at the edges, smaller than the
-// template, own images; and the refusals of bad regions.
+// template, own images; templates of prepared sets (Engine::prepareRegionTemplates) give exactly
+// what the same templates as own images give; and the refusals of bad regions.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "nccmatch/engine.hpp"
+#include "region_set_scene.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -126,6 +128,40 @@ TEST(CpuRegions, FindsEachPastedCopyInItsWindowAtTheThreshold) {
     EXPECT_EQ(results[k].matches[0].x, places[k].first);
     EXPECT_EQ(results[k].matches[0].y, places[k].second);
     EXPECT_DOUBLE_EQ(results[k].matches[0].score, 1.0);
+  }
+}
+
+// Prepared sets against own images, bit for bit: every CPU path, every method, masked and
+// unmasked templates of 1x1 to 91x91, several regions naming one template, two sets.
+TEST(CpuRegions, PreparedSetsGiveWhatOwnImagesGive) {
+  const RegionSetScene scene = makeRegionSetScene();
+  for (CpuPath path : {CpuPath::Reference, CpuPath::Direct, CpuPath::Auto}) {
+    auto engine = makeCpuEngine(path, 2);
+    ASSERT_TRUE(engine->setTemplates({makeTemplate(3, 3, Fill::Random)}).ok());
+    RegionTemplateSet handles[2];
+    for (int set = 0; set < 2; ++set) {
+      Status st = engine->prepareRegionTemplates(scene.sets[set], &handles[set]);
+      ASSERT_TRUE(st.ok()) << st.message();
+      EXPECT_EQ(handles[set].size, scene.sets[set].size());
+    }
+    const std::vector<RegionQuery> own = scene.ownQueries(), prepared = scene.setQueries(handles);
+    for (int m = 0; m <= 5; ++m) {
+      for (const MatchParams& params : {everyRegionPeak(Method(m)), usualRegionParams(Method(m))}) {
+        std::vector<RegionResult> want, got;
+        Status st = engine->matchRegions(scene.image.view(), own, params, &want);
+        ASSERT_TRUE(st.ok()) << st.message();
+        st = engine->matchRegions(scene.image.view(), prepared, params, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        ASSERT_EQ(got.size(), want.size());
+        std::size_t peaks = 0;
+        for (std::size_t k = 0; k < got.size(); ++k) {
+          peaks += want[k].matches.size();
+          expectSameResult(got[k], want[k], std::string(cpuPathName(path)) + " " + methodName(params.method) +
+                                                " region " + std::to_string(k) + " seed " + std::to_string(testSeed()));
+        }
+        EXPECT_GT(peaks, 0u) << "the scene must give matches to compare";
+      }
+    }
   }
 }
 

@@ -44,6 +44,11 @@ class FailingEngine : public Engine {
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex, std::vector<double>* map) override {
     return inner_->scoreMap(frame, method, templateIndex, map);
   }
+  Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) override {
+    return inner_->prepareRegionTemplates(std::move(templates), set);
+  }
+  Status releaseRegionTemplates(RegionTemplateSet* set) override { return inner_->releaseRegionTemplates(set); }
+  bool holdsRegionTemplates(const RegionTemplateSet& set) const override { return inner_->holdsRegionTemplates(set); }
 
   long calls() const { return calls_; }
   const std::vector<std::string>& kinds() const { return kinds_; }  // each call's kind, in order

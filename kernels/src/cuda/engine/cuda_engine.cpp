@@ -416,14 +416,30 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
 
 Status CudaEngine::matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                                 const MatchParams& params, std::vector<RegionResult>* results) {
-  NCC_RETURN_IF_ERROR(validateRegions(bank_.images(), frame, regions, results));
+  NCC_RETURN_IF_ERROR(validateRegions(bank_.images(), regionSets_, frame, regions, results));
   NCC_RETURN_IF_ERROR(validateParams(params));
   if (inFlight_ > 0)
     return Status::error("matchRegions: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(activate());
-  const Status status = regions_.run(bank_, frame, regions, params, stream(), results);
+  const Status status = regions_.run(bank_, regionSets_, frame, regions, params, stream(), results);
   if (!status.ok()) drainAfterError();
   return status;
+}
+
+Status CudaEngine::prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) {
+  if (set == nullptr) return Status::error("prepareRegionTemplates: set pointer is null");
+  NCC_RETURN_IF_ERROR(RegionSetIds::validate(templates));
+  NCC_RETURN_IF_ERROR(activate());
+  PreparedRegionTemplates prepared;
+  NCC_RETURN_IF_ERROR(cuda::prepareRegionTemplates(templates, &prepared));
+  regionSets_.add(std::move(prepared), uint32_t(templates.size()), set);
+  return Status();
+}
+
+Status CudaEngine::releaseRegionTemplates(RegionTemplateSet* set) {
+  if (set == nullptr || !regionSets_.holds(*set)) return regionSets_.release(set);  // refused, naming why
+  NCC_RETURN_IF_ERROR(activate());  // the set's device memory is freed in the engine's context
+  return regionSets_.release(set);
 }
 
 Status CudaEngine::copyPatch(const FrameView& frame, int x, int y, int width, int height,

@@ -46,10 +46,13 @@ class CudaEngine final : public Engine {
   int framesInFlight() const override { return inFlight_; }
   Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex,
                   std::vector<double>* map) override;
-  // One launch for every region with a template up to 64x64 (region_search.hpp); refused while
-  // frames are in flight.
+  // Every region scored on the GPU (region_search.hpp); refused while frames are in flight.
   Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                       const MatchParams& params, std::vector<RegionResult>* results) override;
+  // A set's layouts and statistics made once and kept on the device (region_templates.hpp).
+  Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) override;
+  Status releaseRegionTemplates(RegionTemplateSet* set) override;
+  bool holdsRegionTemplates(const RegionTemplateSet& set) const override { return regionSets_.holds(set); }
   // Host frames as the base class; device frames by one 2D copy.
   Status copyPatch(const FrameView& frame, int x, int y, int width, int height,
                    std::vector<uint8_t>* pixels) override;
@@ -130,6 +133,7 @@ class CudaEngine final : public Engine {
   int head_ = 0, inFlight_ = 0;
   int* lastRecomputeCount_ = nullptr;  // the recompute count of the last fft template scored
   RegionSearch regions_;               // matchRegions' buffers
+  RegionTemplateSets<PreparedRegionTemplates> regionSets_;  // prepareRegionTemplates' sets
 };
 
 }  // namespace nccmatch::cuda

@@ -21,7 +21,7 @@ static_assert(kFusedNumerator == FusedNumerator::TensorCores,
 
 namespace {
 
-constexpr std::size_t kAlign = 16;  // region rows and blocks start 16-byte aligned (cp.async)
+constexpr std::size_t kAlign = kRegionTemplateAlign;  // region rows and blocks start 16-byte aligned (cp.async)
 // The first copy back brings this many candidates with the counters and the bests; more take a
 // second copy.
 constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows have a few each
@@ -58,18 +58,28 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
   return l;
 }
 
-// Where one region's inputs and outputs lie in the packed buffers. Fused regions (templates up to
-// 64x64 without ignored pixels) take the fused kernel, the others the masked kernel.
+// Where one region's inputs and outputs lie in the packed buffers, and its template as the
+// kernels read it. Fused regions (templates up to 64x64 without ignored pixels) take the fused
+// kernel, the others the masked kernel.
 struct ScoredRegion {
   std::size_t region;            // index in the caller's list
-  const TemplateImage* image;    // its template
+  int templateWidth = 0, templateHeight = 0;
   bool fused = false;
+  const uint8_t* layout = nullptr;     // bank or set template: its device fragments or masked layout
+  TemplateStats stats;                 // bank or set template
+  const TemplateImage* own = nullptr;  // own image: laid out this call (OwnTemplate)
   std::size_t pixelOffset = 0;   // host frames: its pixels in the packed upload
   std::size_t pitch = 0;
-  std::size_t templateOffset = 0;  // own images: its fragments or masked layout in the packed upload
-  std::vector<uint8_t> fragments;  // own images of fused regions: the first region naming the image
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
+};
+
+// An own image, laid out once a call however many regions name it: its layout, its place in the
+// upload's template area and, once written, its statistics.
+struct OwnTemplate {
+  RegionTemplateLayout layout;
+  std::size_t offset = 0;
+  TemplateStats stats;
 };
 
 // A region's rows into the upload area, 16 bytes at a time by fixed-size copies the compiler turns
@@ -94,27 +104,53 @@ void toFrame(const RegionQuery& r, Match* m) {
 
 }  // namespace
 
-Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const std::vector<RegionQuery>& regions,
-                         const MatchParams& params, cudaStream_t stream, std::vector<RegionResult>* results) {
+Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
+                         const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
+                         cudaStream_t stream, std::vector<RegionResult>* results) {
   results->assign(regions.size(), RegionResult());
   const bool hostFrame = frame.memory == MemoryKind::Host;
   std::vector<ScoredRegion> fused, masked;
-  // Own images: one upload each (fragments or masked layout), however many regions name them.
-  std::map<const TemplateImage*, std::size_t> ownLayouts, ownFragments;
+  // Own images: one layout each, however many regions name them.
+  std::map<const TemplateImage*, OwnTemplate> own;
   std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
   int boundX0 = frame.width, boundY0 = frame.height, boundX1 = 0, boundY1 = 0;  // the regions' bounding box
   int maxFusedHeight = 1, maxFusedMapW = 1, maxFusedMapH = 1;
   int maxMaskedW = 1, maxMaskedH = 1, maxMaskedMapW = 1, maxMaskedMapH = 1;
   for (std::size_t k = 0; k < regions.size(); ++k) {
     const RegionQuery& r = regions[k];
-    const TemplateImage& t = r.image != nullptr ? *r.image : bank.image(r.templateIndex);
-    if (t.width > r.width || t.height > r.height) continue;  // no position: no matches, no best
     ScoredRegion f;
     f.region = k;
-    f.image = &t;
-    f.fused = fusedSpatialFits(t.width, t.height) && !ignoresPixels(t);
-    f.mapWidth = r.width - t.width + 1;
-    f.mapHeight = r.height - t.height + 1;
+    if (!r.set.empty()) {  // a prepared set's template: laid out on the device already
+      const PreparedRegionTemplates& set = sets.at(r.set);
+      const PreparedRegionTemplates::Entry& e = set.entries[r.setIndex];
+      f.templateWidth = e.width;
+      f.templateHeight = e.height;
+      f.fused = e.fused;
+      f.layout = set.layout(r.setIndex);
+      f.stats = e.stats;
+    } else if (r.image != nullptr) {
+      f.templateWidth = r.image->width;
+      f.templateHeight = r.image->height;
+      f.own = r.image;
+    } else {  // the bank's
+      const PreparedTemplate& p = bank.prepared(r.templateIndex);
+      f.templateWidth = bank.image(r.templateIndex).width;
+      f.templateHeight = bank.image(r.templateIndex).height;
+      f.fused = fusedSpatialFits(f.templateWidth, f.templateHeight) && !p.masked;
+      f.layout = f.fused ? p.fusedPacked.as<uint8_t>() : p.maskedLayout.as<uint8_t>();
+      f.stats = p.stats;
+    }
+    if (f.templateWidth > r.width || f.templateHeight > r.height) continue;  // no position: no matches, no best
+    if (f.own != nullptr) {
+      auto placed = own.find(f.own);
+      if (placed == own.end()) {  // the first region naming it: laid out (the others share it)
+        placed = own.emplace(f.own, OwnTemplate{RegionTemplateLayout(*f.own), templateBytes, TemplateStats()}).first;
+        templateBytes += alignUp(placed->second.layout.bytes());
+      }
+      f.fused = placed->second.layout.fused();
+    }
+    f.mapWidth = r.width - f.templateWidth + 1;
+    f.mapHeight = r.height - f.templateHeight + 1;
     f.mapOffset = mapDoubles;
     mapDoubles += std::size_t(f.mapWidth) * f.mapHeight;
     if (hostFrame) {
@@ -127,29 +163,16 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       boundY1 = std::max(boundY1, r.y + r.height);
     }
     if (f.fused) {
-      if (r.image != nullptr) {
-        const auto placed = ownFragments.emplace(r.image, templateBytes);
-        if (placed.second) {  // the first region naming it carries its fragments
-          f.fragments = fusedSpatialFragments(t.pixels.data(), t.width, t.height);
-          templateBytes += alignUp(f.fragments.size());
-        }
-        f.templateOffset = placed.first->second;
-      }
-      maxFusedHeight = std::max(maxFusedHeight, t.height);
+      maxFusedHeight = std::max(maxFusedHeight, f.templateHeight);
       maxFusedMapW = std::max(maxFusedMapW, f.mapWidth);
       maxFusedMapH = std::max(maxFusedMapH, f.mapHeight);
-      fused.push_back(std::move(f));
+      fused.push_back(f);
     } else {
-      if (r.image != nullptr) {
-        const auto placed = ownLayouts.emplace(r.image, templateBytes);
-        if (placed.second) templateBytes += alignUp(maskedLayoutBytes(t.width, t.height));
-        f.templateOffset = placed.first->second;
-      }
-      maxMaskedW = std::max(maxMaskedW, t.width);
-      maxMaskedH = std::max(maxMaskedH, t.height);
+      maxMaskedW = std::max(maxMaskedW, f.templateWidth);
+      maxMaskedH = std::max(maxMaskedH, f.templateHeight);
       maxMaskedMapW = std::max(maxMaskedMapW, f.mapWidth);
       maxMaskedMapH = std::max(maxMaskedMapH, f.mapHeight);
-      masked.push_back(std::move(f));
+      masked.push_back(f);
     }
   }
   if (fused.empty() && masked.empty()) return Status();
@@ -192,7 +215,8 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
   // The pinned buffers may still feed the previous call's copies: that call synchronised.
   RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
   MaskedScoreDesc* maskedDescs = reinterpret_cast<MaskedScoreDesc*>(host + layout.maskedDescs);
-  std::map<std::size_t, TemplateStats> ownStats;  // by layout offset: packed once each
+  // Own images into the upload, each once, their statistics with them.
+  for (auto& [image, t] : own) t.stats = t.layout.writeTo(*image, host + layout.templates + t.offset);
   for (std::size_t i = 0; i < scored.size(); ++i) {
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
@@ -212,20 +236,19 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     }
     d.width = r.width;
     d.height = r.height;
-    d.templateWidth = f.image->width;
-    d.templateHeight = f.image->height;
+    d.templateWidth = f.templateWidth;
+    d.templateHeight = f.templateHeight;
     d.map = maps_.as<double>() + f.mapOffset;
     d.above = reinterpret_cast<int*>(device + layout.above) + f.mapOffset;
+    const uint8_t* templateLayout = f.layout;
+    d.stats = f.stats;
+    if (f.own != nullptr) {
+      const OwnTemplate& t = own.at(f.own);
+      templateLayout = device + layout.templates + t.offset;
+      d.stats = t.stats;
+    }
     if (f.fused) {
-      if (r.image != nullptr) {
-        if (!f.fragments.empty())
-          std::memcpy(host + layout.templates + f.templateOffset, f.fragments.data(), f.fragments.size());
-        d.fragments = device + layout.templates + f.templateOffset;
-        d.stats = templateStats(*r.image);
-      } else {
-        d.fragments = bank.prepared(r.templateIndex).fusedPacked.as<uint8_t>();
-        d.stats = bank.prepared(r.templateIndex).stats;
-      }
+      d.fragments = templateLayout;
     } else {
       MaskedScoreDesc m;
       m.image = d.image;
@@ -233,18 +256,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
       m.width = d.width;
       m.height = d.height;
       m.map = d.map;
-      if (r.image != nullptr) {
-        auto known = ownStats.find(f.templateOffset);
-        if (known == ownStats.end())
-          known = ownStats.emplace(f.templateOffset,
-                                   packMaskedTemplate(*r.image, host + layout.templates + f.templateOffset))
-                      .first;
-        m.t = MaskedTemplateDevice::at(device + layout.templates + f.templateOffset, r.image->width,
-                                       r.image->height, known->second);
-      } else {
-        m.t = bank.prepared(r.templateIndex).maskedDevice(*f.image);
-      }
-      d.stats = m.t.stats;
+      m.t = MaskedTemplateDevice::at(templateLayout, f.templateWidth, f.templateHeight, d.stats);
       maskedDescs[i - fusedCount] = m;
     }
     descs[i] = d;
@@ -300,7 +312,7 @@ Status RegionSearch::run(const TemplateBank& bank, const FrameView& frame, const
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    finishRegionPeaks(std::move(found[i]), hostBests[i], f.mapWidth, f.mapHeight, f.image->width, f.image->height,
+    finishRegionPeaks(std::move(found[i]), hostBests[i], f.mapWidth, f.mapHeight, f.templateWidth, f.templateHeight,
                       r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);

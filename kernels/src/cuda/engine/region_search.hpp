@@ -5,8 +5,9 @@
 // kernel (numerator/masked_scores.hpp) and then the region peak kernel (peaks/region_peaks.hpp).
 // Only those samples come back (one copy, a second only when more than 256 positions pass), and
 // the host ranks, suppresses and refines them as findPeaks does (common/region_peaks.hpp). Up goes
-// one copy: descriptors, zeroed counters, own images (RegionQuery::image: laid out once a call
-// however many regions name them) and, for host frames, only the regions' pixels, packed (or the
+// one copy: descriptors, zeroed counters, own images (RegionQuery::image: laid out and their
+// statistics made once a call however many regions name them; a prepared set's templates are on
+// the device already, region_templates.hpp) and, for host frames, only the regions' pixels, packed (or the
 // rectangle holding them all, where that is smaller: overlapping regions). Results are the CPU's
 // bit for bit.
 #pragma once
@@ -15,7 +16,9 @@
 
 #include <vector>
 
+#include "common/region_template_sets.hpp"
 #include "cuda/engine/device_buffer.hpp"
+#include "cuda/engine/region_templates.hpp"
 #include "cuda/engine/template_bank.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/regions.hpp"
@@ -24,9 +27,11 @@ namespace nccmatch::cuda {
 
 class RegionSearch {
  public:
-  // Regions already validated (validateRegions); waits for the stream before it returns.
-  Status run(const TemplateBank& bank, const FrameView& frame, const std::vector<RegionQuery>& regions,
-             const MatchParams& params, cudaStream_t stream, std::vector<RegionResult>* results);
+  // Regions already validated (validateRegions, against `sets`); waits for the stream before it
+  // returns.
+  Status run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
+             const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
+             cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
