@@ -196,16 +196,41 @@ struct ScreenedRange {
   float ceiling, floor;
 };
 
-NCC_HOST_DEVICE inline ScreenedRange screenFoldedPair(const ScreenMethod& m, const ScreenTemplate& t,
-                                                      const ScreenFoldedWindow& f, float lowest, uint32_t c) {
-  const float cf = float(c);
-  const float wz = f.w + t.z;
-  const float value = fmaf(m.a, cf, fmaf(f.u, t.v, wz));
-  const float magnitude = fmaf(m.absA, cf, fmaf(f.u, t.absV, wz));
+// The range from a pair's value and magnitude (the part every form shares).
+NCC_HOST_DEVICE inline ScreenedRange screenFoldedRange(const ScreenTemplate& t, const ScreenFoldedWindow& f,
+                                                       float lowest, float value, float magnitude) {
   const float scale = f.gw * t.scale;
   const float goodness = fmaf(value, scale, f.offset);
   const float bound = magnitude * fabsf(scale) * kScreenBoundScale;
   return {fmaxf(goodness + bound, lowest), goodness - bound};
+}
+
+NCC_HOST_DEVICE inline ScreenedRange screenFoldedPair(const ScreenMethod& m, const ScreenTemplate& t,
+                                                      const ScreenFoldedWindow& f, float lowest, uint32_t c) {
+  const float cf = float(c);
+  const float wz = f.w + t.z;
+  return screenFoldedRange(t, f, lowest, fmaf(m.a, cf, fmaf(f.u, t.v, wz)), fmaf(m.absA, cf, fmaf(f.u, t.absV, wz)));
+}
+
+// The same where the method is known to be centred (ccoeff, ccoeff-normed: W = Z = 0, |V| = -V)
+// or not (U = V = 0): the zero terms left out, bit for bit screenFoldedPair's range (a product
+// plus zero rounds as the product alone; a negated product is the product of the negation).
+template <bool kCentred>
+NCC_HOST_DEVICE inline ScreenedRange screenFoldedPairOf(const ScreenMethod& m, const ScreenTemplate& t,
+                                                        const ScreenFoldedWindow& f, float lowest, uint32_t c) {
+  const float cf = float(c);
+  if constexpr (kCentred) {
+    const float uv = f.u * t.v;
+    return screenFoldedRange(t, f, lowest, fmaf(m.a, cf, uv), fmaf(m.absA, cf, -uv));
+  } else {
+    const float wz = f.w + t.z;
+    return screenFoldedRange(t, f, lowest, fmaf(m.a, cf, wz), fmaf(m.absA, cf, wz));
+  }
+}
+
+// Whether a method's screen is centred (U V terms) rather than not (W + Z terms).
+NCC_HOST_DEVICE inline bool screenCentred(Method method) {
+  return method == Method::CCoeff || method == Method::CCoeffNormed;
 }
 
 }  // namespace nccmatch

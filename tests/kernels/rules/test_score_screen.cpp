@@ -98,6 +98,12 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
           ASSERT_LE(double(r.floor), goodness) << what << " " << methodName(m) << " ulps " << du << "," << tu;
           ASSERT_GE(double(r.ceiling), goodness) << what << " " << methodName(m) << " ulps " << du << "," << tu;
           ASSERT_LE(r.ceiling, std::max(sign * p.score + p.bound, lowest)) << what << " " << methodName(m);
+          // The method-specific forms give the same range bit for bit.
+          const ScreenFoldedWindow fw = screenFoldWindow(sm, w, sign, true);
+          const ScreenedRange special = screenCentred(m) ? screenFoldedPairOf<true>(sm, tt, fw, lowest, uint32_t(c))
+                                                         : screenFoldedPairOf<false>(sm, tt, fw, lowest, uint32_t(c));
+          ASSERT_EQ(special.ceiling, r.ceiling) << what << " " << methodName(m);
+          ASSERT_EQ(special.floor, r.floor) << what << " " << methodName(m);
         }
         // Tight enough to tell scores apart: within a millionth or so of the score's scale
         // (1 for the normed methods; the largest sum for the others).

@@ -1,6 +1,7 @@
 #include "cuda/numerator/gemm_bank.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "common/integer_math.hpp"
@@ -252,26 +253,28 @@ __device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks
   // The trip count through a shuffle too: a loop the compiler cannot prove uniform serialises
   // the products (ptxas C7520).
   const int uniformSteps = __shfl_sync(0xffffffffu, steps, 0);
-  // Descriptors formed once; a k-step moves A by two slices and B by two slices of the chunk
-  // (the address field counts 16 bytes; shared addresses stay below its 256 KB).
-  constexpr uint64_t kStepA = 2 * kSliceBytes / 16, kStepB = 2 * kChunk * 16 / 16;
-  uint64_t descB = wgmmaDescriptor(fragments, kChunk * 16, 128);
+  // Descriptors formed once; a k-step moves A by two slices and B by two slices of the chunk.
+  // Only the low word changes (the address field counts 16 bytes; shared addresses stay below its
+  // 256 KB, so no carry leaves it): 32-bit offsets from the loop counter, no 64-bit adds.
+  constexpr uint32_t kStepA = 2 * kSliceBytes / 16, kStepB = 2 * kChunk * 16 / 16;
+  const uint64_t descB = wgmmaDescriptor(fragments, kChunk * 16, 128);
   uint64_t descA[kMTiles];
 #pragma unroll
   for (int a = 0; a < kMTiles; ++a)
     descA[a] = wgmmaDescriptor(hankel + uint32_t((firstRow + a) * rowChunks) * kSliceBytes, kSliceBytes, 128);
+  auto moved = [](uint64_t d, uint32_t by) { return (d & 0xffffffff00000000ull) | uint32_t(uint32_t(d) + by); };
   wgmmaFence();
 #pragma unroll 1
   for (int step = 0; step < uniformSteps; ++step) {
+    const uint64_t b = moved(descB, uint32_t(step) * kStepB);
 #pragma unroll
     for (int a = 0; a < kMTiles; ++a) {
       uint32_t(&d)[kNTiles * 4] = reinterpret_cast<uint32_t(&)[kNTiles * 4]>(acc[a]);
-      if constexpr (kNTiles == 2) wgmmaU8N16(d, descA[a], descB);
-      else if constexpr (kNTiles == 4) wgmmaU8N32(d, descA[a], descB);
-      else wgmmaU8N64(d, descA[a], descB);
-      descA[a] += kStepA;
+      const uint64_t descAt = moved(descA[a], uint32_t(step) * kStepA);
+      if constexpr (kNTiles == 2) wgmmaU8N16(d, descAt, b);
+      else if constexpr (kNTiles == 4) wgmmaU8N32(d, descAt, b);
+      else wgmmaU8N64(d, descAt, b);
     }
-    descB += kStepB;
   }
   wgmmaCommitAndWait();
 }
@@ -479,7 +482,7 @@ __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >
 // threshold, onto the tile's candidate list. A pair left out cannot be its template's tile best:
 // the tile's final floor is at least the one it was compared with. Pushes beyond the capacity are
 // only counted (the tile then takes the row epilogue).
-template <int kNTiles>
+template <int kNTiles, bool kCentred>
 __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                                  int count, int w, int pixels, const TileGeometry& tile,
                                                  Method method, const FusedBankRule& rule, float goodEnoughFloor) {
@@ -498,18 +501,28 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       const bool flatTemplate = screenFlatTemplate(screenRule, screen);
       const float flatGoodness = sign * screenRule.flatTemplateScore;
       float top = -INFINITY;
+      if (flatTemplate || member >= count) {  // rare (a lane's own branch): constants, or no pairs
 #pragma unroll
-      for (int m = 0; m < kMTiles; ++m)
+        for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const Place place = placeOf(m, half);
-          const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
-          ScreenedRange r = screenFoldedPair(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
-          if (flatTemplate) r.ceiling = r.floor = f.offset == -INFINITY ? -INFINITY : flatGoodness;
-          if (member >= count) r.ceiling = r.floor = -INFINITY;
-          ceiling[j][m][half] = r.ceiling;
-          top = fmaxf(top, r.floor);
-        }
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const bool pair = member < count && s.folded[place.row * kGemmTileWidth + place.column].offset != -INFINITY;
+            ceiling[j][m][half] = pair ? flatGoodness : -INFINITY;
+            top = fmaxf(top, ceiling[j][m][half]);
+          }
+      } else {
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
+            const ScreenedRange r = screenFoldedPairOf<kCentred>(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
+            ceiling[j][m][half] = r.ceiling;
+            top = fmaxf(top, r.floor);
+          }
+      }
       if (top != -INFINITY) top = fmaxf(top, lowest);  // no exact goodness is below it
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
@@ -518,15 +531,17 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      // A candidate reaches the floor seen now or the threshold.
+      // A candidate reaches the floor seen now or the threshold; a pair that is none (ceiling
+      // -inf) never does.
       float reach = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
       if (rule.collect) reach = fminf(reach, goodEnoughFloor);
+      reach = fmaxf(reach, -FLT_MAX);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const float ceil = ceiling[j][m][half];
-          if (ceil != -INFINITY && ceil >= reach) {
+          if (ceil >= reach) {
             const int slot = atomicAdd(s.candidateCount, 1);
             if (slot < kCapacity) {
               const Place place = placeOf(m, half);
@@ -621,7 +636,10 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
       foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
       __syncthreads();
-      screenCandidates<kNTiles>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+      if (screenCentred(method))
+        screenCandidates<kNTiles, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+      else
+        screenCandidates<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
       __syncthreads();
       // The same for the whole block; read through a shuffle so the compiler sees it uniform
       // in the warp (wgmma stays unserialised only on uniform paths).
