@@ -15,24 +15,16 @@
 #include <string>
 
 #include "region_check.hpp"
+#include "region_set_scene.hpp"
 
 namespace nccmatch::test {
 namespace {
 
-// Every local peak and the best of each region: threshold off, no suppression, no cap.
-MatchParams everyPeak(Method method) {
-  MatchParams p;
-  p.method = method;
-  p.maxMatches = 1 << 20;
-  p.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
-  p.nmsIou = 1.0;
-  return p;
-}
 
 // Matches the regions on both backends, host and device frames, every method.
 void checkAllMethods(const Image& img, const std::vector<TemplateImage>& bank, const std::vector<RegionQuery>& regions,
                      const std::string& what) {
-  expectRegionsLikeTheCpu(img, bank, regions, everyPeak, what);
+  expectRegionsLikeTheCpu(img, bank, regions, everyRegionPeak, what);
 }
 
 struct MaskedRegionCase {
@@ -99,7 +91,7 @@ TEST(CudaMaskedRegionsFull, AFullMaskMatchesAsNoMask) {
                                            {100, 40, side + 40, side + 40, 1, nullptr}};
     for (int m = 0; m <= 5; ++m) {
       std::vector<RegionResult> got;
-      ASSERT_TRUE(gpu->matchRegions(img.view(), regions, everyPeak(Method(m)), &got).ok());
+      ASSERT_TRUE(gpu->matchRegions(img.view(), regions, everyRegionPeak(Method(m)), &got).ok());
       ASSERT_EQ(got.size(), 2u);
       ASSERT_EQ(got[0].matches.size(), got[1].matches.size()) << side << " " << methodName(Method(m));
       for (std::size_t k = 0; k < got[0].matches.size(); ++k) {
