@@ -13,12 +13,23 @@
 // --reps runs (--opencv-reps for OpenCV's loop, which is slow); prints the bank sizes and ms per
 // frame.
 //   bench_rotations [--width=640] [--height=360] [--side=32] [--step=5] [--templates=1] [--threads=0]
-//                   [--reps=3] [--opencv=1] [--opencv-reps=1] [--exhaustive=1] [--cuda=0] [--levels=2]
-// --cuda=1 matches on the CUDA backend instead. The figures on the H200 (one template,
+//                   [--reps=3] [--opencv=1] [--opencv-reps=1] [--opencv-first=0] [--opencv-count=all]
+//                   [--opencv-variants=all] [--opencv-threads=host threads] [--opencv-slice=0 --opencv-slices=1]
+//                   [--exhaustive=1] [--cuda=0] [--levels=2] [--compare-cpu=0] [--spatial=0]
+// --cuda=1 matches on the CUDA backend instead (--spatial=1: on exact spatial numerators only;
+// --compare-cpu=1: the CPU backend repeats each search and every difference is printed). The figures on the H200 (one template,
 // then eight: 216 and 1728 masked variants):
 //   bench_rotations --cuda=1 --width=1920 --height=1080 --side=64 --step=5
 //   bench_rotations --cuda=1 --width=1920 --height=1080 --side=64 --step=5 --templates=8
+// OpenCV's loop over eight templates' 1728 variants takes longer than one device command may run:
+// --opencv-first/--opencv-count loop the variants of those originals only, so that consecutive
+// runs (--exhaustive=0 --levels=0 for OpenCV alone) cover the bank in parts whose times add up,
+// or processes side by side (--opencv-threads each) cover it at once; --opencv-variants loops only
+// the first N variants of that range (to see how OpenCV's time goes with its threads);
+// --opencv-slice=K --opencv-slices=N loops every Nth variant of the range from its Kth, so that N
+// processes side by side share one template's variants.
 // A pack with OpenCV (GPU_PACK_OPENCV=1 scripts/gpu-pack.sh) carries its libraries in lib/.
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -101,6 +112,47 @@ void printDifferentBests(const nccmatch::FrameResult& exhaustive, const nccmatch
   }
 }
 
+// Every difference between two engines' raw results on one bank (each variant's matches, in
+// order, and best, to the last bit, sub-pixel places included), at most `limit` printed; returns
+// the number of variants that differ.
+std::size_t printRawDifferences(const char* what, const nccmatch::FrameResult& a, const nccmatch::FrameResult& b,
+                                int limit) {
+  auto same = [](const nccmatch::Match& p, const nccmatch::Match& q) {
+    return p.templateIndex == q.templateIndex && p.x == q.x && p.y == q.y && p.score == q.score && p.subX == q.subX &&
+           p.subY == q.subY && p.width == q.width && p.height == q.height && p.angle == q.angle && p.scale == q.scale;
+  };
+  auto show = [](const char* side, const nccmatch::Match& m) {
+    std::printf("    %s: variant %u at %d,%d (%.17g,%.17g) score %.17g scale %g angle %.17g\n", side, m.templateIndex,
+                m.x, m.y, m.subX, m.subY, m.score, m.scale, m.angle);
+  };
+  std::size_t differ = 0;
+  const std::size_t n = std::max(a.best.size(), b.best.size());
+  std::vector<std::vector<const nccmatch::Match*>> ma(n), mb(n);
+  for (const nccmatch::Match& m : a.matches)
+    if (m.templateIndex < n) ma[m.templateIndex].push_back(&m);
+  for (const nccmatch::Match& m : b.matches)
+    if (m.templateIndex < n) mb[m.templateIndex].push_back(&m);
+  for (std::size_t v = 0; v < n; ++v) {
+    const bool bestSame = v < a.best.size() && v < b.best.size() && a.best[v].has_value() == b.best[v].has_value() &&
+                          (!a.best[v] || same(*a.best[v], *b.best[v]));
+    bool matchesSame = ma[v].size() == mb[v].size();
+    for (std::size_t k = 0; matchesSame && k < ma[v].size(); ++k) matchesSame = same(*ma[v][k], *mb[v][k]);
+    if (bestSame && matchesSame) continue;
+    if (int(++differ) > limit) continue;
+    std::printf("  %s differ at %zu (%zu / %zu matches):\n", what, v, ma[v].size(), mb[v].size());
+    if (!bestSame) {
+      if (v < a.best.size() && a.best[v]) show("best A", *a.best[v]);
+      if (v < b.best.size() && b.best[v]) show("best B", *b.best[v]);
+    }
+    for (std::size_t k = 0; !matchesSame && k < std::max(ma[v].size(), mb[v].size()); ++k) {
+      if (k < ma[v].size()) show("match A", *ma[v][k]);
+      if (k < mb[v].size()) show("match B", *mb[v][k]);
+    }
+  }
+  std::printf("  %s: %zu of %zu entries differ (A: CUDA, B: CPU)\n", what, differ, n);
+  return differ;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,10 +163,28 @@ int main(int argc, char** argv) {
   const int templates = option(argc, argv, "templates", 1);
   [[maybe_unused]] const bool withOpenCv = option(argc, argv, "opencv", 1) != 0;
   [[maybe_unused]] const int openCvReps = option(argc, argv, "opencv-reps", 1);
+  [[maybe_unused]] const int openCvFirst = option(argc, argv, "opencv-first", 0);
+  [[maybe_unused]] const int openCvCount = option(argc, argv, "opencv-count", templates);
+  [[maybe_unused]] const int openCvVariants = option(argc, argv, "opencv-variants", INT_MAX);
+  [[maybe_unused]] const int openCvThreads = option(argc, argv, "opencv-threads", 0);
+  [[maybe_unused]] const int openCvSlice = option(argc, argv, "opencv-slice", 0);
+  [[maybe_unused]] const int openCvSlices = option(argc, argv, "opencv-slices", 1);
   const bool withExhaustive = option(argc, argv, "exhaustive", 1) != 0;
   const bool cuda = option(argc, argv, "cuda", 0) != 0;
   const int maxLevels = option(argc, argv, "levels", 2);
+  // --compare-cpu=1 (with --cuda=1): the CPU backend runs the same searches and every difference
+  // from the CUDA results is printed (raw per-variant results and merged ones).
+  const bool compareCpu = cuda && option(argc, argv, "compare-cpu", 0) != 0;
+  // --spatial=1 (with --cuda=1): the CUDA engine scores every variant on an exact spatial
+  // numerator (CudaNumerator::Spatial): the unmasked variants too (angles at multiples of 90
+  // degrees with the rectangle support), which the cost model otherwise gives to cuFFT.
+  const bool spatialOnly = cuda && option(argc, argv, "spatial", 0) != 0;
   if (templates < 1) return std::fprintf(stderr, "--templates must be at least 1\n"), 1;
+  if (openCvSlices < 1 || openCvSlice < 0 || openCvSlice >= openCvSlices)
+    return std::fprintf(stderr, "--opencv-slice=%d --opencv-slices=%d: not a slice\n", openCvSlice, openCvSlices), 1;
+  if (openCvFirst < 0 || openCvCount < 1 || openCvFirst + openCvCount > templates)
+    return std::fprintf(stderr, "--opencv-first=%d --opencv-count=%d: not a range of the %d templates\n", openCvFirst,
+                        openCvCount, templates), 1;
   std::mt19937 rng(7);
   std::vector<uint8_t> frame(std::size_t(width) * height);
   for (auto& p : frame) p = uint8_t(rng());
@@ -138,14 +208,23 @@ int main(int argc, char** argv) {
   EngineOptions options;
   options.backend = cuda ? Backend::Cuda : Backend::Cpu;
   options.threads = threads;
+  if (spatialOnly) options.cudaNumerator = CudaNumerator::Spatial;
   std::unique_ptr<Engine> engine;
   if (Status s = Engine::create(options, &engine); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+  std::unique_ptr<Engine> cpuEngine;
+  if (compareCpu) {
+    EngineOptions cpuOptions;
+    cpuOptions.backend = Backend::Cpu;
+    cpuOptions.threads = threads;
+    if (Status s = Engine::create(cpuOptions, &cpuEngine); !s.ok())
+      return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+  }
   const FrameView view{frame.data(), width, height, std::size_t(width), MemoryKind::Host};
   MatchParams params;
   params.maxMatches = 5;
-  std::printf("frame %dx%d, %d template(s) %dx%d, %zu angles x %zu scales, backend %s, %d host threads\n", width,
+  std::printf("frame %dx%d, %d template(s) %dx%d, %zu angles x %zu scales, backend %s%s, %d host threads\n", width,
               height, templates, side, side, angles.size(), scales.size(), backendName(engine->backend()),
-              engine->workerThreads());
+              spatialOnly ? " (spatial numerator only)" : "", engine->workerThreads());
   for (RotationSupport support : {RotationSupport::Rectangle, RotationSupport::Disc}) {
     ScaledBank bank;
     if (Status s = rotateAndScaleTemplates(originals, scales, angles, &bank, support); !s.ok())
@@ -164,6 +243,15 @@ int main(int argc, char** argv) {
       });
       std::printf("nccmatch %-9s %4zu variants, %8zu template pixels: %9.1f ms/frame\n", supportName,
                   bank.templates.size(), pixels, ms);
+      if (compareCpu) {
+        FrameResult raw, cpuRaw;
+        engine->match(view, params, &raw);
+        if (Status st = cpuEngine->setTemplates(bank.templates); !st.ok())
+          return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
+        cpuEngine->match(view, params, &cpuRaw);
+        printRawDifferences("exhaustive raw", raw, cpuRaw, 8);
+        printRawDifferences("exhaustive merged", exhaustive, mergeScaledResult(bank, cpuRaw, params), 8);
+      }
       for (std::size_t i = 0; i < exhaustive.best.size() && i < 8; ++i)
         if (exhaustive.best[i])
           std::printf("  best of template %zu: %d,%d scale %g angle %.2f score %.4f\n", i, exhaustive.best[i]->x,
@@ -198,6 +286,14 @@ int main(int argc, char** argv) {
       std::printf(", %zu regions, work %.3f of exhaustive\n", work.regions,
                   (work.coarseProducts + work.refineProducts) / full);
       if (withExhaustive) printDifferentBests(exhaustive, found);
+      if (compareCpu) {
+        if (Status st = cpuEngine->setTemplates(search.engineTemplates()); !st.ok())
+          return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
+        FrameResult cpuFound;
+        if (Status st = search.match(*cpuEngine, view, params, &cpuFound); !st.ok())
+          return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
+        printRawDifferences("coarse-to-fine merged", found, cpuFound, 8);
+      }
       // Where the last run's time went (lastWork: one run, not the median).
       // Each level's refinement: the matchRegions call, and the host's picking of candidates and
       // choice of peaks around it.
@@ -212,11 +308,18 @@ int main(int argc, char** argv) {
     if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
 #ifdef NCCMATCH_HAVE_OPENCV
     if (support == RotationSupport::Rectangle && withOpenCv) {
-      cv::setNumThreads(engine->workerThreads());
+      cv::setNumThreads(openCvThreads > 0 ? openCvThreads : engine->workerThreads());
       const cv::Mat image(height, width, CV_8U, frame.data());
+      std::size_t looped = 0;
       const double cvMs = bench::medianWallMs(openCvReps, [&] {
         cv::Mat scores;
-        for (const TemplateImage& v : bank.templates) {
+        looped = 0;
+        for (std::size_t e = 0, inRange = 0; e < bank.templates.size(); ++e) {
+          if (int(bank.original[e]) < openCvFirst || int(bank.original[e]) >= openCvFirst + openCvCount) continue;
+          if (int(inRange++ % std::size_t(openCvSlices)) != openCvSlice) continue;
+          if (int(looped) >= openCvVariants) break;
+          const TemplateImage& v = bank.templates[e];
+          ++looped;
           const cv::Mat tpl(v.height, v.width, CV_8U, const_cast<uint8_t*>(v.pixels.data()));
           if (v.mask.empty()) {
             cv::matchTemplate(image, tpl, scores, cv::TM_CCOEFF_NORMED);
@@ -228,8 +331,10 @@ int main(int argc, char** argv) {
           cv::minMaxLoc(scores, &lo, &hi);
         }
       });
-      std::printf("OpenCV   rectangle %4zu variants (matchTemplate with mask, looped): %9.1f ms/frame\n",
-                  bank.templates.size(), cvMs);
+      std::printf("OpenCV   rectangle %4zu variants (matchTemplate with mask, looped, templates %d..%d of %d, slice %d "
+                  "of %d, %d threads): %9.1f ms/frame\n",
+                  looped, openCvFirst, openCvFirst + openCvCount - 1, templates, openCvSlice, openCvSlices,
+                  cv::getNumThreads(), cvMs);
     }
 #endif
   }
