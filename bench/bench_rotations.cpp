@@ -229,7 +229,11 @@ int main(int argc, char** argv) {
     ScaledBank bank;
     if (Status s = rotateAndScaleTemplates(originals, scales, angles, &bank, support); !s.ok())
       return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
-    if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
+    // OpenCV alone (--exhaustive=0 --levels=0): the engine needs no bank.
+    const bool engineSearches = withExhaustive || maxLevels > 0;
+    if (!engineSearches && support == RotationSupport::Disc) continue;  // OpenCV loops the rectangle variants only
+    if (Status s = engineSearches ? engine->setTemplates(bank.templates) : Status(); !s.ok())
+      return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
     std::size_t pixels = 0;
     for (const TemplateImage& v : bank.templates) pixels += v.pixels.size();
     const char* supportName = support == RotationSupport::Disc ? "disc" : "rectangle";
@@ -305,7 +309,6 @@ int main(int argc, char** argv) {
       std::printf("  once, at the first frame (not in the times above): finer levels' variants prepared in %.1f ms\n",
                   prepareMs);
     }
-    if (Status s = engine->setTemplates(bank.templates); !s.ok()) return std::fprintf(stderr, "%s\n", s.message().c_str()), 1;
 #ifdef NCCMATCH_HAVE_OPENCV
     if (support == RotationSupport::Rectangle && withOpenCv) {
       cv::setNumThreads(openCvThreads > 0 ? openCvThreads : engine->workerThreads());
