@@ -10,6 +10,7 @@
 #   GPU_SANITIZE_TESTS    binaries to run (names; default: gpu-tests.txt, else every test_* binary)
 #   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
 #   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
+#   GPU_SANITIZE_JOBS     (tool, binary) runs side by side (default 1)
 # scripts/gpu-test.sh runs this after the tests when GPU_SANITIZE=1.
 set -u
 build=${1:-build-gpu}
@@ -45,22 +46,46 @@ gtest_args=(--gtest_brief=1)
 export NCCMATCH_FAULT_SWEEP_STEP=${NCCMATCH_FAULT_SWEEP_STEP:-10}
 [ -n "${GPU_SANITIZE_FILTER:-}" ] && gtest_args+=("--gtest_filter=$GPU_SANITIZE_FILTER")
 
+# One run: a binary under a tool, its log and exit status in $logs.
+run_one() {
+  local tool=$1 b=$2 options
+  case $tool in
+    memcheck) options=(--tool memcheck --leak-check full) ;;
+    *) options=(--tool "$tool") ;;
+  esac
+  local log="$logs/$tool-$(basename "$b").log"
+  timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" \
+    >"$log" 2>&1
+  echo $? >"$log.rc"
+}
+for tool in $tools; do
+  case $tool in
+    memcheck | racecheck | synccheck | initcheck) ;;
+    *) echo "unknown tool $tool (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
+  esac
+done
+# GPU_SANITIZE_JOBS runs (tool, binary) pairs side by side on the one GPU (default 1: one at a
+# time); each test binary makes its own device memory, so they do not see each other's.
+jobs=${GPU_SANITIZE_JOBS:-1}
+running=0
+for tool in $tools; do
+  for b in "${binaries[@]}"; do
+    run_one "$tool" "$b" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+  done
+done
+wait
+
 status=0
 summary=()
 for tool in $tools; do
-  case $tool in
-    memcheck) options=(--tool memcheck --leak-check full) ;;
-    racecheck | synccheck | initcheck) options=(--tool "$tool") ;;
-    *) echo "unknown tool $tool (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
-  esac
   reports=0
   failed=()
   for b in "${binaries[@]}"; do
     name=$(basename "$b")
     log="$logs/$tool-$name.log"
-    timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" \
-      >"$log" 2>&1
-    rc=$?
+    rc=$(cat "$log.rc" 2>/dev/null || echo missing)
     # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N hazards".
     n=$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | grep -Eo '[0-9]+' |
         sort -n | tail -1)
