@@ -16,31 +16,46 @@ using fused_spatial::kPrefixPitch;
 using fused_spatial::kThreads;
 using fused_spatial::SharedTile;
 
+// A region template has at most kFusedMaxSide^2 pixels: its sums' products fit int64, so the
+// scores take scoreFromSumsAs<int64_t> (the same doubles as scoreFromSums) and no 128-bit code.
+static_assert(int64_t(kFusedMaxSide) * kFusedMaxSide <= kInt64SafePixels, "region templates' products fit int64");
+
 // Writes the tile's scores into the region's map: warp w scores rows 2w and 2w+1 of the tile,
 // lane l outputs l + 32k, from the numerators and the prefix sums of the column sums (as the
 // fused kernel's epilogue). With a peak job, also the thread's best position (returned) and every
-// position reaching the threshold appended to the region's above list.
+// position reaching the threshold appended to the region's above list. All of a thread's scores
+// are computed before any is stored: their divisions and square roots overlap instead of waiting
+// on each other behind the stores and atomics (positions outside the map are computed from the
+// tile's spare columns and dropped).
+template <Method kMethod>
 __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
-                                                  int mapWidth, int mapHeight, Method method, bool peaks,
-                                                  const RegionPeakJob& job) {
+                                                  int mapWidth, int mapHeight, bool peaks, const RegionPeakJob& job) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int w = r.templateWidth;
-  Ranked best{0.0, -1};
+  double scores[kEpilogueRows][kEpilogueOutputs];
 #pragma unroll
   for (int k = 0; k < kEpilogueRows; ++k) {
     const int row = warp * kEpilogueRows + k;
-    const int oy = outY0 + row;
-    if (oy >= mapHeight) continue;
     const uint32_t* p1 = s.p1 + row * kPrefixPitch;
     const uint32_t* p2 = s.p2 + row * kPrefixPitch;
     const uint32_t* num = s.num + row * kFusedTileWidth;
 #pragma unroll
     for (int q = 0; q < kEpilogueOutputs; ++q) {
       const int x = lane + 32 * q;
-      const int ox = outX0 + x;
-      if (ox >= mapWidth) continue;
       const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
-      const double score = scoreFromSums(method, r.stats, s1, s2, c);
+      scores[k][q] = scoreFromSumsAs<int64_t>(kMethod, r.stats, s1, s2, c);
+    }
+  }
+  Ranked best{0.0, -1};
+#pragma unroll
+  for (int k = 0; k < kEpilogueRows; ++k) {
+    const int oy = outY0 + warp * kEpilogueRows + k;
+    if (oy >= mapHeight) continue;
+#pragma unroll
+    for (int q = 0; q < kEpilogueOutputs; ++q) {
+      const int ox = outX0 + lane + 32 * q;
+      if (ox >= mapWidth) continue;
+      const double score = scores[k][q];
       const int index = oy * mapWidth + ox;
       r.map[index] = score;
       if (peaks) {
@@ -103,8 +118,11 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
 
 // Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores; with
 // a peak job, the region's last tile also finds its peaks.
+// One instance per method: a kernel holds one method's epilogue, not six (a short kernel's warps
+// otherwise wait on instruction fetch).
+template <Method kMethod>
 __global__ void __launch_bounds__(kThreads, 4)
-    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, Method method, RegionPeakJob job, bool peaks) {
+    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
   const RegionScoreDesc r = descs[blockIdx.z];
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
@@ -120,8 +138,19 @@ __global__ void __launch_bounds__(kThreads, 4)
                                s.image);
   fused_spatial::windowSums(s, r.templateHeight, tileWords);
   fused_spatial::tensorNumerator(s, r.fragments, r.templateWidth, r.templateHeight);  // ends with a barrier
-  const Ranked best = storeTileScores(s, r, outX0, outY0, mapWidth, mapHeight, method, peaks, job);
+  const Ranked best = storeTileScores<kMethod>(s, r, outX0, outY0, mapWidth, mapHeight, peaks, job);
   if (peaks) finishRegionTile(r, mapWidth, mapHeight, job, best);
+}
+
+template <Method kMethod>
+Status launchRegionKernel(dim3 grid, int shared, const RegionScoreDesc* descs, const RegionPeakJob& job, bool peaks,
+                          cudaStream_t stream) {
+  if (shared > fused_spatial::kStaticSharedLimit)
+    NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel<kMethod>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        fused_spatial::kMaxSharedBytes));
+  fusedRegionKernel<kMethod><<<grid, kThreads, shared, stream>>>(descs, job, peaks);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
 }
 
 }  // namespace
@@ -140,14 +169,20 @@ Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplat
     return Status::error("fusedRegionScores: bad template height or map size");
   if (count > 65535) return Status::error("fusedRegionScores: more than 65535 regions in one launch");
   const int shared = fused_spatial::sharedBytesFor(maxTemplateHeight);
-  if (shared > fused_spatial::kStaticSharedLimit)
-    NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        fused_spatial::kMaxSharedBytes));
   const dim3 grid(ceilDiv(maxMapWidth, kFusedTileWidth), ceilDiv(maxMapHeight, kFusedTileHeight), count);
-  fusedRegionKernel<<<grid, kThreads, shared, stream>>>(descs, method, peaks != nullptr ? *peaks : RegionPeakJob(),
-                                                        peaks != nullptr);
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return Status();
+  const RegionPeakJob job = peaks != nullptr ? *peaks : RegionPeakJob();
+  switch (method) {
+    case Method::SqDiff: return launchRegionKernel<Method::SqDiff>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::SqDiffNormed:
+      return launchRegionKernel<Method::SqDiffNormed>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::CCorr: return launchRegionKernel<Method::CCorr>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::CCorrNormed:
+      return launchRegionKernel<Method::CCorrNormed>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::CCoeff: return launchRegionKernel<Method::CCoeff>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::CCoeffNormed:
+      return launchRegionKernel<Method::CCoeffNormed>(grid, shared, descs, job, peaks != nullptr, stream);
+  }
+  return Status::error("fusedRegionScores: unknown method " + std::to_string(int(method)));
 }
 
 }  // namespace nccmatch::cuda
