@@ -240,7 +240,7 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
           for (int half = 0; half < 2; ++half) {
             const Place place = placeOf(m, half);
             const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
-            const ScreenedRange r = screenFoldedPairOf<kCentred>(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
+            const ScreenedRange r = screenFoldedPair<kCentred>(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
             ceiling[j][m][half] = r.ceiling;
             top = fmaxf(top, r.floor);
           }
