@@ -80,24 +80,27 @@ __device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks
   // The trip count through a shuffle too: a loop the compiler cannot prove uniform serialises
   // the products (ptxas C7520).
   const int uniformSteps = __shfl_sync(0xffffffffu, steps, 0);
-  // Descriptors formed once; a k-step moves A by two slices and B by two slices of the chunk.
-  // Only the low word changes (the address field counts 16 bytes; shared addresses stay below its
-  // 256 KB, so no carry leaves it): 32-bit offsets from the loop counter, no 64-bit adds.
+  // Descriptors kept in uniform registers: their low words (address, leading offset) formed once
+  // a slab and read through a shuffle, which ptxas knows uniform; their high word (the stride) a
+  // constant. A k-step moves A by two slices and B by two slices of the chunk: the loop counter
+  // times a constant added to each low word (one uniform shift-add; the address field counts 16
+  // bytes, shared addresses stay below its 256 KB, so no carry leaves it).
   constexpr uint32_t kStepA = 2 * kSliceBytes / 16, kStepB = 2 * kChunk * 16 / 16;
-  const uint64_t descB = wgmmaDescriptor(fragments, kChunk * 16, 128);
-  uint64_t descA[kMTiles];
+  const uint32_t descB = __shfl_sync(0xffffffffu, wgmmaDescriptorLow(fragments, kChunk * 16), 0);
+  uint32_t descA[kMTiles];
 #pragma unroll
   for (int a = 0; a < kMTiles; ++a)
-    descA[a] = wgmmaDescriptor(hankel + uint32_t((firstRow + a) * rowChunks) * kSliceBytes, kSliceBytes, 128);
-  auto moved = [](uint64_t d, uint32_t by) { return (d & 0xffffffff00000000ull) | uint32_t(uint32_t(d) + by); };
+    descA[a] = __shfl_sync(0xffffffffu,
+                           wgmmaDescriptorLow(hankel + uint32_t((firstRow + a) * rowChunks) * kSliceBytes, kSliceBytes),
+                           0);
   wgmmaFence();
-#pragma unroll 1
+#pragma unroll 1  // unrolled by 2: 41 instructions for two k-steps, hardly fewer, and a remainder copy
   for (int step = 0; step < uniformSteps; ++step) {
-    const uint64_t b = moved(descB, uint32_t(step) * kStepB);
+    const uint64_t b = wgmmaDescriptor(descB + uint32_t(step) * kStepB, 128);
 #pragma unroll
     for (int a = 0; a < kMTiles; ++a) {
       uint32_t(&d)[kNTiles * 4] = reinterpret_cast<uint32_t(&)[kNTiles * 4]>(acc[a]);
-      const uint64_t descAt = moved(descA[a], uint32_t(step) * kStepA);
+      const uint64_t descAt = wgmmaDescriptor(descA[a] + uint32_t(step) * kStepA, 128);
       if constexpr (kNTiles == 2) wgmmaU8N16(d, descAt, b);
       else if constexpr (kNTiles == 4) wgmmaU8N32(d, descAt, b);
       else wgmmaU8N64(d, descAt, b);
