@@ -1,8 +1,8 @@
 // The GEMM bank kernel's first tier (gemm_bank.cu): the block's shared memory and what fills it
 // before the main loop. Once per block the chunk's B operand (the templates in slice order) and
-// descriptors; per tile and slab the Hankel rows of the image tile (the A operand), which
-// image_tile.cuh loads with its window sums. The main loop (gemm_mainloop.cuh) and the epilogues
-// (gemm_epilogue.cuh) read what this carves.
+// its templates' descriptors; per tile and slab the Hankel rows (the A operand) from the image
+// tile, which image_tile.cuh loads with its window sums. The main loop (gemm_mainloop.cuh) and
+// the epilogues (gemm_epilogue.cuh) read what this carves.
 #pragma once
 
 #include <cuda_runtime.h>
