@@ -196,7 +196,7 @@ struct ScreenedRange {
   float ceiling, floor;
 };
 
-// The range from a pair's value and magnitude (the part every form shares).
+// The range from a pair's value and magnitude (the part both forms share).
 NCC_HOST_DEVICE inline ScreenedRange screenFoldedRange(const ScreenTemplate& t, const ScreenFoldedWindow& f,
                                                        float lowest, float value, float magnitude) {
   const float scale = f.gw * t.scale;
@@ -205,19 +205,15 @@ NCC_HOST_DEVICE inline ScreenedRange screenFoldedRange(const ScreenTemplate& t, 
   return {fmaxf(goodness + bound, lowest), goodness - bound};
 }
 
+// A pair's range in the form of its method's kind: centred (ccoeff, ccoeff-normed: W = Z = 0,
+// |V| = -V) or not (U = V = 0), screenCentred(method) says which. The zero terms are left out:
+// the value and magnitude are bit for bit those of screenPair's five-term forms (a product plus
+// zero rounds as the product alone; a negated product is the product of the negation), so the
+// range is screenPair's (sign * score less and plus its bound, the ceiling at least `lowest`)
+// wherever screenPair does not clamp at `highest`.
+template <bool kCentred>
 NCC_HOST_DEVICE inline ScreenedRange screenFoldedPair(const ScreenMethod& m, const ScreenTemplate& t,
                                                       const ScreenFoldedWindow& f, float lowest, uint32_t c) {
-  const float cf = float(c);
-  const float wz = f.w + t.z;
-  return screenFoldedRange(t, f, lowest, fmaf(m.a, cf, fmaf(f.u, t.v, wz)), fmaf(m.absA, cf, fmaf(f.u, t.absV, wz)));
-}
-
-// The same where the method is known to be centred (ccoeff, ccoeff-normed: W = Z = 0, |V| = -V)
-// or not (U = V = 0): the zero terms left out, bit for bit screenFoldedPair's range (a product
-// plus zero rounds as the product alone; a negated product is the product of the negation).
-template <bool kCentred>
-NCC_HOST_DEVICE inline ScreenedRange screenFoldedPairOf(const ScreenMethod& m, const ScreenTemplate& t,
-                                                        const ScreenFoldedWindow& f, float lowest, uint32_t c) {
   const float cf = float(c);
   if constexpr (kCentred) {
     const float uv = f.u * t.v;

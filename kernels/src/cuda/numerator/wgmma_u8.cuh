@@ -15,8 +15,16 @@ namespace nccmatch::cuda {
 // A matrix descriptor without swizzling: the matrix is made of core matrices of 8 rows x 16 bytes
 // (128 contiguous bytes); `leading` bytes between core matrices neighbouring in K, `stride` bytes
 // between those neighbouring in M (or N). Shared-memory address, both offsets multiples of 16.
+// The low word (address and leading offset) and the high word (stride) apart: a loop that
+// steps through the matrix adds to the low word alone.
+__device__ __forceinline__ uint32_t wgmmaDescriptorLow(uint32_t address, uint32_t leading) {
+  return ((address & 0x3ffff) >> 4) | ((leading >> 4) << 16);
+}
+__device__ __forceinline__ uint64_t wgmmaDescriptor(uint32_t low, uint32_t stride) {
+  return uint64_t(low) | (uint64_t(stride >> 4) << 32);
+}
 __device__ __forceinline__ uint64_t wgmmaDescriptor(uint32_t address, uint32_t leading, uint32_t stride) {
-  return uint64_t((address & 0x3ffff) >> 4) | (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32);
+  return wgmmaDescriptor(wgmmaDescriptorLow(address, leading), stride);
 }
 
 // Orders the warpgroup's register accesses before the wgmma that follow (before the first of a

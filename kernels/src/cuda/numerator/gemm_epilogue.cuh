@@ -1,0 +1,313 @@
+// The GEMM bank kernel's third tier (gemm_bank.cu): the epilogues, from the accumulators
+// (placeOf, gemm_mainloop.cuh) and the tile's window sums to the outputs. The row epilogue (every
+// score written, or a tile whose candidates overflow the list): each warp screens and scores its
+// own pairs. The tile epilogue (sparse maps): candidates pushed against the tile's running floor
+// (screenCandidates), scored exactly by the whole block, one a thread, and each template's tile
+// best found by warps (scoreCandidates).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
+#include "cuda/numerator/gemm_mainloop.cuh"
+#include "cuda/numerator/gemm_tile_load.cuh"
+#include "cuda/peaks/peaks_device.cuh"
+#include "rules/score_rules.hpp"
+#include "rules/score_screen.hpp"
+
+namespace nccmatch::cuda::gemm_tiles {
+
+// One (position, template) score by the rules. Not inlined: the epilogue calls it from 2 * 16
+// unrolled places per n-tile, and one copy keeps the kernel's code (and binaries) small.
+inline __device__ __noinline__ double scoreOf(Method method, const TemplateStats& stats,
+                                              const NormedConstants& normed, int64_t s1, int64_t s2, int64_t c) {
+  return method == Method::CCoeffNormed && stats.n <= kInt64SafePixels ? ccoeffNormedScore(stats, normed, s1, s2, c)
+                                                                       : scoreFromSums(method, stats, s1, s2, c);
+}
+
+// One exact score of the epilogue: the pair's score by the rules; the map gets it where every
+// score is written or it reaches the threshold; reaching the threshold also enters the above
+// list (and, for a sparse map, the bit).
+__device__ __forceinline__ Ranked exactPair(const MemberDesc& e, Method method, const FusedBankRule& rule,
+                                            int64_t s1, int64_t s2, uint32_t c, int index) {
+  const double score = scoreOf(method, e.stats, e.normed, s1, s2, int64_t(c));
+  const Ranked here{rule.sign * score, index};
+  const bool reaches = rule.collect && here.goodness >= rule.goodEnough;
+  if (rule.everyScore || reaches) e.map[index] = score;
+  if (reaches) {
+    e.above[atomicAdd(e.aboveCount, 1)] = index;
+    if (!rule.everyScore) atomicOr(e.aboveBits + (index >> 5), 1u << (index & 31));
+  }
+  return here;
+}
+
+// The tile's place in the map: its first output (x0, y0), the rows below rowLimit and columns
+// below mapWidth that exist.
+struct TileGeometry {
+  int x0, y0, rowLimit, mapWidth;
+  __device__ bool holds(const Place& p) const { return y0 + p.row < rowLimit && x0 + p.column < mapWidth; }
+  __device__ int index(const Place& p) const { return (y0 + p.row) * mapWidth + x0 + p.column; }
+};
+
+// The window sums of a place (prefix rows of image_tile::windowSums).
+__device__ __forceinline__ void windowSumsAt(const GemmShared& s, const Place& p, int w, int64_t* s1, int64_t* s2) {
+  const uint32_t* p1 = s.p1 + p.row * kPrefixPitch;
+  const uint32_t* p2 = s.p2 + p.row * kPrefixPitch;
+  *s1 = int64_t(p1[p.column + w] - p1[p.column]);
+  *s2 = int64_t(p2[p.column + w] - p2[p.column]);
+}
+
+// The screening part of the windows a lane holds.
+__device__ __forceinline__ void screenWindows(const GemmShared& s, int w, int pixels, Method method,
+                                              ScreenWindow (&windows)[kMTiles][2]) {
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      int64_t s1, s2;
+      windowSumsAt(s, placeOf(m, half), w, &s1, &s2);
+      windows[m][half] = screenWindow(method, pixels, int32_t(s1), int32_t(s2));
+    }
+  __syncwarp();  // the flat-window tests branch
+}
+
+// A lane's screened pairs of n-tile n, template j of its two: per pair the ceiling of its exact
+// goodness (-inf: no pair); returned, the highest floor under one of them (its screened goodness
+// less its bound; -inf: none).
+template <int kNTiles>
+__device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int j,
+                                                     const ScreenMethod& screenRule, const ScreenTemplate& screen,
+                                                     const ScreenWindow (&windows)[kMTiles][2], float sign,
+                                                     bool memberValid, const TileGeometry& tile,
+                                                     float (&ceiling)[kMTiles][2]) {
+  float top = -INFINITY;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const bool valid = memberValid && tile.holds(placeOf(m, half));
+      const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
+      const float good = sign * p.score;
+      ceiling[m][half] = valid ? good + p.bound : -INFINITY;
+      top = fmaxf(top, valid ? good - p.bound : -INFINITY);
+    }
+  return top;
+}
+
+// The row epilogue (every score written, or a tile whose candidates overflow the list): each
+// warp's pairs, one n-tile at a time; each lane screens its 16 pairs (8 positions x 2 templates)
+// in float (score_screen.hpp), the lanes holding a template agree on a floor under its exact best
+// among them, and only pairs that can reach that floor or the threshold (every pair where the map
+// takes every score) get their exact score. Lanes work through their own pairs together, so a
+// warp pays for the most any lane has. The warp's exact best per template goes to bestRow.
+template <int kNTiles>
+__device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
+                                         int count, int w, int pixels, const TileGeometry& tile, Method method,
+                                         const FusedBankRule& rule, float goodEnoughFloor, Ranked* bestRow) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  const float sign = float(rule.sign);
+  ScreenWindow windows[kMTiles][2];
+  screenWindows(s, w, pixels, method, windows);
+#pragma unroll  // acc stays in registers only where every index is a constant
+  for (int n = 0; n < kNTiles; ++n) {
+    // Per pair the ceiling of its exact goodness (-inf: no pair); per template a floor under the
+    // row's exact best.
+    float ceiling[2][kMTiles][2], floorOfBest[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
+                                      member < count, tile, ceiling[j]);
+      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+      floorOfBest[j] = top;
+    }
+    // Bit 8j + 2m + half: the pair needs its exact score.
+    uint32_t wanted = 0;
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float ceil = ceiling[j][m][half];
+          if (ceil != -INFINITY &&
+              (rule.everyScore || ceil >= floorOfBest[j] || (rule.collect && ceil >= goodEnoughFloor)))
+            wanted |= 1u << (8 * j + 2 * m + half);
+        }
+    Ranked best[2] = {{0.0, -1}, {0.0, -1}};
+    // The whole warp turns the loop together (a lane done early waits with its predicate off), so
+    // it leaves converged: a divergent exit does not reconverge reliably around the call.
+    while (__any_sync(0xffffffffu, wanted != 0)) {
+      if (wanted != 0) {
+        const int bit = __ffs(wanted) - 1;
+        wanted &= wanted - 1;
+        uint32_t c = 0;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+            for (int half = 0; half < 2; ++half)
+              if (bit == 8 * j + 2 * m + half) c = acc[m][n][2 * half + j];
+        const int j = bit >> 3;
+        const Place place = placeOf((bit >> 1) & 3, bit & 1);
+        int64_t s1, s2;
+        windowSumsAt(s, place, w, &s1, &s2);
+        const Ranked here = exactPair(s.desc[8 * n + 2 * t + j], method, rule, s1, s2, c, tile.index(place));
+        if (j == 0 && better(here, best[0])) best[0] = here;
+        if (j == 1 && better(here, best[1])) best[1] = here;
+      }
+      __syncwarp();
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      Ranked r = best[j];
+      for (int offset = 4; offset < 32; offset <<= 1) {
+        Ranked o;
+        o.goodness = __shfl_xor_sync(0xffffffffu, r.goodness, offset);
+        o.index = __shfl_xor_sync(0xffffffffu, r.index, offset);
+        if (better(o, r)) r = o;
+      }
+      if (g == 0) bestRow[8 * n + 2 * t + j] = r;
+    }
+  }
+}
+
+// The tile's windows folded for the screen (score_screen.hpp), once per position: two a thread.
+// Read after the next barrier.
+__device__ __forceinline__ void foldTileWindows(const GemmShared& s, int w, int pixels, Method method, float sign,
+                                                const TileGeometry& tile) {
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  for (int i = threadIdx.x; i < kGemmTileRows * kGemmTileWidth; i += kGemmThreads) {
+    const Place place{i / kGemmTileWidth, i % kGemmTileWidth};
+    int64_t s1, s2;
+    windowSumsAt(s, place, w, &s1, &s2);
+    s.folded[i] = screenFoldWindow(screenRule, screenWindow(method, pixels, int32_t(s1), int32_t(s2)), sign,
+                                   tile.holds(place));
+  }
+}
+
+// A float's bits as an int ordered as the floats are (NaN aside): atomicMax on them is a max.
+__device__ __forceinline__ int orderedBits(float f) {
+  const int i = __float_as_int(f);
+  return i >= 0 ? i : i ^ 0x7fffffff;
+}
+__device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
+
+// The tile epilogue (sparse maps), first tier: each warp screens its row's pairs, raises the
+// tile's running floor under each template's exact best (the highest screened goodness less its
+// bound, in floorBits) and pushes each pair whose ceiling reaches the floor it sees then, or the
+// threshold, onto the tile's candidate list. A pair left out cannot be its template's tile best:
+// the tile's final floor is at least the one it was compared with. Pushes beyond the capacity are
+// only counted (the tile then takes the row epilogue).
+template <int kNTiles, bool kCentred>
+__device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
+                                                 int count, int w, int pixels, const TileGeometry& tile,
+                                                 Method method, const FusedBankRule& rule, float goodEnoughFloor) {
+  constexpr int kCapacity = candidateCapacity(8 * kNTiles);
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const ScreenMethod screenRule = screenMethod(method, pixels);
+  const float sign = float(rule.sign);
+  const float lowest = screenLowestGoodness(screenRule, sign);
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) {
+    float ceiling[2][kMTiles][2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
+      const bool flatTemplate = screenFlatTemplate(screenRule, screen);
+      const float flatGoodness = sign * screenRule.flatTemplateScore;
+      float top = -INFINITY;
+      if (flatTemplate || member >= count) {  // rare (a lane's own branch): constants, or no pairs
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const bool pair = member < count && s.folded[place.row * kGemmTileWidth + place.column].offset != -INFINITY;
+            ceiling[j][m][half] = pair ? flatGoodness : -INFINITY;
+            top = fmaxf(top, ceiling[j][m][half]);
+          }
+      } else {
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
+            const ScreenedRange r = screenFoldedPair<kCentred>(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
+            ceiling[j][m][half] = r.ceiling;
+            top = fmaxf(top, r.floor);
+          }
+      }
+      if (top != -INFINITY) top = fmaxf(top, lowest);  // no exact goodness is below it
+      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+      if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
+    }
+    __syncwarp();  // the row's own floors are in place
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      // A candidate reaches the floor seen now or the threshold; a pair that is none (ceiling
+      // -inf) never does.
+      float reach = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      if (rule.collect) reach = fminf(reach, goodEnoughFloor);
+      reach = fmaxf(reach, -FLT_MAX);
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const float ceil = ceiling[j][m][half];
+          if (ceil >= reach) {
+            const int slot = atomicAdd(s.candidateCount, 1);
+            if (slot < kCapacity) {
+              const Place place = placeOf(m, half);
+              s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
+              s.cross[slot] = acc[m][n][2 * half + j];
+              s.ceiling[slot] = ceil;
+            }
+          }
+        }
+    }
+  }
+}
+
+// The tile epilogue, second tier (after a barrier, every candidate on the list): the block
+// scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
+// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them),
+// then each template's tile best among them goes to its blockBest[tile].
+__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
+                                                const TileGeometry& tile, Method method, const FusedBankRule& rule,
+                                                float goodEnoughFloor, int tileIndex) {
+  Ranked* exact = s.best;
+  for (int k = threadIdx.x; k < candidates; k += kGemmThreads) {
+    const uint32_t where = s.where[k];
+    const int member = int(where >> 16);
+    const Place place{int(where >> 8) & 0xff, int(where & 0xff)};
+    const float ceil = s.ceiling[k];
+    Ranked r{0.0, -1};
+    if (ceil >= orderedFloat(s.floorBits[member]) || (rule.collect && ceil >= goodEnoughFloor)) {
+      int64_t s1, s2;
+      windowSumsAt(s, place, w, &s1, &s2);
+      r = exactPair(s.desc[member], method, rule, s1, s2, s.cross[k], tile.index(place));
+    }
+    exact[k] = r;
+  }
+  __syncthreads();
+  // Each template's best: warp w takes templates w, w + 8, ..., its lanes the candidates in turn.
+  const int lane = threadIdx.x & 31;
+  for (int member = threadIdx.x >> 5; member < count; member += kGemmThreads / 32) {
+    Ranked best{0.0, -1};
+    for (int k = lane; k < candidates; k += 32)
+      if (int(s.where[k] >> 16) == member && better(exact[k], best)) best = exact[k];
+    best = warpBest(best);
+    if (lane == 0) s.desc[member].blockBest[tileIndex] = best;
+  }
+}
+
+}  // namespace nccmatch::cuda::gemm_tiles

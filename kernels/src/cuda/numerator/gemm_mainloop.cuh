@@ -1,0 +1,130 @@
+// The GEMM bank kernel's second tier (gemm_bank.cu): the main loop, the numerator of one slab
+// into each lane's accumulators, by mma.sync with ldmatrix (sm_90 and other targets) or by wgmma
+// with shared-memory descriptors (sm_90a); and where each accumulator lies in the tile (placeOf),
+// which the epilogues (gemm_epilogue.cuh) read.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cuda/numerator/gemm_tile_load.cuh"
+#include "cuda/numerator/mma_u8.cuh"
+#include "cuda/numerator/wgmma_u8.cuh"
+
+namespace nccmatch::cuda::gemm_tiles {
+
+// A lane's accumulators: kMTiles x kNTiles fragments of 4 (placeOf says where each lies).
+constexpr int kMTiles = kGemmTileWidth / 16;
+
+#if !NCC_GEMM_WGMMA
+__device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// The numerator of one warp's output row over one slab: kMTiles x 16 positions times kNTiles x
+// 8 templates, `steps` k-steps of two slices. Lane (q, i) = (lane / 8, lane % 8) addresses row i
+// of ldmatrix matrix q: for A, position 16m + i + 8(q & 1) of slice 2k + (q >> 1) (a.x..a.w as
+// mma wants them); for B, template 8(n + (q >> 1)) + i of slice 2k + (q & 1) (b0, b1 of two
+// n-tiles). A slab's missing last slice reads a real slice against zero templates.
+
+template <int kNTiles>
+__device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int stepBase, int steps, int lastSlice,
+                                         uint32_t (&acc)[kMTiles][kNTiles][4]) {
+  constexpr int kChunk = 8 * kNTiles;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, q = lane >> 3, i = lane & 7;
+  const uint32_t hankel = uint32_t(__cvta_generic_to_shared(s.hankel)) +
+                          uint32_t((warp * rowChunks * kGemmTileWidth + i + 8 * (q & 1)) * 16);
+  const uint32_t fragments = uint32_t(__cvta_generic_to_shared(s.fragments)) +
+                             uint32_t((stepBase * 2 * kChunk + (q & 1) * kChunk + 8 * (q >> 1) + i) * 16);
+#pragma unroll 1
+  for (int step = 0; step < steps; ++step) {
+    const int slice = min(2 * step + (q >> 1), lastSlice);
+    const uint32_t aAddress = hankel + uint32_t(slice * kGemmTileWidth * 16);
+    const uint32_t bAddress = fragments + uint32_t(step * 2 * kChunk * 16);
+    uint32_t a[kMTiles][4];
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m) ldmatrixX4(a[m], aAddress + m * 16 * 16);
+#pragma unroll
+    for (int n = 0; n < kNTiles; n += 2) {
+      uint32_t b[4];
+      ldmatrixX4(b, bAddress + n * 8 * 16);
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m) {
+        mmaU8(acc[m][n], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[0], b[1]);
+        mmaU8(acc[m][n + 1], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[2], b[3]);
+      }
+    }
+  }
+}
+
+#else
+// The same with wgmma (sm_90a): warpgroup q computes output rows 4q .. 4q + 3, one
+// m64 x (8 kNTiles) x k32 product per row and k-step, A the row's Hankel slices (64 positions,
+// core matrices of 8 positions x 16 bytes: 128 bytes apart along M, 1024 along K) and B the
+// k-step's templates (8 templates x 16 bytes: 128 apart along N, 16 kChunk along K). A slab's
+// missing last slice reads the next 1024 bytes of shared memory against zero templates. Waits
+// for the products before it returns (the caller reads the accumulators or rebuilds the rows).
+template <int kNTiles>
+__device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks, int stepBase, int steps,
+                                              uint32_t (&acc)[kMTiles][kNTiles][4]) {
+  constexpr int kChunk = 8 * kNTiles;
+  constexpr uint32_t kSliceBytes = kGemmTileWidth * 16;
+  // The warpgroup's index through a shuffle: the compiler then knows it uniform in the warp
+  // (thread-dependent descriptors would serialise the products).
+  const int firstRow = 4 * __shfl_sync(0xffffffffu, int(threadIdx.x >> 7), 0);
+  const uint32_t hankel = uint32_t(__cvta_generic_to_shared(s.hankel));
+  const uint32_t fragments = uint32_t(__cvta_generic_to_shared(s.fragments)) + uint32_t(stepBase * 2 * kChunk * 16);
+  // The trip count through a shuffle too: a loop the compiler cannot prove uniform serialises
+  // the products (ptxas C7520).
+  const int uniformSteps = __shfl_sync(0xffffffffu, steps, 0);
+  // Descriptors kept in uniform registers: their low words (address, leading offset) formed once
+  // a slab and read through a shuffle, which ptxas knows uniform; their high word (the stride) a
+  // constant. A k-step moves A by two slices and B by two slices of the chunk: the loop counter
+  // times a constant added to each low word (one uniform shift-add; the address field counts 16
+  // bytes, shared addresses stay below its 256 KB, so no carry leaves it).
+  constexpr uint32_t kStepA = 2 * kSliceBytes / 16, kStepB = 2 * kChunk * 16 / 16;
+  const uint32_t descB = __shfl_sync(0xffffffffu, wgmmaDescriptorLow(fragments, kChunk * 16), 0);
+  uint32_t descA[kMTiles];
+#pragma unroll
+  for (int a = 0; a < kMTiles; ++a)
+    descA[a] = __shfl_sync(0xffffffffu,
+                           wgmmaDescriptorLow(hankel + uint32_t((firstRow + a) * rowChunks) * kSliceBytes, kSliceBytes),
+                           0);
+  wgmmaFence();
+#pragma unroll 1  // unrolled by 2: 41 instructions for two k-steps, hardly fewer, and a remainder copy
+  for (int step = 0; step < uniformSteps; ++step) {
+    const uint64_t b = wgmmaDescriptor(descB + uint32_t(step) * kStepB, 128);
+#pragma unroll
+    for (int a = 0; a < kMTiles; ++a) {
+      uint32_t(&d)[kNTiles * 4] = reinterpret_cast<uint32_t(&)[kNTiles * 4]>(acc[a]);
+      const uint64_t descAt = wgmmaDescriptor(descA[a] + uint32_t(step) * kStepA, 128);
+      if constexpr (kNTiles == 2) wgmmaU8N16(d, descAt, b);
+      else if constexpr (kNTiles == 4) wgmmaU8N32(d, descAt, b);
+      else wgmmaU8N64(d, descAt, b);
+    }
+  }
+  wgmmaCommitAndWait();
+}
+
+#endif
+
+// Where a lane's accumulator fragment (a, half) lies in the tile (kGemmTileRows x
+// kGemmTileWidth). mma.sync: warp w computes output row w, a is its m-tile (columns 16a ..
+// 16a + 15); wgmma: warpgroup q computes rows 4q .. 4q + 3 (a is the row), warp w % 4 of it
+// columns 16(w % 4) .. 16(w % 4) + 15. Either way the lane holds columns +g and +8+g (half).
+struct Place {
+  int row, column;
+};
+__device__ __forceinline__ Place placeOf(int a, int half) {
+  const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2;
+#if NCC_GEMM_WGMMA
+  return {4 * (warp >> 2) + a, 16 * (warp & 3) + 8 * half + g};
+#else
+  return {warp, 16 * a + 8 * half + g};
+#endif
+}
+
+}  // namespace nccmatch::cuda::gemm_tiles
