@@ -11,6 +11,11 @@
 #   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
 #   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
 #   GPU_SANITIZE_JOBS     (tool, binary) runs side by side (default 1)
+#   GPU_SANITIZE_PROGRESS a file that gets one line per (tool, binary) run as it ends (tool,
+#                         binary, exit status, reports): under a time limit that may cut the whole
+#                         suite short (the device tool's 600 s a command), put it under $OUT so
+#                         what ended comes back. The whole suite under the four tools, 8 at a
+#                         time, took longer than 600 s on the H200 (session 10): split it by tool.
 # scripts/gpu-test.sh runs this after the tests when GPU_SANITIZE=1.
 set -u
 build=${1:-build-gpu}
@@ -56,7 +61,13 @@ run_one() {
   local log="$logs/$tool-$(basename "$b").log"
   timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" \
     >"$log" 2>&1
-  echo $? >"$log.rc"
+  local rc=$?
+  echo $rc >"$log.rc"
+  if [ -n "${GPU_SANITIZE_PROGRESS:-}" ]; then
+    local n
+    n=$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | grep -Eo '[0-9]+' | sort -n | tail -1)
+    echo "$tool $(basename "$b") exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
+  fi
 }
 for tool in $tools; do
   case $tool in
