@@ -170,6 +170,14 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   g_object_set(src, "location", path.c_str(), nullptr);
   gst_object_unref(src);
   if (GstElement* decoder = gst_bin_get_by_name(GST_BIN(raw), "decoder")) {
+    // Decoding stops at raw video only: by default decodebin also stops at raw text, and a file
+    // typefound as subtitles (an LRC file: "[" and "P4" among zeros, found by
+    // tests/fuzz/fuzz_template_loader) then never reached the sinks, neither as an image nor as
+    // an error, and the load failed only at the 10-second bound. Now such a stream has no
+    // decoder to raw video and fails at once ("missing decoder").
+    GstCaps* videoOnly = gst_caps_from_string("video/x-raw(ANY)");
+    g_object_set(decoder, "caps", videoOnly, nullptr);
+    gst_caps_unref(videoOnly);
     g_signal_connect(decoder, "autoplug-select", G_CALLBACK(skipContainerDemuxers), nullptr);
     g_signal_connect(decoder, "autoplug-continue", G_CALLBACK(expandOnlyNonAudio), nullptr);
     gst_object_unref(decoder);

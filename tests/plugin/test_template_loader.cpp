@@ -130,6 +130,34 @@ TEST_F(TemplateLoader, TruncatedGifIsRefusedWithinTheBound) {
   }
 }
 
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/lrc-subtitles-...): a file
+// typefound as LRC subtitles ("[" lines) decoded to raw text, which reached neither sink nor gave
+// an error, so the load failed only at the 10-second bound (28 s under ASan). Decoding now stops
+// at raw video only: a text stream has no decoder to it and fails at once.
+TEST_F(TemplateLoader, SubtitleFileIsRefusedAtOnce) {
+  std::vector<uint8_t> lrc(12, '[');
+  lrc[8] = '_';
+  lrc.resize(100, 0);
+  for (char c : std::string("[[[[[[[[[[[[[[[[[[[[[[P44\n4 P51")) lrc.push_back(uint8_t(c));
+  const BadFile cases[] = {
+      {"fuzz.png", lrc, TemplateLoadFailure::Undecodable},
+      {"fuzz.lrc", lrc, TemplateLoadFailure::Undecodable},
+  };
+  for (const BadFile& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, c.bytes);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    EXPECT_LT(seconds, 5.0) << "refused at once, not at the loader's 10-second bound";
+    EXPECT_EQ(error.kind, c.kind);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
 TEST_F(TemplateLoader, UnreadableFileIsReported) {
   if (geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop reading";
   std::string path = dir.path("locked.pgm");
