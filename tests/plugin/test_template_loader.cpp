@@ -158,6 +158,37 @@ TEST_F(TemplateLoader, SubtitleFileIsRefusedAtOnce) {
   }
 }
 
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/flv-bad-tag-...): an "FLV"
+// header with a bad tag sent decodebin to flvdemux, whose error ("Got EOS before any data")
+// decodebin dropped while trying it, so the load failed only at the 10-second bound. No demuxer
+// is plugged now: the file has no decoder and fails at once.
+TEST_F(TemplateLoader, ContainerFileIsRefusedAtOnce) {
+  std::vector<uint8_t> flv = {'F', 'L', 'V'};
+  flv.resize(25, 0x9a);
+  flv.resize(47, 0);
+  flv.push_back(0xb4);
+  flv.resize(65, 0);
+  flv.resize(91, 0x9a);
+  for (char c : std::string("G8F")) flv.push_back(uint8_t(c));
+  const BadFile cases[] = {
+      {"fuzz.flv", flv, TemplateLoadFailure::Undecodable},
+      {"fuzz.png", flv, TemplateLoadFailure::Undecodable},
+  };
+  for (const BadFile& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, c.bytes);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    EXPECT_LT(seconds, 5.0) << "refused at once, not at the loader's 10-second bound";
+    EXPECT_EQ(error.kind, c.kind);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
 TEST_F(TemplateLoader, UnreadableFileIsReported) {
   if (geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop reading";
   std::string path = dir.path("locked.pgm");
