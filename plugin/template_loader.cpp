@@ -105,17 +105,16 @@ bool copySample(GstSample* sample, const std::string& path, nccmatch::TemplateIm
 constexpr int kAutoplugTry = 0;
 constexpr int kAutoplugSkip = 2;
 
-// A template is one still image: no container demuxer (element class "Demuxer") is ever needed
-// for one, and demuxers fed a file they half recognise were the loader's slowest failures, found
-// by tests/fuzz/fuzz_template_loader: libav's avdemux_gif spun for over a minute on a truncated
-// GIF header ("GIF8" and 5 bytes), past the loader's 10-second bound, because the pipeline cannot
-// be stopped while its streaming thread is inside the demuxer; flvdemux on an "FLV" header with a
-// bad tag failed with an error that decodebin, still trying it, dropped, so the load failed only
-// at the bound. Skipped, such a file has no decoder and fails at once.
+// Demuxers a template never needs, each found by tests/fuzz/fuzz_template_loader taking the
+// loader past its 10-second bound: libav's (avdemux_*; avdemux_gif spun for over a minute on a
+// truncated GIF header, "GIF8" and 5 bytes, and the pipeline cannot be stopped while its
+// streaming thread is inside the demuxer), and flvdemux (an "FLV" header with a bad tag: its
+// error, "Got EOS before any data", was dropped by decodebin, which was still trying it, so the
+// load failed only at the bound). Skipped, such a file has no decoder and fails at once. The
+// other demuxers stay: a video file in a container they read gives its first frame.
 int skipContainerDemuxers(GstElement*, GstPad*, GstCaps*, GstElementFactory* factory, gpointer) {
-  const gchar* klass = gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
-  const bool demuxer = klass != nullptr && std::strstr(klass, "Demux") != nullptr;
-  return demuxer || g_str_has_prefix(GST_OBJECT_NAME(factory), "avdemux_") ? kAutoplugSkip : kAutoplugTry;
+  const gchar* name = GST_OBJECT_NAME(factory);
+  return g_str_has_prefix(name, "avdemux_") || std::strcmp(name, "flvdemux") == 0 ? kAutoplugSkip : kAutoplugTry;
 }
 
 // Nor is any audio stream: decodebin stops at audio caps (the pad is left unlinked and the load
