@@ -105,12 +105,16 @@ bool copySample(GstSample* sample, const std::string& path, nccmatch::TemplateIm
 constexpr int kAutoplugTry = 0;
 constexpr int kAutoplugSkip = 2;
 
-// A template is one still image: libav's container demuxers are never needed for one, and one of
-// them, avdemux_gif, spins for over a minute on a truncated GIF header ("GIF8" and 5 bytes, found
-// by tests/fuzz/fuzz_template_loader), far past the loader's 10-second bound, because the pipeline
-// cannot be stopped while its streaming thread is inside the demuxer.
+// Demuxers a template never needs, each found by tests/fuzz/fuzz_template_loader taking the
+// loader past its 10-second bound: libav's (avdemux_*; avdemux_gif spun for over a minute on a
+// truncated GIF header, "GIF8" and 5 bytes, and the pipeline cannot be stopped while its
+// streaming thread is inside the demuxer), and flvdemux (an "FLV" header with a bad tag: its
+// error, "Got EOS before any data", was dropped by decodebin, which was still trying it, so the
+// load failed only at the bound). Skipped, such a file has no decoder and fails at once. The
+// other demuxers stay: a video file in a container they read gives its first frame.
 int skipContainerDemuxers(GstElement*, GstPad*, GstCaps*, GstElementFactory* factory, gpointer) {
-  return g_str_has_prefix(GST_OBJECT_NAME(factory), "avdemux_") ? kAutoplugSkip : kAutoplugTry;
+  const gchar* name = GST_OBJECT_NAME(factory);
+  return g_str_has_prefix(name, "avdemux_") || std::strcmp(name, "flvdemux") == 0 ? kAutoplugSkip : kAutoplugTry;
 }
 
 // Nor is any audio stream: decodebin stops at audio caps (the pad is left unlinked and the load
@@ -121,6 +125,88 @@ gboolean expandOnlyNonAudio(GstElement*, GstPad*, GstCaps* caps, gpointer) {
   if (caps == nullptr || gst_caps_is_any(caps) || gst_caps_is_empty(caps)) return TRUE;
   const gchar* name = gst_structure_get_name(gst_caps_get_structure(caps, 0));
   return !g_str_has_prefix(name, "audio/");
+}
+
+// Links two pads without GStreamer's link-time caps checks: they query the converters' long
+// lists of caps, most of the time a load takes. The pipeline is fixed and known to fit, and
+// caps are negotiated when the image flows, where any mismatch is an error message as before.
+bool linkPads(GstPad* src, GstPad* sink) {
+  return gst_pad_link_full(src, sink, GST_PAD_LINK_CHECK_NOTHING) == GST_PAD_LINK_OK;
+}
+
+bool linkElements(GstElement* from, GstElement* to) {
+  GstPad* src = gst_element_get_static_pad(from, "src");
+  GstPad* sink = gst_element_get_static_pad(to, "sink");
+  const bool linked = src != nullptr && sink != nullptr && linkPads(src, sink);
+  if (src != nullptr) gst_object_unref(src);
+  if (sink != nullptr) gst_object_unref(sink);
+  return linked;
+}
+
+// decodebin's "pad-added": its first raw video stream goes to the tee. Any other pad (a stream
+// decodebin stopped at, such as audio) stays unlinked, so its data ends the load as an error.
+void linkDecodedVideo(GstElement*, GstPad* pad, gpointer tee) {
+  GstCaps* caps = gst_pad_get_current_caps(pad);
+  if (caps == nullptr) caps = gst_pad_query_caps(pad, nullptr);
+  const bool video = caps != nullptr && !gst_caps_is_empty(caps) && !gst_caps_is_any(caps) &&
+                     g_str_has_prefix(gst_structure_get_name(gst_caps_get_structure(caps, 0)), "video/x-raw");
+  if (caps != nullptr) gst_caps_unref(caps);
+  GstPad* sink = gst_element_get_static_pad(GST_ELEMENT(tee), "sink");
+  if (video && !gst_pad_is_linked(sink)) linkPads(pad, sink);
+  gst_object_unref(sink);
+}
+
+// The decoding pipeline: filesrc ! (pnmdec | decodebin) ! tee, and from the tee two branches,
+// queue ! videoconvert ! video/x-raw,format=GRAY8 ! appsink "sink", and the same to AYUV into
+// appsink "alpha" (its alpha channel: 255 everywhere for an image without one). Null, with the
+// missing element named in *why, when an element is not installed.
+GstElement* makeDecodingPipeline(bool pnm, std::string* why) {
+  GstElement* pipeline = gst_pipeline_new(nullptr);
+  auto add = [&](const char* factory, const char* name) -> GstElement* {
+    GstElement* element = gst_element_factory_make(factory, name);
+    if (element == nullptr) {
+      if (why->empty()) *why = std::string("no element \"") + factory + "\"";
+      return nullptr;
+    }
+    gst_bin_add(GST_BIN(pipeline), element);
+    return element;
+  };
+  GstElement* src = add("filesrc", "src");
+  GstElement* decoder = add(pnm ? "pnmdec" : "decodebin", "decoder");
+  GstElement* tee = add("tee", "split");
+  bool linked = src != nullptr && decoder != nullptr && tee != nullptr && linkElements(src, decoder) &&
+                (!pnm || linkElements(decoder, tee));
+  struct Branch {
+    const char* format;
+    const char* sink;
+  };
+  for (const Branch& b : {Branch{"GRAY8", "sink"}, Branch{"AYUV", "alpha"}}) {
+    GstElement* queue = add("queue", nullptr);
+    GstElement* convert = add("videoconvert", nullptr);
+    GstElement* filter = add("capsfilter", nullptr);
+    GstElement* sink = add("appsink", b.sink);
+    if (queue == nullptr || convert == nullptr || filter == nullptr || sink == nullptr || tee == nullptr) {
+      linked = false;
+      continue;
+    }
+    GstCaps* caps = gst_caps_new_simple("video/x-raw", "format", G_TYPE_STRING, b.format, nullptr);
+    g_object_set(filter, "caps", caps, nullptr);
+    gst_caps_unref(caps);
+    g_object_set(sink, "sync", FALSE, "max-buffers", 1u, nullptr);
+    GstPad* teeSrc = gst_element_request_pad_simple(tee, "src_%u");
+    GstPad* queueSink = gst_element_get_static_pad(queue, "sink");
+    linked = linked && teeSrc != nullptr && linkPads(teeSrc, queueSink) && linkElements(queue, convert) &&
+             linkElements(convert, filter) && linkElements(filter, sink);
+    if (teeSrc != nullptr) gst_object_unref(teeSrc);
+    gst_object_unref(queueSink);
+  }
+  if (!linked) {
+    if (why->empty()) *why = "its elements did not link";
+    gst_object_unref(pipeline);
+    return nullptr;
+  }
+  if (!pnm) g_signal_connect(decoder, "pad-added", G_CALLBACK(linkDecodedVideo), tee);
+  return pipeline;
 }
 
 }  // namespace
@@ -148,28 +234,24 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   // GStreamer's type finder needs more bytes than a tiny PNM image (e.g. a 2x2 PGM) has, so PNM
   // files (magic "P1".."P6") go straight to pnmdec; everything else is typefound by decodebin.
   bool pnm = magicBytes == 2 && magic[0] == 'P' && magic[1] >= '1' && magic[1] <= '6';
-  // Two branches from the decoder: the image as GRAY8, and as AYUV for its alpha channel (255
-  // everywhere for an image without one).
-  std::string description = std::string("filesrc name=src ! ") + (pnm ? "pnmdec" : "decodebin name=decoder") +
-                            " ! tee name=split ! queue ! videoconvert ! video/x-raw,format=GRAY8 "
-                            "! appsink name=sink sync=false max-buffers=1 "
-                            "split. ! queue ! videoconvert ! video/x-raw,format=AYUV "
-                            "! appsink name=alpha sync=false max-buffers=1";
-
-  GError* parseError = nullptr;
-  GstElement* raw = gst_parse_launch(description.c_str(), &parseError);
-  if (raw == nullptr || parseError != nullptr) {
-    std::string why = parseError != nullptr ? parseError->message : "unknown reason";
-    g_clear_error(&parseError);
-    if (raw != nullptr) gst_object_unref(raw);
+  std::string buildError;
+  GstElement* raw = makeDecodingPipeline(pnm, &buildError);
+  if (raw == nullptr)
     return fail(error, TemplateLoadFailure::Undecodable, path,
-                "cannot build the decoding pipeline (" + why + "); are gst-plugins-base installed?");
-  }
+                "cannot build the decoding pipeline (" + buildError + "); are gst-plugins-base installed?");
   PipelinePtr pipeline(raw);
   GstElement* src = gst_bin_get_by_name(GST_BIN(raw), "src");
   g_object_set(src, "location", path.c_str(), nullptr);
   gst_object_unref(src);
-  if (GstElement* decoder = gst_bin_get_by_name(GST_BIN(raw), "decoder")) {
+  if (GstElement* decoder = pnm ? nullptr : gst_bin_get_by_name(GST_BIN(raw), "decoder")) {
+    // Decoding stops at raw video only: by default decodebin also stops at raw text, and a file
+    // typefound as subtitles (an LRC file: "[" and "P4" among zeros, found by
+    // tests/fuzz/fuzz_template_loader) then never reached the sinks, neither as an image nor as
+    // an error, and the load failed only at the 10-second bound. Now such a stream has no
+    // decoder to raw video and fails at once ("missing decoder").
+    GstCaps* videoOnly = gst_caps_from_string("video/x-raw(ANY)");
+    g_object_set(decoder, "caps", videoOnly, nullptr);
+    gst_caps_unref(videoOnly);
     g_signal_connect(decoder, "autoplug-select", G_CALLBACK(skipContainerDemuxers), nullptr);
     g_signal_connect(decoder, "autoplug-continue", G_CALLBACK(expandOnlyNonAudio), nullptr);
     gst_object_unref(decoder);

@@ -24,10 +24,19 @@
 //   templates prepared as a region template set give exactly the same, a released set and a
 //   region reaching outside the frame are refused;
 // - scaled banks merge to matches naming an original and one of its scales.
-// Sizes are bounded so that one input runs in milliseconds: a frame has at most 2^15 pixels and
-// templates at most 24x24 before scaling.
+// Sizes are bounded so that one input runs in milliseconds: a frame has at most 2^14 pixels and
+// templates at most 24x24 before scaling, a scaled bank at most 2^16 pixels (scaleTemplates'
+// refusals are checked past that too). The checks against the Reference path (exact results and
+// score maps, views, regions) run on inputs whose work is under a budget, summed over the bank:
+// map positions, positions times template pixels, and positions times the matches kept (each
+// candidate is compared with those in non-maximum suppression); most inputs are under it. Above
+// it (big frames such as 16384x1, or a flat map with max-matches unbounded) the Direct and Fft
+// paths must accept what the API's rules accept and give well-formed results, and the Direct
+// path the same results through a view and its packed copy, with max-matches at most
+// kMaxMatchesOverBudget (a flat map would otherwise give thousands of matches a call).
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -47,8 +56,15 @@ namespace {
 using namespace nccmatch;
 
 constexpr int kMaxSide = 16384;         // the engine's frame and template limit
-constexpr long kMaxFramePixels = 1 << 15;
+constexpr long kMaxFramePixels = 1 << 14;  // a frame at the side limit is 16384x1 or 1x16384
 constexpr int kMaxTemplateSide = 24;
+constexpr long kMaxScaledBankPixels = 1 << 16;
+// The Reference oracle's budget, summed over the bank: map positions, positions x template
+// pixels (the numerators), positions x matches kept (non-maximum suppression).
+constexpr long kOraclePositions = 1 << 12;
+constexpr long kOracleWork = 1 << 18;
+constexpr long kOracleSuppressions = 1 << 16;
+constexpr int kMaxMatchesOverBudget = 16;
 
 struct Engines {
   std::unique_ptr<Engine> reference, direct, fft;
@@ -208,6 +224,39 @@ void checkScoreMaps(const FrameView& frame, const std::vector<TemplateImage>& ba
   for (std::size_t k = 0; k < mapSize; ++k)
     FUZZ_CHECK(std::isfinite(fft[k]) && std::fabs(fft[k] - want[k]) <= tol, "fft map[%zu] = %.17g, reference %.17g (%s)",
                k, fft[k], want[k], methodName(method));
+}
+
+// An input over the oracle's budget (a valid view with a bank that fits it somewhere): the
+// Direct and Fft paths accept what the API's rules accept and give well-formed results, with at
+// most kMaxMatchesOverBudget matches per template; the Direct path's results through the view
+// equal those through its packed copy.
+void checkOverBudget(const FrameView& view, const std::vector<uint8_t>& packed, bool region,
+                     const std::vector<TemplateImage>& bank, MatchParams params, bool frameAccepted) {
+  Engines& e = engines();
+  params.maxMatches = std::min(params.maxMatches, kMaxMatchesOverBudget);
+  Status ds = e.direct->setTemplates(bank);
+  FUZZ_CHECK(ds.ok() == validBank(bank), "setTemplates %s a %s bank: %s", ds.ok() ? "accepted" : "refused",
+             validBank(bank) ? "valid" : "invalid", ds.message().c_str());
+  if (!ds.ok()) return;
+  FrameResult got;
+  ds = e.direct->match(view, params, &got);
+  FUZZ_CHECK(ds.ok() == (frameAccepted && validParams(params)), "match %s: %s", ds.ok() ? "accepted" : "refused",
+             ds.message().c_str());
+  if (!ds.ok()) return;
+  expectWellFormed(got, bank, view.width, view.height, params);
+  if (region) {
+    FrameResult copy;
+    FrameView packedView{packed.data(), view.width, view.height, std::size_t(view.width), MemoryKind::Host};
+    FUZZ_CHECK(e.direct->match(packedView, params, &copy).ok(), "matching the packed copy failed");
+    expectSameResult(copy, got, "region view vs packed copy (direct)");
+  }
+  if (e.fft) {
+    FUZZ_CHECK(e.fft->setTemplates(bank).ok(), "fft setTemplates refused a valid bank");
+    FrameResult fft;
+    Status fs = e.fft->match(view, params, &fft);
+    FUZZ_CHECK(fs.ok(), "fft match refused what the direct path accepted: %s", fs.message().c_str());
+    expectWellFormed(fft, bank, view.width, view.height, params);
+  }
 }
 
 }  // namespace
@@ -392,9 +441,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   std::vector<TemplateImage> bank = originals;
   ScaledBank scaledBank;
   if (scaled) {
-    Status s = scaleTemplates(originals, scales, &scaledBank);
     bool scalesValid = !scales.empty();
     for (double f : scales) scalesValid = scalesValid && std::isfinite(f) && f >= kMinTemplateScale && f <= kMaxTemplateScale;
+    if (scalesValid && validBank(originals)) {
+      // The scaled bank's size (scales.hpp's rounding, repeats of a size counted again): a bank
+      // past kMaxScaledBankPixels is not made, unless a side past the limit must be refused.
+      long pixels = 0;
+      bool tooLarge = false;
+      for (const TemplateImage& t : originals)
+        for (double f : scales) {
+          const long w = std::max(1L, std::lround(t.width * f)), h = std::max(1L, std::lround(t.height * f));
+          tooLarge = tooLarge || w > kMaxScaledTemplateSide || h > kMaxScaledTemplateSide;
+          pixels += tooLarge ? 0 : w * h;
+        }
+      if (!tooLarge && pixels > kMaxScaledBankPixels) return 0;
+    }
+    Status s = scaleTemplates(originals, scales, &scaledBank);
     if (!scalesValid || !validBank(originals)) {
       FUZZ_CHECK(!s.ok(), "scaleTemplates accepted invalid scales or templates");
       return 0;
@@ -404,6 +466,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     bank = scaledBank.templates;
     for (const TemplateImage& t : bank)  // bounded work: no huge copy that fits the frame
       if (long(t.width) * t.height > 64L * 64L && t.width <= view.width && t.height <= view.height) return 0;
+  }
+
+  // The work of one match call on the view: over the budget, the cheaper checks only.
+  long positions = 0, work = 0, suppressions = 0;
+  for (const TemplateImage& t : bank)
+    if (frameAccepted && t.width >= 1 && t.height >= 1 && t.width <= view.width && t.height <= view.height) {
+      const long p = long(view.width - t.width + 1) * (view.height - t.height + 1);
+      positions += p;
+      work += p * t.width * t.height;
+      suppressions += p * std::clamp(long(params.maxMatches), 0L, p);
+    }
+  if (positions > kOraclePositions || work > kOracleWork || suppressions > kOracleSuppressions) {
+    checkOverBudget(view, packed, region, bank, params, frameAccepted);
+    return 0;
   }
 
   Status rs = e.reference->setTemplates(bank);

@@ -130,6 +130,108 @@ TEST_F(TemplateLoader, TruncatedGifIsRefusedWithinTheBound) {
   }
 }
 
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/lrc-subtitles-...): a file
+// typefound as LRC subtitles ("[" lines) decoded to raw text, which reached neither sink nor gave
+// an error, so the load failed only at the 10-second bound (28 s under ASan). Decoding now stops
+// at raw video only: a text stream has no decoder to it and fails at once.
+TEST_F(TemplateLoader, SubtitleFileIsRefusedAtOnce) {
+  std::vector<uint8_t> lrc(12, '[');
+  lrc[8] = '_';
+  lrc.resize(100, 0);
+  for (char c : std::string("[[[[[[[[[[[[[[[[[[[[[[P44\n4 P51")) lrc.push_back(uint8_t(c));
+  const BadFile cases[] = {
+      {"fuzz.png", lrc, TemplateLoadFailure::Undecodable},
+      {"fuzz.lrc", lrc, TemplateLoadFailure::Undecodable},
+  };
+  for (const BadFile& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, c.bytes);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    EXPECT_LT(seconds, 5.0) << "refused at once, not at the loader's 10-second bound";
+    EXPECT_EQ(error.kind, c.kind);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/flv-bad-tag-...): an "FLV"
+// header with a bad tag sent decodebin to flvdemux, whose error ("Got EOS before any data")
+// decodebin dropped while trying it, so the load failed only at the 10-second bound. flvdemux is
+// not plugged now: the file has no decoder and fails at once.
+TEST_F(TemplateLoader, ContainerFileIsRefusedAtOnce) {
+  std::vector<uint8_t> flv = {'F', 'L', 'V'};
+  flv.resize(25, 0x9a);
+  flv.resize(47, 0);
+  flv.push_back(0xb4);
+  flv.resize(65, 0);
+  flv.resize(91, 0x9a);
+  for (char c : std::string("G8F")) flv.push_back(uint8_t(c));
+  const BadFile cases[] = {
+      {"fuzz.flv", flv, TemplateLoadFailure::Undecodable},
+      {"fuzz.png", flv, TemplateLoadFailure::Undecodable},
+  };
+  for (const BadFile& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, c.bytes);
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    EXPECT_LT(seconds, 5.0) << "refused at once, not at the loader's 10-second bound";
+    EXPECT_EQ(error.kind, c.kind);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
+// A video file gives its first frame (plugin/README.md): white JPEG frames muxed into Matroska
+// load at the frame's size, every pixel white; the demuxers the loader skips (avdemux_*,
+// flvdemux) are not matroskademux.
+TEST_F(TemplateLoader, VideoFileGivesItsFirstFrame) {
+  int loadedFiles = 0;
+  for (auto [muxer, extension] : {std::pair<const char*, const char*>{"matroskamux", "mkv"}}) {
+    SCOPED_TRACE(muxer);
+    GstElementFactory* factory = gst_element_factory_find(muxer);
+    GstElementFactory* encoder = gst_element_factory_find("jpegenc");
+    const bool installed = factory != nullptr && encoder != nullptr;
+    if (factory != nullptr) gst_object_unref(factory);
+    if (encoder != nullptr) gst_object_unref(encoder);
+    if (!installed) continue;
+    const std::string path = dir.path(std::string("clip.") + extension);
+    const std::string description =
+        "videotestsrc num-buffers=3 pattern=white ! video/x-raw,format=I420,width=12,height=8,framerate=10/1 ! "
+        "jpegenc ! " + std::string(muxer) + " ! filesink location=\"" + path + "\"";
+    GstElement* writer = gst_parse_launch(description.c_str(), nullptr);
+    ASSERT_NE(writer, nullptr);
+    gst_element_set_state(writer, GST_STATE_PLAYING);
+    GstBus* bus = gst_element_get_bus(writer);
+    GstMessage* done = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
+                                                  static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    ASSERT_NE(done, nullptr) << "writing " << path << " did not finish";
+    EXPECT_EQ(GST_MESSAGE_TYPE(done), GST_MESSAGE_EOS);
+    gst_message_unref(done);
+    gst_object_unref(bus);
+    gst_element_set_state(writer, GST_STATE_NULL);
+    gst_object_unref(writer);
+
+    TemplateImage loaded;
+    TemplateLoadError error;
+    ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
+    EXPECT_EQ(loaded.width, 12);
+    EXPECT_EQ(loaded.height, 8);
+    ASSERT_EQ(loaded.pixels.size(), 96u);
+    // White: luma 235 (limited range, which GRAY8 keeps), give or take JPEG's rounding.
+    for (std::size_t k = 0; k < loaded.pixels.size(); ++k) ASSERT_GE(loaded.pixels[k], 225) << "pixel " << k;
+    ++loadedFiles;
+  }
+  if (loadedFiles == 0) GTEST_SKIP() << "matroskamux or jpegenc is not installed";
+}
+
 TEST_F(TemplateLoader, UnreadableFileIsReported) {
   if (geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop reading";
   std::string path = dir.path("locked.pgm");
