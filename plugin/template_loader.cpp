@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include "pipeline_errors.hpp"
+
 namespace nccmatch::plugin {
 
 namespace {
@@ -240,6 +242,8 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
     return fail(error, TemplateLoadFailure::Undecodable, path,
                 "cannot build the decoding pipeline (" + buildError + "); are gst-plugins-base installed?");
   PipelinePtr pipeline(raw);
+  // Every element's error reaches the bus below, also one that decodebin would drop.
+  const ForwardedPipelineErrors forwardedErrors(raw);
   GstElement* src = gst_bin_get_by_name(GST_BIN(raw), "src");
   g_object_set(src, "location", path.c_str(), nullptr);
   gst_object_unref(src);

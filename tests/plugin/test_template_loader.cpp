@@ -189,6 +189,35 @@ TEST_F(TemplateLoader, ContainerFileIsRefusedAtOnce) {
   }
 }
 
+// Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/asf-error-dropped-...): a
+// corrupt ASF header makes asfdemux (pull mode) fail from its own streaming thread while decodebin
+// is still starting it, and decodebin2 drops such errors: a race, one load in 4 to 100 waited out
+// the 10-second bound (a small program / this one). Every element's error now reaches the loader
+// (plugin/pipeline_errors.hpp), so each of 100 loads fails at once.
+TEST_F(TemplateLoader, ErrorDecodebinWouldDropFailsAtOnce) {
+  const std::vector<uint8_t> asf = {
+      0x30, 0x26, 0xb2, 0x75, 0x8e, 0x66, 0xcf, 0x11, 0xa6, 0xd9, 0x00, 0xaa, 0x00, 0x62, 0xce,
+      0x6c, 0x42, 0x4d, 0x72, 0x00, 0x60, 0x00, 0x00, 0x00, 0x00, 0x00, 0x36, 0x00, 0x00, 0x00,
+      0x28, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0xff, 0xf8, 0x00, 0x00, 0x00, 0x01, 0x00, 0x20,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x3c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x4a, 0x01, 0x04, 0xff, 0xff, 0xff, 0x0a, 0x32, 0x35, 0x0a, 0x01, 0x04, 0xff, 0xff,
+      0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x00, 0x20, 0xff, 0x06, 0xff, 0x00, 0xff, 0xff, 0xff,
+  };
+  const std::string path = dir.path("fuzz.asf");
+  nccmatch::test::writeBytes(path, asf);
+  for (int load = 0; load < 100; ++load) {
+    SCOPED_TRACE("load " + std::to_string(load));
+    TemplateImage loaded;
+    TemplateLoadError error;
+    const gint64 start = g_get_monotonic_time();
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+    ASSERT_LT(seconds, 5.0) << "refused at once, not at the loader's 10-second bound";
+    EXPECT_EQ(error.kind, TemplateLoadFailure::Undecodable);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+  }
+}
+
 // A video file gives its first frame (plugin/README.md): white JPEG frames muxed into Matroska
 // load at the frame's size, every pixel white; the demuxers the loader skips (avdemux_*,
 // flvdemux) are not matroskademux.
