@@ -141,6 +141,16 @@ void expectSameResult(const FrameResult& got, const FrameResult& want, const cha
   }
 }
 
+// The same pixels copied into a tightly packed frame (`packed`, the view's size) give `engine` what
+// the view gave (`got`): the stride never changes a result.
+void expectPackedCopySame(Engine& engine, const FrameView& view, const std::vector<uint8_t>& packed,
+                          const MatchParams& params, const FrameResult& got, const char* what) {
+  FrameResult copy;
+  const FrameView packedView{packed.data(), view.width, view.height, std::size_t(view.width), MemoryKind::Host};
+  FUZZ_CHECK(engine.match(packedView, params, &copy).ok(), "matching the packed copy failed");
+  expectSameResult(copy, got, what);
+}
+
 bool passes(double score, const MatchParams& p) {
   return lowerIsBetter(p.method) ? score <= p.threshold : score >= p.threshold;
 }
@@ -244,12 +254,7 @@ void checkOverBudget(const FrameView& view, const std::vector<uint8_t>& packed, 
              ds.message().c_str());
   if (!ds.ok()) return;
   expectWellFormed(got, bank, view.width, view.height, params);
-  if (region) {
-    FrameResult copy;
-    FrameView packedView{packed.data(), view.width, view.height, std::size_t(view.width), MemoryKind::Host};
-    FUZZ_CHECK(e.direct->match(packedView, params, &copy).ok(), "matching the packed copy failed");
-    expectSameResult(copy, got, "region view vs packed copy (direct)");
-  }
+  if (region) expectPackedCopySame(*e.direct, view, packed, params, got, "region view vs packed copy (direct)");
   if (e.fft) {
     FUZZ_CHECK(e.fft->setTemplates(bank).ok(), "fft setTemplates refused a valid bank");
     FrameResult fft;
@@ -509,10 +514,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     expectWellFormed(fft, bank, view.width, view.height, params);
   }
   if (region) {
-    FrameResult copy;
-    FrameView packedView{packed.data(), view.width, view.height, std::size_t(view.width), MemoryKind::Host};
-    FUZZ_CHECK(e.reference->match(packedView, params, &copy).ok(), "matching the packed copy failed");
-    expectSameResult(copy, want, "region view vs packed copy");
+    expectPackedCopySame(*e.reference, view, packed, params, want, "region view vs packed copy");
     checkRegions(frame, bank.size(), RegionQuery{rx, ry, rw, rh, 0, nullptr}, params, want);
   }
   if (scaled) {
