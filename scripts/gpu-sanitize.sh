@@ -11,6 +11,9 @@
 #   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
 #   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
 #   GPU_SANITIZE_JOBS     (tool, binary) runs side by side (default 1)
+#   GPU_SANITIZE_SHARDS   each (tool, binary) run split into this many gtest shards, run as
+#                         separate processes (default 1): a slow binary's tests spread over
+#                         the jobs instead of one process running them all
 #   GPU_SANITIZE_PROGRESS a file that gets one line per (tool, binary) run as it ends (tool,
 #                         binary, exit status, reports): under a time limit that may cut the whole
 #                         suite short (the device tool's 600 s a command), put it under $OUT so
@@ -51,22 +54,37 @@ gtest_args=(--gtest_brief=1)
 export NCCMATCH_FAULT_SWEEP_STEP=${NCCMATCH_FAULT_SWEEP_STEP:-10}
 [ -n "${GPU_SANITIZE_FILTER:-}" ] && gtest_args+=("--gtest_filter=$GPU_SANITIZE_FILTER")
 
-# One run: a binary under a tool, its log and exit status in $logs.
+shards=${GPU_SANITIZE_SHARDS:-1}
+case "$shards" in
+  '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer, not '$shards'" >&2; exit 2 ;;
+esac
+
+# The log of one shard of a binary under a tool.
+log_of() { echo "$logs/$1-$(basename "$2")$([ "$shards" -gt 1 ] && echo ".shard$3").log"; }
+# The reports a log counts: memcheck, synccheck, initcheck "ERROR SUMMARY: N errors", racecheck
+# "RACECHECK SUMMARY: N hazards" (empty when the log has no summary line).
+reports_in() {
+  grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$1" 2>/dev/null | grep -Eo '[0-9]+' |
+    sort -n | tail -1
+}
+
+# One run: a shard of a binary under a tool, its log and exit status in $logs.
 run_one() {
-  local tool=$1 b=$2 options
+  local tool=$1 b=$2 shard=$3 options
   case $tool in
     memcheck) options=(--tool memcheck --leak-check full) ;;
     *) options=(--tool "$tool") ;;
   esac
-  local log="$logs/$tool-$(basename "$b").log"
-  timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" \
-    >"$log" 2>&1
+  local log
+  log=$(log_of "$tool" "$b" "$shard")
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" \
+    "${options[@]}" --error-exitcode 99 "$b" "${gtest_args[@]}" >"$log" 2>&1
   local rc=$?
   echo $rc >"$log.rc"
   if [ -n "${GPU_SANITIZE_PROGRESS:-}" ]; then
     local n
-    n=$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | grep -Eo '[0-9]+' | sort -n | tail -1)
-    echo "$tool $(basename "$b") exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
+    n=$(reports_in "$log")
+    echo "$tool $(basename "$b") shard $shard/$shards exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
   fi
 }
 for tool in $tools; do
@@ -81,9 +99,11 @@ jobs=${GPU_SANITIZE_JOBS:-1}
 running=0
 for tool in $tools; do
   for b in "${binaries[@]}"; do
-    run_one "$tool" "$b" &
-    running=$((running + 1))
-    if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    for ((shard = 0; shard < shards; ++shard)); do
+      run_one "$tool" "$b" "$shard" &
+      running=$((running + 1))
+      if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
+    done
   done
 done
 wait
@@ -94,22 +114,24 @@ for tool in $tools; do
   reports=0
   failed=()
   for b in "${binaries[@]}"; do
-    name=$(basename "$b")
-    log="$logs/$tool-$name.log"
-    rc=$(cat "$log.rc" 2>/dev/null || echo missing)
-    # memcheck, synccheck, initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY: N hazards".
-    n=$(grep -Eo '(ERROR SUMMARY: [0-9]+ error|RACECHECK SUMMARY: [0-9]+ hazard)' "$log" | grep -Eo '[0-9]+' |
-        sort -n | tail -1)
-    reports=$((reports + ${n:-0}))
-    case $rc in
-      0 | 77) ;;  # 77: every test skipped (no device)
-      99) ;;      # the tool's own reports, counted above
-      124) failed+=("$name (timed out)") ;;
-      *) failed+=("$name (exit $rc)") ;;
-    esac
-    [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
+    for ((shard = 0; shard < shards; ++shard)); do
+      name=$(basename "$b")
+      [ "$shards" -gt 1 ] && name+=" shard $shard"
+      log=$(log_of "$tool" "$b" "$shard")
+      rc=$(cat "$log.rc" 2>/dev/null || echo missing)
+      n=$(reports_in "$log")
+      reports=$((reports + ${n:-0}))
+      case $rc in
+        0 | 77) ;;  # 77: every test skipped (no device)
+        99) ;;      # the tool's own reports, counted above
+        124) failed+=("$name (timed out)") ;;
+        *) failed+=("$name (exit $rc)") ;;
+      esac
+      [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
+    done
   done
   line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#binaries[@]}")
+  [ "$shards" -gt 1 ] && line+=" ($shards shards each)"
   [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"
   summary+=("$line")
   echo "$line"
