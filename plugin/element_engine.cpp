@@ -319,7 +319,8 @@ void destroyEngine(GstNccMatch* self) {
 }
 
 #ifdef NCCMATCH_HAVE_GST_CUDA
-// The shared gstcuda context (from a neighbour, the application, or made here and announced).
+// The shared gstcuda context: a neighbour's, the application's, or the process's (the primary
+// context, announced).
 GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
   if (!gst_cuda_load_library()) {
     GST_INFO_OBJECT(self, "gstcuda could not load the CUDA driver library");
@@ -329,11 +330,31 @@ GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId) {
   NCCMATCH_OBJECT_LOCK(self);
   if (self->cudaContext != nullptr) context = static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext));
   NCCMATCH_OBJECT_UNLOCK(self);
-  if (context == nullptr) {
-    if (!gst_cuda_ensure_element_context(GST_ELEMENT(self), deviceId, &context)) return nullptr;
+  if (context != nullptr) return context;
+  // A neighbour's, a bin's or the application's (taken by set_context into self->cudaContext).
+  const auto taken = [self]() -> GstCudaContext* {
     NCCMATCH_OBJECT_LOCK(self);
-    if (self->cudaContext == nullptr) self->cudaContext = static_cast<GstCudaContext*>(gst_object_ref(context));
+    GstCudaContext* found =
+        self->cudaContext != nullptr ? static_cast<GstCudaContext*>(gst_object_ref(self->cudaContext)) : nullptr;
     NCCMATCH_OBJECT_UNLOCK(self);
+    return found;
+  };
+  nccmatch::plugin::askForCudaContext(GST_ELEMENT(self), [&] {
+    GstCudaContext* found = taken();
+    if (found != nullptr) gst_object_unref(found);
+    return found != nullptr;
+  });
+  if ((context = taken()) != nullptr) return context;
+  // None offered: the process's (the device's primary context), set here and announced to the
+  // pipeline so that the elements after this one take it too.
+  context = nccmatch::plugin::processCudaContext(deviceId);
+  if (context == nullptr) return nullptr;
+  GstContext* announced = gst_context_new_cuda_context(context);
+  gst_element_set_context(GST_ELEMENT(self), announced);
+  gst_element_post_message(GST_ELEMENT(self), gst_message_new_have_context(GST_OBJECT(self), announced));
+  if (GstCudaContext* held = taken()) {  // what set_context kept (the same, unless one came first)
+    gst_object_unref(context);
+    return held;
   }
   return context;
 }

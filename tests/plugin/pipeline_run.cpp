@@ -47,6 +47,11 @@ void readStats(GstElement* pipeline, PipelineRun* run) {
       e.backend = backend != nullptr ? backend : "";
       gst_structure_get_uint64(stats, "frames", &e.frames);
       gst_structure_free(stats);
+      if (GstContext* cuda = gst_element_get_context(element, "gst.cuda.context")) {
+        const GValue* held = gst_structure_get_value(gst_context_get_structure(cuda), "gst.cuda.context");
+        if (held != nullptr && G_VALUE_HOLDS_OBJECT(held)) e.cudaContext = g_value_get_object(held);
+        gst_context_unref(cuda);
+      }
     }
     g_value_reset(&item);
   }

@@ -25,6 +25,9 @@ struct ElementRun {
   std::vector<std::vector<Found>> matches;  // per frame, in order
   std::string backend;                      // the stats' backend at the end ("cpu", "cuda")
   guint64 frames = 0;                       // the stats' frame count
+  // The gstcuda context (a GstCudaContext) the element kept through GstContext, null for none;
+  // an identity only (compared while the pipelines holding it run).
+  const void* cudaContext = nullptr;
 };
 
 struct PipelineRun {

@@ -2,9 +2,15 @@
 // alone: 8 behind one tee (8 streaming threads, one bus) and 8 pipelines played at once from 8
 // threads. On the CPU backend (CI) and on the CUDA backend (one GPU shared by the 8 engines;
 // skipped, saying why, without one). Small frames, few of them: this is about sharing, not speed.
+// On the CUDA backend every instance of the process works in one CUDA context (the device's
+// primary one, wrapped for gstcuda): separate contexts would take turns on the GPU.
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,6 +85,15 @@ class Instances : public ::testing::TestWithParam<Backend> {
     }
   }
 
+  // CUDA backend: every instance kept the same gstcuda context (read while all of them ran).
+  void expectOneCudaContext(const std::function<const void*(int)>& contextOf) const {
+    if (GetParam() != Backend::Cuda) return;
+    for (int i = 0; i < kInstances; ++i) {
+      EXPECT_NE(contextOf(i), nullptr) << "instance " << i << " has no CUDA context";
+      EXPECT_EQ(contextOf(i), contextOf(0)) << "instance " << i << " works in a CUDA context of its own";
+    }
+  }
+
   std::vector<PipelineRun> allAlone() const {
     std::vector<PipelineRun> runs;
     for (int i = 0; i < kInstances; ++i) {
@@ -104,13 +119,28 @@ TEST_P(Instances, EightBehindOneTeeMatchAsEachAlone) {
   EXPECT_TRUE(together.warnings.empty()) << ::testing::PrintToString(together.warnings);
   EXPECT_TRUE(together.eos);
   expectAsAlone(together, alone);
+  expectOneCudaContext([&](int i) { return together.elements.at("m" + std::to_string(i)).cudaContext; });
 }
 
 TEST_P(Instances, EightPipelinesPlayedAtOnceMatchAsEachAlone) {
   const std::vector<PipelineRun> alone = allAlone();
   std::vector<PipelineRun> together(kInstances);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kInstances; ++i) threads.emplace_back([&, i] { together[i] = runAlone(i); });
+  // After its first frame each pipeline waits (up to 30 s) until all have theirs: all 8 engines
+  // then run at once, each element holding its CUDA context.
+  std::mutex mutex;
+  std::condition_variable allPushed;
+  int pushed = 0;
+  const auto meet = [&](GstElement*, std::size_t count) {
+    if (count != 1) return;
+    std::unique_lock<std::mutex> lock(mutex);
+    if (++pushed == kInstances) allPushed.notify_all();
+    allPushed.wait_for(lock, std::chrono::seconds(30), [&] { return pushed == kInstances; });
+  };
+  for (int i = 0; i < kInstances; ++i)
+    threads.emplace_back([&, i] {
+      together[i] = runPipeline(source_ + " ! " + element(i) + " ! fakesink", frames_, 60, {}, meet);
+    });
   for (std::thread& t : threads) t.join();
   for (int i = 0; i < kInstances; ++i) {
     SCOPED_TRACE("pipeline " + std::to_string(i));
@@ -121,6 +151,7 @@ TEST_P(Instances, EightPipelinesPlayedAtOnceMatchAsEachAlone) {
     EXPECT_EQ(together[i].elements.at(name).backend, backendName(GetParam()));
     expectSameMatches(together[i].elements.at(name), alone[i].elements.at(name), 0.0);
   }
+  expectOneCudaContext([&](int i) { return together[i].elements.at("m" + std::to_string(i)).cudaContext; });
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Instances, ::testing::Values(Backend::Cpu, Backend::Cuda),
