@@ -8,6 +8,7 @@
 // library is in bench_stream.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -65,19 +66,23 @@ int main(int argc, char** argv) {
     std::printf("no GPU: %s\n", why.c_str());
     return 0;
   }
-  // Options: --gemm-only (no fused loop), --method NAME (default ccoeff-normed), --case N (one row).
+  // Options: --gemm-only (no fused loop), --method NAME (default ccoeff-normed), --case N (one row),
+  // --sliced (also the sparse GEMM launched in slices of GemmBank::sliceRows, as an engine does
+  // while another engine of the process shares the device: the cost of slicing).
   bool withLoop = true;
   Method method = Method::CCoeffNormed;
   int onlyCase = -1;
   int maxNTiles = 4;  // the widest n-tiles the GEMM may take (8: one block an SM; 4, 2: two)
+  bool sliced = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
     else if (a == "--method" && i + 1 < argc && parseMethod(argv[i + 1], &method)) ++i;
     else if (a == "--case" && i + 1 < argc) onlyCase = std::atoi(argv[++i]);
     else if (a == "--max-n-tiles" && i + 1 < argc) maxNTiles = std::atoi(argv[++i]);
+    else if (a == "--sliced") sliced = true;
     else {
-      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2]\n");
+      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced]\n");
       return 2;
     }
   }
@@ -159,6 +164,18 @@ int main(int argc, char** argv) {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, sparse, 0, mapH, nullptr);
     });
+    double slicedMicros = 0;
+    const int sliceRows = gemm.sliceRows(c.W);
+    if (sliced)
+      slicedMicros = timeLaunch([&] {
+        BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
+        BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
+        for (int y = 0; y < mapH; y += sliceRows) {
+          const Status st = gemm.score(dFrame, c.W, c.W, c.H, method, sparse, y, std::min(mapH, y + sliceRows), nullptr);
+          if (!st.ok()) return st;
+        }
+        return Status();
+      });
     double loopMicros = 0;
     if (withLoop) {
       FusedSpatialBank loop;
@@ -172,6 +189,9 @@ int main(int argc, char** argv) {
     std::printf("| %dx%d | %d x %dx%d | %.1f | %.1f | %.1f | %.2fx | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side,
                 c.side, loopMicros, denseMicros, gemmMicros, withLoop ? loopMicros / gemmMicros : 0.0, tops,
                 100.0 * tops / kInt8PeakTops);
+    if (sliced)
+      std::printf("|  | sliced: %d launches of %d rows | | | %.1f (%+.1f%%) | | | |\n", (mapH + sliceRows - 1) / sliceRows,
+                  sliceRows, slicedMicros, 100.0 * (slicedMicros / gemmMicros - 1.0));
     std::fflush(stdout);
     for (uint8_t* f : fragments) cudaFree(f);
     cudaFree(o.maps);

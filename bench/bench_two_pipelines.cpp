@@ -13,9 +13,18 @@
 // result differs, 2 when it cannot run (no GPU, no element).
 // --device cpu runs the same on the CPU backend (a check of the bench where there is no GPU; the
 // two elements then share the CPU's cores, which says nothing about the GPU).
+// --contexts separate: the application answers each pipeline's need-context with a CUDA context of
+// that pipeline's own (gst_cuda_context_new, what gstcuda makes when nobody offers one), instead of
+// leaving the elements to the process's context (the device's primary one, shared): the baseline
+// of the same run for what sharing one context changes.
 //   bench_two_pipelines [--frames N] [--width W] [--height H] [--min-share F] [--seed S] [--device cuda|cpu]
+//                       [--contexts shared|separate]
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
+#ifdef NCCMATCH_HAVE_GST_CUDA
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudautils.h>
+#endif
 #include <glib/gstdio.h>
 
 #include <algorithm>
@@ -42,6 +51,7 @@ struct Options {
   double minShare = 0.4;
   unsigned seed = 20261201;
   std::string device = "cuda";
+  bool separateContexts = false;  // --contexts separate
 };
 
 constexpr int kPremade = 4;  // distinct frames cycled by appsrc
@@ -161,9 +171,20 @@ class Pipeline {
       std::fprintf(stderr, "%s: %s\n", description.c_str(), error != nullptr ? error->message : "parse failed");
       g_clear_error(&error);
     }
+#ifdef NCCMATCH_HAVE_GST_CUDA
+    if (pipeline_ != nullptr && o.separateContexts && o.device == "cuda") {
+      own_ = gst_cuda_context_new(0);
+      GstBus* bus = gst_element_get_bus(pipeline_);
+      gst_bus_set_sync_handler(bus, answerNeedContext, this, nullptr);
+      gst_object_unref(bus);
+    }
+#endif
   }
   ~Pipeline() {
     if (pipeline_ != nullptr) gst_object_unref(pipeline_);
+#ifdef NCCMATCH_HAVE_GST_CUDA
+    if (own_ != nullptr) gst_object_unref(own_);
+#endif
   }
 
   // Plays the pipeline to EOS (or an error, or 120 s) on this thread; its feeder pushes the frames
@@ -223,6 +244,21 @@ class Pipeline {
   }
 
  private:
+#ifdef NCCMATCH_HAVE_GST_CUDA
+  // --contexts separate: the pipeline's own CUDA context for every element asking for one.
+  static GstBusSyncReply answerNeedContext(GstBus*, GstMessage* msg, gpointer data) {
+    const gchar* type = nullptr;
+    auto* self = static_cast<Pipeline*>(data);
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_NEED_CONTEXT && self->own_ != nullptr &&
+        gst_message_parse_context_type(msg, &type) && g_strcmp0(type, GST_CUDA_CONTEXT_TYPE) == 0) {
+      GstContext* context = gst_context_new_cuda_context(self->own_);
+      gst_element_set_context(GST_ELEMENT(GST_MESSAGE_SRC(msg)), context);
+      gst_context_unref(context);
+    }
+    return GST_BUS_PASS;
+  }
+  GstCudaContext* own_ = nullptr;
+#endif
   const Workload& w_;
   const Options& o_;
   int frames_;
@@ -277,6 +313,14 @@ int main(int argc, char** argv) {
     else if (a == "--min-share") o.minShare = std::atof(argv[i + 1]);
     else if (a == "--seed") o.seed = unsigned(std::strtoul(argv[i + 1], nullptr, 10));
     else if (a == "--device") o.device = argv[i + 1];
+    else if (a == "--contexts") {
+      const std::string c = argv[i + 1];
+      if (c != "shared" && c != "separate") {
+        std::fprintf(stderr, "--contexts shared or separate, not '%s'\n", c.c_str());
+        return 2;
+      }
+      o.separateContexts = c == "separate";
+    }
   }
   gst_init(&argc, &argv);
   if (!nccmatch::bench::findNccmatchPlugin()) return 2;
@@ -299,8 +343,18 @@ int main(int argc, char** argv) {
   const Workload b = makeWorkload("B", 16, 32, o, dir, rng);
   std::printf("two nccmatch pipelines on one %s: %d frames each, GRAY8 %dx%d, seed %u\n",
               o.device == "cuda" ? "GPU" : "CPU", o.frames, o.width, o.height, o.seed);
-  std::printf("A: 1 template of 64x64; B: 16 of 32x32; appsrc ! nccmatch device=%s ! fakesink each\n\n",
+  std::printf("A: 1 template of 64x64; B: 16 of 32x32; appsrc ! nccmatch device=%s ! fakesink each\n",
               o.device.c_str());
+#ifndef NCCMATCH_HAVE_GST_CUDA
+  if (o.separateContexts) {
+    std::fprintf(stderr, "--contexts separate needs a build with gstcuda (gstreamer-cuda-1.0)\n");
+    return 2;
+  }
+#endif
+  if (o.device == "cuda")
+    std::printf("CUDA contexts: %s\n", o.separateContexts ? "one of its own per pipeline (--contexts separate)"
+                                                         : "the elements' own choice (the process's, shared)");
+  std::printf("\n");
 
   Run aloneA, aloneB, togetherA, togetherB;
   {

@@ -18,7 +18,7 @@ Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
 namespace cuda {
 
 CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext)
-    : device_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
+    : device_(device), share_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
 
 Status CudaEngine::activate() const {
   // cudaSetDevice would bind the primary context, replacing a caller's current context.
@@ -299,6 +299,7 @@ Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& 
   key.threshold = params.threshold;
   key.nmsIou = params.nmsIou;
   key.maxMatches = bounded.maxMatches;
+  key.slicedLaunches = share_.shared();
   return slot.graph.launch(key, stream(),
                            [&] { return enqueueMatching(frame, params, bounded, slot); });
 }
@@ -311,7 +312,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(T, stream()));
   // Fused templates of a bank of two or more: one launch per band scores them all.
   if (size_.fusedBank.active()) {
-    NCC_RETURN_IF_ERROR(size_.fusedBank.score(frame, bounded, stream()));
+    NCC_RETURN_IF_ERROR(size_.fusedBank.score(frame, bounded, share_.shared(), stream()));
     NCC_RETURN_IF_ERROR(size_.fusedBank.findPeaks(bounded, frame, out.best, out.kept, out.counts, stream()));
   }
   const double* map = size_.scratch.map.as<double>();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cuda/engine/cuda_handles.hpp"
+#include "cuda/engine/device_sharing.hpp"
 #include "cuda/engine/frame_results.hpp"
 #include "cuda/engine/frame_upload.hpp"
 #include "cuda/engine/matching_graph.hpp"
@@ -118,6 +119,7 @@ class CudaEngine final : public Engine {
   void drainAfterError();
 
   int device_ = 0;
+  DeviceShare share_;  // whether other engines of the process use the device (sliced launches)
   bool useCurrentContext_ = false;
   int smCount_ = 1;
   CudaNumerator numeratorOption_;

@@ -27,6 +27,7 @@ struct GraphKeyInputs {
   Method method = Method::CCoeffNormed;
   double threshold = 0.0, nmsIou = 0.0;
   int maxMatches = 0;  // bounded by the positions
+  bool slicedLaunches = false;  // long launches cut into slices (DeviceShare::shared)
 };
 
 class MatchingGraph {

@@ -317,7 +317,7 @@ bool FusedBankLaunch::active() const {
   return std::find(inBank_.begin(), inBank_.end(), true) != inBank_.end();
 }
 
-Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
+Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params, bool sliced,
                               cudaStream_t stream) const {
   FusedBankRule rule;
   rule.sign = goodnessSign(params.method);
@@ -331,10 +331,13 @@ Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params,
     if (launch_.size() > 0)
       NCC_RETURN_IF_ERROR(launch_.score(frame.image, frame.pitch, frame.width, frame.height, params.method, rule,
                                         y0, y1, stream));
-    for (const auto& g : gemmGroups_)
-      if (y0 < g->mapHeight)
+    for (const auto& g : gemmGroups_) {
+      const int end = std::min(y1, g->mapHeight);
+      const int step = sliced ? g->launch.sliceRows(frame.width) : std::max(1, end - y0);
+      for (int from = y0; from < end; from += step)
         NCC_RETURN_IF_ERROR(g->launch.score(frame.image, frame.pitch, frame.width, frame.height, params.method,
-                                            sparse, y0, std::min(y1, g->mapHeight), stream));
+                                            sparse, from, std::min(end, from + step), stream));
+    }
     return Status();
   });
 }

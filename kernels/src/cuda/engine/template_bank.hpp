@@ -152,7 +152,8 @@ class FusedBankLaunch {
                  int smCount, int* aboveCounts);
   bool active() const;
   bool contains(uint32_t templateIndex) const { return inBank_[templateIndex]; }
-  Status score(UploadedFrame& frame, const MatchParams& params, cudaStream_t stream) const;
+  // sliced: the GEMM groups' bands launched in slices of a few tile rounds each (DeviceShare).
+  Status score(UploadedFrame& frame, const MatchParams& params, bool sliced, cudaStream_t stream) const;
   Status findPeaks(const MatchParams& params, const UploadedFrame& frame, DeviceMatch* best, DeviceMatch* kept,
                    int* counts, cudaStream_t stream) const;
 

@@ -268,6 +268,12 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   return Status();
 }
 
+int GemmBank::sliceRows(int width) const {
+  const int tilesX = std::max(1, ceilDiv(width - shape_.width + 1, shape_.tileWidth));
+  const int resident = std::max(1, blocksPerSm_ * smCount_ / shape_.chunks);
+  return std::max(1, kGemmSliceRounds * resident / tilesX) * kGemmTileRows;
+}
+
 Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int height, Method method,
                        const FusedBankRule& rule, int rowBegin, int rowEnd, cudaStream_t stream) const {
   if (count_ == 0) return Status::error("GemmBank::score: no templates set");

@@ -82,6 +82,8 @@ int gemmBankTiles(int mapWidth, int mapHeight);
 // One launch per band of output rows scores every template of the group; each template's map,
 // tile bests and above-threshold list are what FusedSpatialBank writes for it, with
 // gemmBankTiles(...) tiles of tileWidth x kGemmTileRows in place of the fused kernel's blocks.
+constexpr int kGemmSliceRounds = 2;
+
 class GemmBank {
  public:
   // pixels[i]: template i, width x height, tightly packed (host); members[i]: its statistics and
@@ -95,6 +97,10 @@ class GemmBank {
   // height); reads frame rows below min(height, rowEnd + h - 1) only. Enqueues, never syncs.
   Status score(const uint8_t* image, std::size_t pitch, int width, int height, Method method,
                const FusedBankRule& rule, int rowBegin, int rowEnd, cudaStream_t stream) const;
+  // Output rows a slice of a band takes on frames `width` wide (a multiple of kGemmTileRows):
+  // kGemmSliceRounds tiles for each resident block, so that a slice holds the GPU for a few tiles'
+  // time while the one wave of blocks still has work for every block.
+  int sliceRows(int width) const;
 
  private:
   DeviceBuffer fragments_, descriptors_;

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "cuda/engine/cuda_engine.hpp"
+#include "cuda/engine/device_sharing.hpp"
 #include "cuda/engine/template_bank.hpp"
 #include "nccmatch/scales.hpp"
 #include "gpu_test_support.hpp"
@@ -332,6 +333,68 @@ TEST(CudaEngine, GemmGroupsWithSparseMapsMatchTheCpuEngine) {
       expectSameMatches(got, want, true);
       if (HasFatalFailure()) return;
     }
+}
+
+// DeviceShare counts the live engines of each device: shared while two or more are.
+TEST(DeviceShare, CountsTheEnginesOfEachDevice) {
+  cuda::DeviceShare first(0);
+  EXPECT_FALSE(first.shared());
+  {
+    cuda::DeviceShare second(0), elsewhere(1);
+    EXPECT_TRUE(first.shared());
+    EXPECT_TRUE(second.shared());
+    EXPECT_FALSE(elsewhere.shared());
+  }
+  EXPECT_FALSE(first.shared());
+  cuda::DeviceShare uncounted(-1), beyond(1 << 20);
+  EXPECT_FALSE(uncounted.shared());
+  EXPECT_FALSE(beyond.shared());
+}
+
+// While another engine lives on the device, a GEMM bank's bands are launched in slices
+// (GemmBank::sliceRows): the matches stay the CPU engine's, through match() (bands of a host
+// frame) and through frames in flight (whole frames, replayed graphs, captured again when the
+// sharing changes).
+TEST(CudaEngine, GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(700, 1500, Fill::Smooth, int(testSeed() % 1000));
+  auto& pick = rng();
+  std::vector<TemplateImage> bank;
+  for (int i = 0; i < cuda::kGemmGroupLeast + 2; ++i) {
+    const int x = int(pick() % (img.width - 24 + 1)), y = int(pick() % (img.height - 20 + 1));
+    bank.push_back(i % 4 == 0 ? makeTemplate(24, 20, Fill::Random, "r") : cutTemplate(img, x, y, 24, 20, "c"));
+  }
+  ASSERT_TRUE(cuda::gemmGroupPays(24, 20, int(bank.size())));
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  MatchParams p;
+  p.threshold = 0.9;
+  p.maxMatches = 4;
+  p.nmsIou = 0.3;
+  FrameResult want;
+  ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+  const auto check = [&](const char* what) {
+    SCOPED_TRACE(what);
+    FrameResult got;
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    expectSameMatches(got, want, true);
+    for (int f = 0; f < 3; ++f) ASSERT_TRUE(gpu->submit(img.view(), p).ok());
+    for (int f = 0; f < 3; ++f) {
+      FrameResult inFlight;
+      s = gpu->collect(&inFlight);
+      ASSERT_TRUE(s.ok()) << s.message();
+      expectSameMatches(inFlight, want, true);
+    }
+  };
+  check("alone: whole bands");
+  {
+    auto other = makeEngine(Backend::Cuda);
+    check("another engine on the device: sliced bands");
+  }
+  check("alone again");
 }
 
 // A scaled bank (scales.hpp) is a bank of mixed sizes: the CUDA engine's merged matches equal the
