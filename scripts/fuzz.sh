@@ -7,7 +7,10 @@
 # A finding (crash, sanitizer report, leak, timeout, failed check) stops that target, leaves the
 # input in build-fuzz/fuzz-artifacts/<target>/ and makes the script fail. The corpus grown while
 # fuzzing stays in build-fuzz/fuzz-corpus/<target>, so later runs start from it.
-# FUZZ_BUILD_DIR overrides the build folder.
+# FUZZ_BUILD_DIR overrides the build folder. FUZZ_JOBS=N runs N libFuzzer jobs of each target side
+# by side on the shared corpus (-jobs=N -workers=N; -runs=R is split into N jobs of R/N runs): the
+# template loader waits on GStreamer's threads most of the time, so on a busy host several jobs
+# keep more executions going than one; the executions of all jobs are added up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -98,6 +101,7 @@ for target in "${targets[@]}"; do
   # -timeout: the loader's own bound on one file is 10 s; -rss_limit_mb: a runaway allocation.
   flags=(-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts")
   log=$build/fuzz-$target.log
+  jobs=${FUZZ_JOBS:-1}
   echo "== $target: replaying $(find "$committed" -type f | wc -l) committed inputs, then fuzzing ($budget_flag)"
   start=$(date +%s)
   if [ -n "$(ls -A "$committed")" ] && ! "$exe" "${flags[@]}" "$committed"/* >"$log.replay" 2>&1; then
@@ -106,9 +110,31 @@ for target in "${targets[@]}"; do
     failed+=("$target")
     continue
   fi
-  if "$exe" "${flags[@]}" "$budget_flag" "$corpus" "$seeds/$target" "$committed" >"$log" 2>&1; then
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    echo "== $target: ${runs:-?} executions in $(($(date +%s) - start)) s, no finding (corpus: $(ls "$corpus" | wc -l) inputs)"
+  if [ "$jobs" -gt 1 ]; then
+    # Each job logs to fuzz-JOB.log in the folder it starts in; paths made absolute for it.
+    job_dir=$build/fuzz-jobs-$target
+    rm -rf "$job_dir"
+    mkdir -p "$job_dir"
+    job_budget=$budget_flag
+    case "$budget_flag" in -runs=*) job_budget=-runs=$(((${budget_flag#-runs=} + jobs - 1) / jobs)) ;; esac
+    abs() { (cd "$1" && pwd); }
+    job_flags=(-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$(abs "$artifacts")/")
+    inputs=("$(abs "$corpus")" "$(abs "$seeds/$target")" "$(abs "$committed")")
+    job_exe=$(abs "$(dirname "$exe")")/$target
+    ok=0
+    (cd "$job_dir" && "$job_exe" "${job_flags[@]}" -jobs="$jobs" -workers="$jobs" "$job_budget" "${inputs[@]}") \
+      >"$log" 2>&1 || ok=$?
+    cat "$job_dir"/fuzz-*.log >>"$log" 2>/dev/null || true
+    # A job's finding leaves its input in the artifacts folder (and fails that job).
+    [ -n "$(ls -A "$artifacts")" ] && ok=1
+    grep -q -E '^==[0-9]+==ERROR|^SUMMARY: |deadly signal|-- timeout|out-of-memory' "$job_dir"/fuzz-*.log && ok=1
+  else
+    ok=0
+    "$exe" "${flags[@]}" "$budget_flag" "$corpus" "$seeds/$target" "$committed" >"$log" 2>&1 || ok=$?
+  fi
+  if [ "$ok" = 0 ]; then
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{n += $1} END {print n}')
+    echo "== $target: ${runs:-?} executions in $(($(date +%s) - start)) s ($jobs job(s)), no finding (corpus: $(ls "$corpus" | wc -l) inputs)"
   else
     tail -60 "$log"
     echo "== $target: FINDING (log: $log; input kept in $artifacts)"
