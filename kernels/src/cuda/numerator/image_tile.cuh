@@ -49,7 +49,8 @@ static __device__ __noinline__ uint4 loadUnalignedChunk(const uint8_t* p, const 
 // chunks, `chunks` a row: cp.async where the chunk lies whole in the frame and both sides are
 // 16-byte aligned (every load in flight at once), elsewhere aligned vector loads shifted into
 // place (loadUnalignedChunk), zeros beyond the frame. Ends with a barrier. x0 must be a multiple
-// of 16 for the aligned path to apply.
+// of 16 for the aligned path to apply. `image` may be host memory mapped under UVA (a pinned frame
+// read in place): its addresses are global ones, which cp.async and the vector loads read alike.
 template <int kThreads>
 __device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                                      bool chunkAligned, int x0, int y0, int rows, int chunks, int pitchWords,
