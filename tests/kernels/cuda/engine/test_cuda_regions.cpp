@@ -180,38 +180,48 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
         {W - 19, H - 13, 19, 13, -1},  // own image, exactly at its place in the corner
         {40, 40, 20, 20, 2},           // smaller than its template: nothing
     };
-    std::vector<RegionQuery> regions;
-    for (const RegionCase& c : cases)
-      regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr});
+    // With the whole frame among them a pageable frame's regions are packed as the rectangle
+    // holding them all; without it, one by one where their rows are fewer bytes than that
+    // rectangle (the 1920- and 301-wide frames), as the rectangle again on the small frames.
+    std::vector<RegionQuery> all, eachPacked;
+    for (const RegionCase& c : cases) {
+      const RegionQuery q{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr};
+      all.push_back(q);
+      if (c.w < W || c.h < H) eachPacked.push_back(q);
+    }
     ASSERT_TRUE(cpu->setTemplates(bank).ok());
     ASSERT_TRUE(gpu->setTemplates(bank).ok());
     ASSERT_TRUE(mapped->setTemplates(bank).ok());
     const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
     const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
-    for (int m = 0; m <= 5; ++m) {
-      MatchParams params;
-      params.method = Method(m);
-      params.maxMatches = 5;
-      params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
-      params.nmsIou = 0.2;
-      const std::string what = std::string(fc.what) + ", " + methodName(params.method) + ", ";
-      std::vector<RegionResult> want, pageable, got;
-      ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
-      Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
-      ASSERT_TRUE(st.ok()) << st.message();
-      expectSameRegions(pageable, want, what + "pageable frame");
-      for (const HostFrameCopy* copy : {&pinned, &registered}) {
-        st = gpu->matchRegions(copy->view, regions, params, &got);
+    for (const std::vector<RegionQuery>* list : {&all, &eachPacked}) {
+      for (int m = 0; m <= 5; ++m) {
+        const std::vector<RegionQuery>& regions = *list;
+        MatchParams params;
+        params.method = Method(m);
+        params.maxMatches = 5;
+        params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
+        params.nmsIou = 0.2;
+        const std::string what = std::string(fc.what) + ", " + methodName(params.method) +
+                                 (list == &all ? ", with the whole frame, " : ", without the whole frame, ");
+        std::vector<RegionResult> want, pageable, got;
+        ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
+        Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
         ASSERT_TRUE(st.ok()) << st.message();
-        expectSameRegions(got, pageable, what + copy->name() + " against the pageable frame");
-        expectSameRegions(got, want, what + copy->name());
+        expectSameRegions(pageable, want, what + "pageable frame");
+        for (const HostFrameCopy* copy : {&pinned, &registered}) {
+          st = gpu->matchRegions(copy->view, regions, params, &got);
+          ASSERT_TRUE(st.ok()) << st.message();
+          expectSameRegions(got, pageable, what + copy->name() + " against the pageable frame");
+          expectSameRegions(got, want, what + copy->name());
+        }
+        st = mapped->matchRegions(img.view(), regions, params, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        expectSameRegions(got, want, what + "pageable frame, mapped work buffer");
+        st = mapped->matchRegions(pinned.view, regions, params, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        expectSameRegions(got, want, what + "cudaMallocHost frame, engine with the mapped work buffer");
       }
-      st = mapped->matchRegions(img.view(), regions, params, &got);
-      ASSERT_TRUE(st.ok()) << st.message();
-      expectSameRegions(got, want, what + "pageable frame, mapped work buffer");
-      st = mapped->matchRegions(pinned.view, regions, params, &got);
-      ASSERT_TRUE(st.ok()) << st.message();
-      expectSameRegions(got, want, what + "cudaMallocHost frame, engine with the mapped work buffer");
     }
   }
 }
