@@ -17,8 +17,8 @@ Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
 
 namespace cuda {
 
-CudaEngine::CudaEngine(int device, CudaNumerator numerator, CudaPackedWindows packedWindows, bool useCurrentContext)
-    : device_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator), regions_(packedWindows) {}
+CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext)
+    : device_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
 
 Status CudaEngine::activate() const {
   // cudaSetDevice would bind the primary context, replacing a caller's current context.
@@ -53,8 +53,8 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   if (device >= count)
     return Status::error("CUDA device " + std::to_string(device) + " requested but only " +
                          std::to_string(count) + " present");
-  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.cudaPackedWindows,
-                                                        options.useCurrentCudaContext));
+  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
+  e->regions_ = RegionSearch(options.cudaPackedWindows);
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());

@@ -84,7 +84,7 @@ class CudaEngine final : public Engine {
     MatchingGraph graph;
   };
 
-  CudaEngine(int device, CudaNumerator numerator, CudaPackedWindows packedWindows, bool useCurrentContext);
+  CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext);
   // Makes the engine's context current: the device's primary context, or nothing to do when the
   // caller keeps its own context current (EngineOptions::useCurrentCudaContext).
   Status activate() const;
