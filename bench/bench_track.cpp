@@ -4,8 +4,12 @@
 // no full-frame search after the first frame (acquire-interval 0); also matchRegions alone, and
 // the mean per frame with a full-frame search every 10 frames; on the CUDA backend also
 // matchRegions and Tracker::track on the frame already in device memory (a decoder's CUDA frames:
-// no upload of the windows), with baselines of the same run (the windows' copy into pinned memory,
-// their upload, the latency floor of an enqueue-and-wait). Medians; prints a markdown table.
+// no upload of the windows) and on the frame in pinned host memory (cudaMallocHost, as the
+// element's buffer pool: the kernels read the windows in place over the bus), matchRegions on the
+// pageable frame with its packed windows read from the mapped work buffer
+// (CudaPackedWindows::Mapped) instead of uploaded, with baselines of the same run (the windows'
+// copy into pinned memory, their upload, the latency floor of an enqueue-and-wait). Every variant's
+// matchRegions results are checked against the pageable frame's. Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
@@ -29,6 +33,21 @@ using namespace nccmatch;
 namespace {
 
 constexpr int kWidth = 1920, kHeight = 1080, kObjects = 16, kSide = 32, kMargin = 48;
+
+// The same matches and bests, region by region (positions and scores exactly).
+bool sameResults(const std::vector<RegionResult>& a, const std::vector<RegionResult>& b) {
+  if (a.size() != b.size()) return false;
+  const auto same = [](const Match& x, const Match& y) {
+    return x.templateIndex == y.templateIndex && x.x == y.x && x.y == y.y && x.score == y.score;
+  };
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (a[k].matches.size() != b[k].matches.size() || a[k].best.has_value() != b[k].best.has_value()) return false;
+    for (std::size_t i = 0; i < a[k].matches.size(); ++i)
+      if (!same(a[k].matches[i], b[k].matches[i])) return false;
+    if (a[k].best && !same(*a[k].best, *b[k].best)) return false;
+  }
+  return true;
+}
 
 double nowMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -142,30 +161,71 @@ int main(int argc, char** argv) {
     const int x0 = 150 + (k % 4) * 420 + 2 * (frames - 1), y0 = 100 + (k / 4) * 230 + (frames - 1);
     windows.push_back(RegionQuery{x0 - kMargin, y0 - kMargin, kSide + 2 * kMargin, kSide + 2 * kMargin, uint32_t(k)});
   }
+  std::vector<RegionResult> expected;  // the pageable frame's, which every other variant must give
   for (int rep = 0; rep < frames; ++rep) {
     std::vector<RegionResult> results;
     const double t0 = nowMs();
     st = engine->matchRegions(view(), windows, params, &results);
     if (rep > 0) regionsOnly.push_back(nowMs() - t0);
     if (!st.ok()) return std::fprintf(stderr, "matchRegions: %s\n", st.message().c_str()), 1;
+    expected = std::move(results);
   }
+  // Times `frames` calls of matchRegions on `frame` (the first warms up), each checked against the
+  // pageable frame's results.
+  const auto timeRegions = [&](Engine& e, const FrameView& frame, const char* what, std::vector<double>* ms) {
+    for (int rep = 0; rep < frames; ++rep) {
+      std::vector<RegionResult> results;
+      const double t0 = nowMs();
+      const Status s = e.matchRegions(frame, windows, params, &results);
+      if (rep > 0) ms->push_back(nowMs() - t0);
+      if (!s.ok()) return std::fprintf(stderr, "matchRegions (%s): %s\n", what, s.message().c_str()), false;
+      if (!sameResults(results, expected))
+        return std::fprintf(stderr, "matchRegions (%s): results differ from the pageable frame's\n", what), false;
+    }
+    return true;
+  };
 
-  // The CUDA backend on the frame in device memory: the windows are read where they lie.
-  std::vector<double> deviceRegions, deviceTrack, packWindows, uploadWindows, launchFloor;
+  std::vector<double> deviceRegions, deviceTrack, pinnedRegions, pinnedTrack, mappedRegions, packWindows,
+      uploadWindows, launchFloor;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
+    // The frame in pinned host memory (cudaMallocHost, the element's buffer pool): the kernels read
+    // the windows where they lie, nothing packed or uploaded.
+    uint8_t* pinnedFrame = nullptr;
+    if (cudaMallocHost(reinterpret_cast<void**>(&pinnedFrame), pixels.size()) != cudaSuccess)
+      return std::fprintf(stderr, "pinned frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+    std::memcpy(pinnedFrame, pixels.data(), pixels.size());
+    const FrameView inPinned{pinnedFrame, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Host};
+    if (!timeRegions(*engine, inPinned, "pinned frame", &pinnedRegions)) return 1;
+    Tracker onPinned(to);
+    for (int n = 0; n < frames; ++n) {
+      scene.frame(n, &pixels);
+      std::memcpy(pinnedFrame, pixels.data(), pixels.size());
+      TrackerFrame out;
+      const double t0 = nowMs();
+      st = onPinned.track(*engine, inPinned, params, &out);
+      if (n > 1) pinnedTrack.push_back(nowMs() - t0);
+      if (!st.ok() || out.matches.size() != std::size_t(kObjects))
+        return std::fprintf(stderr, "track (pinned) frame %d: %s\n", n, st.message().c_str()), 1;
+    }
+    cudaFreeHost(pinnedFrame);
+    // The pageable frame, its windows packed into the mapped work buffer and read there by the
+    // kernels (CudaPackedWindows::Mapped) instead of uploaded (the default, the rows above).
+    EngineOptions mappedOptions = options;
+    mappedOptions.cudaPackedWindows = CudaPackedWindows::Mapped;
+    std::unique_ptr<Engine> mapped;
+    st = Engine::create(mappedOptions, &mapped);
+    if (st.ok()) st = mapped->setTemplates(scene.objects);
+    if (!st.ok()) return std::fprintf(stderr, "mapped engine: %s\n", st.message().c_str()), 1;
+    if (!timeRegions(*mapped, view(), "pageable frame, mapped work buffer", &mappedRegions)) return 1;
+
+    // The frame in device memory: the windows are read where they lie.
     uint8_t* device = nullptr;
     if (cudaMalloc(reinterpret_cast<void**>(&device), pixels.size()) != cudaSuccess ||
         cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
       return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
     const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
-    for (int rep = 0; rep < frames; ++rep) {
-      std::vector<RegionResult> results;
-      const double t0 = nowMs();
-      st = engine->matchRegions(onDevice, windows, params, &results);
-      if (rep > 0) deviceRegions.push_back(nowMs() - t0);
-      if (!st.ok()) return std::fprintf(stderr, "matchRegions (device): %s\n", st.message().c_str()), 1;
-    }
+    if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions)) return 1;
     Tracker onGpu(to);
     for (int n = 0; n < frames; ++n) {
       scene.frame(n, &pixels);
@@ -227,8 +287,14 @@ int main(int argc, char** argv) {
   std::printf("| track with a full-frame search every 10 frames (mean) | %.3f | 1/%.1f |\n", amortised, d / amortised);
   if (!deviceRegions.empty()) {
     const double dr = bench::median(deviceRegions), dt = bench::median(deviceTrack);
+    const double pr = bench::median(pinnedRegions), pt = bench::median(pinnedTrack);
+    const double mr = bench::median(mappedRegions);
     std::printf("| matchRegions alone, frame in device memory | %.3f | 1/%.0f |\n", dr, d / dr);
     std::printf("| track, frame in device memory | %.3f | 1/%.0f |\n", dt, d / dt);
+    std::printf("| matchRegions alone, frame in pinned host memory (read in place) | %.3f | 1/%.0f |\n", pr, d / pr);
+    std::printf("| track, frame in pinned host memory (read in place) | %.3f | 1/%.0f |\n", pt, d / pt);
+    std::printf("| matchRegions alone, pageable frame, packed windows read mapped (not uploaded) | %.3f | 1/%.0f |\n",
+                mr, d / mr);
     std::printf("| baseline: the 16 windows' rows copied into pinned memory | %.3f | |\n",
                 bench::median(packWindows));
     std::printf("| baseline: their upload (%zu KB, pinned) and a stream sync | %.3f | |\n",

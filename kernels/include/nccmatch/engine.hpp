@@ -43,12 +43,25 @@ inline bool parseCudaNumerator(const std::string& text, CudaNumerator* n) {
   return false;
 }
 
+// CUDA backend, Engine::matchRegions on a host frame: how the kernels reach its windows. A frame
+// in pinned or registered host memory the device can address (cudaHostAlloc/cudaMallocHost,
+// cudaHostRegister; e.g. the element's buffer pool) is always read in place over the bus, nothing
+// packed or copied. A pageable frame's windows are packed into the engine's pinned work buffer
+// first; then Upload (default) copies them to the device with the call's descriptors (one DMA at
+// full bus bandwidth, expected faster than the kernel's scattered reads over the bus) and Mapped
+// has the kernels read them in place from that pinned buffer (no pixel bytes in the upload).
+enum class CudaPackedWindows { Upload, Mapped };
+inline const char* cudaPackedWindowsName(CudaPackedWindows w) {
+  return w == CudaPackedWindows::Mapped ? "mapped" : "upload";
+}
+
 struct EngineOptions {
   Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
   int cudaDevice = -1;              // -1: the current/first device
   int threads = 0;                  // CPU worker threads; 0: one per core
   CpuPath cpuPath = CpuPath::Auto;  // CPU backend only
   CudaNumerator cudaNumerator = CudaNumerator::Auto;  // CUDA backend only
+  CudaPackedWindows cudaPackedWindows = CudaPackedWindows::Upload;  // CUDA backend only
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/engine/host_memory.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "common/integer_math.hpp"
 
@@ -15,15 +16,6 @@ int bandRowsFor(int height) {
   const int bands = std::max(1, std::min(kMaxBands, height / 256));
   const int rows = (height + bands - 1) / bands;
   return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
-}
-
-// Pinned (or registered) host memory is copied from directly.
-bool isPinned(const uint8_t* data) {
-  cudaPointerAttributes attributes{};
-  const bool pinned = cudaPointerGetAttributes(&attributes, data) == cudaSuccess &&
-                      attributes.type == cudaMemoryTypeHost;
-  cudaGetLastError();  // a failed query is not an error of ours
-  return pinned;
 }
 
 }  // namespace
@@ -80,7 +72,7 @@ Status uploadFrame(const FrameView& frame, bool banded, UploadBuffers& buffers,
   out.pitch = pitch;
   // Anything but pinned memory goes through the staging buffer first, since an async copy from
   // pageable memory is neither async nor fast.
-  const bool pinned = isPinned(frame.data);
+  const bool pinned = hostRange(frame.data, (std::size_t(H) - 1) * frame.stride + std::size_t(W)).pinned;
   const uint8_t* source = frame.data;
   std::size_t sourcePitch = frame.stride;
   if (!pinned) {

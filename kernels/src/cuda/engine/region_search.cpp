@@ -7,6 +7,7 @@
 #include "common/integer_math.hpp"
 #include "common/region_peaks.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/engine/host_memory.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/region_scores.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
@@ -29,15 +30,16 @@ constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows hav
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 // One call's work area, the same layout in pinned host memory and on the device: what goes up in
-// one copy (every region's descriptor, the masked kernel's descriptors, host frames' pixels, own
-// templates, and the zeroed counters: the candidate count, each region's finished tiles and
-// above-threshold count), then what comes back in one copy (the counters again, each region's
-// best, the first candidates), then, on the device only, the other candidates, the fused regions'
-// above lists (one int a position) and their tiles' bests.
+// one copy (a pageable frame's packed pixels, unless the kernels read them in place from the host
+// copy; every region's descriptor, the masked kernel's descriptors, own templates, and the zeroed
+// counters: the candidate count, each region's finished tiles and above-threshold count), then
+// what comes back in one copy (the counters again, each region's best, the first candidates),
+// then, on the device only, the other candidates, the fused regions' above lists (one int a
+// position) and their tiles' bests.
 struct WorkLayout {
-  std::size_t descs = 0, maskedDescs = 0, pixels = 0, templates = 0, counters = 0, bests = 0, candidates = 0,
+  std::size_t pixels = 0, descs = 0, maskedDescs = 0, templates = 0, counters = 0, bests = 0, candidates = 0,
               above = 0, tileBests = 0, end = 0;
-  std::size_t upBytes() const { return bests; }
+  std::size_t upFrom(bool withPixels) const { return withPixels ? pixels : descs; }
   std::size_t downBytes(std::size_t capacity) const {
     return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
   }
@@ -46,9 +48,9 @@ struct WorkLayout {
 WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t pixelBytes,
                       std::size_t templateBytes, std::size_t capacity, std::size_t tileBests) {
   WorkLayout l;
-  l.maskedDescs = alignUp(regions * sizeof(RegionScoreDesc));
-  l.pixels = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
-  l.templates = l.pixels + alignUp(pixelBytes);
+  l.descs = alignUp(pixelBytes);
+  l.maskedDescs = l.descs + alignUp(regions * sizeof(RegionScoreDesc));
+  l.templates = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
   l.counters = l.templates + alignUp(templateBytes);
   l.bests = l.counters + alignUp(sizeof(int) + regions * (sizeof(unsigned) + sizeof(int)));
   l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
@@ -68,7 +70,7 @@ struct ScoredRegion {
   const uint8_t* layout = nullptr;     // bank or set template: its device fragments or masked layout
   TemplateStats stats;                 // bank or set template
   const TemplateImage* own = nullptr;  // own image: laid out this call (OwnTemplate)
-  std::size_t pixelOffset = 0;   // host frames: its pixels in the packed upload
+  std::size_t pixelOffset = 0;   // packed frames: its pixels in the work area's pixels
   std::size_t pitch = 0;
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
@@ -95,6 +97,14 @@ void copyRegionRows(uint8_t* dst, std::size_t dstPitch, const uint8_t* src, std:
   }
 }
 
+// Where the kernels read a frame's windows in place: a device frame, or a host frame in pinned or
+// registered memory mapped into the device's address space (zero-copy: nothing packed or
+// uploaded). Null for any other host frame (pageable): its windows are packed into the work area.
+const uint8_t* framePixelsForKernels(const FrameView& frame) {
+  if (frame.memory == MemoryKind::Device) return frame.data;
+  return hostRange(frame.data, (std::size_t(frame.height) - 1) * frame.stride + std::size_t(frame.width)).device;
+}
+
 void toFrame(const RegionQuery& r, Match* m) {
   m->x += r.x;
   m->y += r.y;
@@ -108,7 +118,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
                          const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
                          cudaStream_t stream, std::vector<RegionResult>* results) {
   results->assign(regions.size(), RegionResult());
-  const bool hostFrame = frame.memory == MemoryKind::Host;
+  const uint8_t* inPlace = framePixelsForKernels(frame);
+  const bool packed = inPlace == nullptr;
   std::vector<ScoredRegion> fused, masked;
   // Own images: one layout each, however many regions name them.
   std::map<const TemplateImage*, OwnTemplate> own;
@@ -153,7 +164,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     f.mapHeight = r.height - f.templateHeight + 1;
     f.mapOffset = mapDoubles;
     mapDoubles += std::size_t(f.mapWidth) * f.mapHeight;
-    if (hostFrame) {
+    if (packed) {
       f.pitch = alignUp(std::size_t(r.width));
       f.pixelOffset = pixelBytes;
       pixelBytes += f.pitch * std::size_t(r.height);
@@ -176,12 +187,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     }
   }
   if (fused.empty() && masked.empty()) return Status();
-  // Host frames: each region's rows packed, or, where the regions overlap so much that the
+  // Packed frames: each region's rows, or, where the regions overlap so much that the
   // rectangle holding them all is smaller (a coarse-to-fine refinement: thousands of regions
   // around a few places), that rectangle once.
   const std::size_t boundPitch = alignUp(std::size_t(std::max(0, boundX1 - boundX0)));
   const std::size_t boundBytes = boundPitch * std::size_t(std::max(0, boundY1 - boundY0));
-  const bool uploadBound = hostFrame && boundBytes < pixelBytes;
+  const bool uploadBound = packed && boundBytes < pixelBytes;
   if (uploadBound) pixelBytes = boundBytes;
   // One list for the peaks: the fused regions, then the masked ones.
   std::vector<ScoredRegion> scored = std::move(fused);
@@ -212,6 +223,13 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.counters + layout.downBytes(capacity)));
   uint8_t* host = hostWork_.as<uint8_t>();
   uint8_t* device = work_.as<uint8_t>();
+  // Packed pixels: uploaded with the descriptors, or (CudaPackedWindows::Mapped, where the work
+  // area's host copy is mapped) read by the kernels where they are packed.
+  const uint8_t* packedMapped = packed && packedWindows_ == CudaPackedWindows::Mapped
+                                    ? hostRange(host + layout.pixels, layout.descs - layout.pixels).device
+                                    : nullptr;
+  const bool uploadPixels = packed && packedMapped == nullptr;
+  const uint8_t* packedPixels = uploadPixels ? device + layout.pixels : packedMapped;
   // The pinned buffers may still feed the previous call's copies: that call synchronised.
   RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
   MaskedScoreDesc* maskedDescs = reinterpret_cast<MaskedScoreDesc*>(host + layout.maskedDescs);
@@ -222,16 +240,16 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     const RegionQuery& r = regions[f.region];
     RegionScoreDesc d;
     if (uploadBound) {
-      d.image = device + layout.pixels + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
+      d.image = packedPixels + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
       d.pitch = boundPitch;
-    } else if (hostFrame) {
+    } else if (packed) {
       copyRegionRows(host + layout.pixels + f.pixelOffset, f.pitch,
                      frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x), frame.stride,
                      std::size_t(r.width), r.height);
-      d.image = device + layout.pixels + f.pixelOffset;
+      d.image = packedPixels + f.pixelOffset;
       d.pitch = f.pitch;
     } else {
-      d.image = frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x);
+      d.image = inPlace + std::size_t(r.y) * frame.stride + std::size_t(r.x);
       d.pitch = frame.stride;
     }
     d.width = r.width;
@@ -266,9 +284,11 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
       std::memcpy(host + layout.pixels + std::size_t(y - boundY0) * boundPitch,
                   frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
   std::memset(host + layout.counters, 0, layout.bests - layout.counters);
-  // Up in one copy; the fused regions scored with their peaks in one launch, the masked ones scored
-  // then their peaks found; the samples back in one copy.
-  NCC_CUDA_CHECK(cudaMemcpyAsync(device, host, layout.upBytes(), cudaMemcpyHostToDevice, stream));
+  // Up in one copy (the packed pixels only where uploaded); the fused regions scored with their
+  // peaks in one launch, the masked ones scored then their peaks found; the samples back in one
+  // copy.
+  const std::size_t upFrom = layout.upFrom(uploadPixels);
+  NCC_CUDA_CHECK(cudaMemcpyAsync(device + upFrom, host + upFrom, layout.bests - upFrom, cudaMemcpyHostToDevice, stream));
   const RegionScoreDesc* deviceDescs = reinterpret_cast<const RegionScoreDesc*>(device + layout.descs);
   RegionPeakJob job;
   job.sign = goodnessSign(params.method);

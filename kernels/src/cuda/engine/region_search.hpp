@@ -7,9 +7,12 @@
 // the host ranks, suppresses and refines them as findPeaks does (common/region_peaks.hpp). Up goes
 // one copy: descriptors, zeroed counters, own images (RegionQuery::image: laid out and their
 // statistics made once a call however many regions name them; a prepared set's templates are on
-// the device already, region_templates.hpp) and, for host frames, only the regions' pixels, packed (or the
-// rectangle holding them all, where that is smaller: overlapping regions). Results are the CPU's
-// bit for bit.
+// the device already, region_templates.hpp) and, for pageable host frames, only the regions'
+// pixels, packed (or the rectangle holding them all, where that is smaller: overlapping regions;
+// CudaPackedWindows::Mapped leaves them in the pinned host copy for the kernels to read there).
+// Device frames and host frames in pinned or registered memory that the device can address (the
+// element's buffer pool) are read in place: no packing, no pixel bytes uploaded. Results are the
+// CPU's bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -27,6 +30,9 @@ namespace nccmatch::cuda {
 
 class RegionSearch {
  public:
+  explicit RegionSearch(CudaPackedWindows packedWindows = CudaPackedWindows::Upload)
+      : packedWindows_(packedWindows) {}
+
   // Regions already validated (validateRegions, against `sets`); waits for the stream before it
   // returns.
   Status run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
@@ -34,6 +40,7 @@ class RegionSearch {
              cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
+  CudaPackedWindows packedWindows_;
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
   DeviceBuffer work_, maps_;
 };

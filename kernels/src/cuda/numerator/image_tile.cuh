@@ -8,12 +8,49 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/numerator/chunk_shift.hpp"
+
 namespace nccmatch::cuda::image_tile {
+
+// The 16-byte aligned block at `block` as four words, bytes outside [begin, end) zero: one vector
+// load where the block lies whole inside, byte loads of its bytes inside otherwise (a load never
+// touches a byte outside the row it was asked for).
+__device__ __forceinline__ void loadBlock(const uint8_t* block, const uint8_t* begin, const uint8_t* end,
+                                          uint32_t (&words)[4]) {
+  if (block >= begin && block + 16 <= end) {
+    const uint4 v = *reinterpret_cast<const uint4*>(block);
+    words[0] = v.x;
+    words[1] = v.y;
+    words[2] = v.z;
+    words[3] = v.w;
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < 4; ++k) words[k] = 0;
+#pragma unroll
+  for (int b = 0; b < 16; ++b)
+    if (block + b >= begin && block + b < end) words[b >> 2] |= uint32_t(block[b]) << (8 * (b & 3));
+}
+
+// Bytes p .. p+15 of a row whose bytes are [begin, end) (begin <= p < end), those from end on
+// zero: the one or two aligned blocks holding them (loadBlock), shifted into place. Not inlined:
+// inlined, its words push the region kernel's SqDiff instance (64 registers) into spills.
+static __device__ __noinline__ uint4 loadUnalignedChunk(const uint8_t* p, const uint8_t* begin, const uint8_t* end) {
+  const unsigned shift = unsigned(reinterpret_cast<std::uintptr_t>(p) & 15);
+  const uint8_t* block = p - shift;
+  uint32_t lo[4], hi[4] = {0, 0, 0, 0}, out[4];
+  loadBlock(block, begin, end, lo);
+  if (shift != 0 && block + 16 < end) loadBlock(block + 16, begin, end, hi);
+  shiftChunk(lo, hi, shift, out);
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
 
 // Frame rows y0 .. y0+rows-1, columns from x0, into tile (pitchWords words a row) in 16-byte
 // chunks, `chunks` a row: cp.async where the chunk lies whole in the frame and both sides are
-// 16-byte aligned (every load in flight at once), bytes with zeros elsewhere. Ends with a
-// barrier. x0 must be a multiple of 16 for the aligned path to apply.
+// 16-byte aligned (every load in flight at once), elsewhere aligned vector loads shifted into
+// place (loadUnalignedChunk), zeros beyond the frame. Ends with a barrier. x0 must be a multiple
+// of 16 for the aligned path to apply. `image` may be host memory mapped under UVA (a pinned frame
+// read in place): its addresses are global ones, which cp.async and the vector loads read alike.
 template <int kThreads>
 __device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                                      bool chunkAligned, int x0, int y0, int rows, int chunks, int pitchWords,
@@ -28,15 +65,9 @@ __device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::siz
                        uint32_t(__cvta_generic_to_shared(dst))),
                    "l"(p));
     } else {
-      uint4 chunk = make_uint4(0, 0, 0, 0);
-#pragma unroll
-      for (int b = 0; b < 16; ++b) {
-        const uint32_t v = gy < height && gx + b < width ? uint32_t(p[b]) << (8 * (b & 3)) : 0u;
-        if (b < 4) chunk.x |= v;
-        else if (b < 8) chunk.y |= v;
-        else if (b < 12) chunk.z |= v;
-        else chunk.w |= v;
-      }
+      const uint8_t* row = image + std::size_t(gy) * pitch;
+      const uint4 chunk =
+          gy < height && gx < width ? loadUnalignedChunk(p, row, row + width) : make_uint4(0, 0, 0, 0);
       *reinterpret_cast<uint4*>(dst) = chunk;
     }
   }

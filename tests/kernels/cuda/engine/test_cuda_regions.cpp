@@ -2,11 +2,14 @@
 // of 1x1, odd sizes, at the frame's edges, smaller than their template, templates of 1x1 to 64x64
 // (the fused region kernel) and larger (the masked region kernel), own images, masked templates of
 // the bank and masked own images (the masked region kernel), host and device frames,
-// many regions of mixed sizes in one call; copyPatch from device memory; refusals. Skips
-// without a GPU.
+// many regions of mixed sizes in one call; host frames in pinned and registered memory (read in
+// place by the kernels) and pageable ones through the mapped work buffer
+// (CudaPackedWindows::Mapped); copyPatch from device memory; refusals. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
 
 #include "region_check.hpp"
@@ -94,6 +97,132 @@ TEST(CudaRegions, ManyRegionsOfMixedSizesInOneCall) {
     const Status st = gpu->matchRegions(img.view(), *list, params, &got);
     ASSERT_TRUE(st.ok()) << st.message();
     expectSameRegions(got, want, list == &windows ? "windows" : "random regions");
+  }
+}
+
+// A copy of an image's bytes (padding included) in page-locked host memory the device reads in
+// place: cudaMallocHost'd (the element's buffer pool), or a std::vector's own bytes registered
+// with cudaHostRegister. `offset` bytes into the allocation, so that a frame may start unaligned.
+struct HostFrameCopy {
+  enum Kind { MallocHost, Registered };
+  HostFrameCopy(const Image& img, Kind kind, std::size_t offset) : kind(kind) {
+    const std::size_t bytes = img.bytes.size() + offset;
+    if (kind == MallocHost) {
+      EXPECT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), bytes), cudaSuccess);
+      base = pinned;
+    } else {
+      registered.resize(bytes);
+      base = registered.data();
+      EXPECT_EQ(cudaHostRegister(base, bytes, cudaHostRegisterDefault), cudaSuccess);
+    }
+    std::memcpy(base + offset, img.bytes.data(), img.bytes.size());
+    view = img.view();
+    view.data = base + offset;
+  }
+  HostFrameCopy(const HostFrameCopy&) = delete;
+  HostFrameCopy& operator=(const HostFrameCopy&) = delete;
+  ~HostFrameCopy() {
+    if (kind == MallocHost) cudaFreeHost(pinned);
+    else cudaHostUnregister(base);
+  }
+  const char* name() const { return kind == MallocHost ? "cudaMallocHost frame" : "cudaHostRegister'ed frame"; }
+
+  Kind kind;
+  uint8_t* pinned = nullptr;
+  std::vector<uint8_t> registered;
+  uint8_t* base = nullptr;
+  FrameView view;
+};
+
+// Host frames the kernels read in place (pinned, registered) and pageable ones read from the
+// mapped work buffer, against the CPU Reference and the CUDA engine on the pageable frame: frames
+// with odd strides, starting unaligned, regions at the frame's borders, at x a multiple of 16 (a
+// pinned frame's cp.async path where the stride is too) and not, the fused and the masked kernel,
+// every method.
+TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  struct FrameCase {
+    int width, height;
+    std::size_t padding, offset;  // stride = width + padding; the frame starts offset bytes in
+    const char* what;
+  };
+  const std::vector<FrameCase> frames = {
+      {1920, 120, 0, 0, "1920x120, stride 1920"},
+      {301, 203, 32, 0, "301x203, stride 333"},
+      {157, 99, 6, 5, "157x99, stride 163, starting 5 bytes in"},
+      {160, 96, 0, 16, "160x96, stride 160, starting 16 bytes in"},
+  };
+  EngineOptions mappedOptions;
+  mappedOptions.backend = Backend::Cuda;
+  mappedOptions.cudaPackedWindows = CudaPackedWindows::Mapped;
+  std::unique_ptr<Engine> mapped;
+  ASSERT_TRUE(Engine::create(mappedOptions, &mapped).ok());
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  for (const FrameCase& fc : frames) {
+    SCOPED_TRACE(fc.what);
+    const Image img = makeImage(fc.width, fc.height, Fill::Random, fc.padding);
+    const int W = fc.width, H = fc.height;
+    std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
+                                       cutTemplate(img, 30, 20, 32, 32, "c32"), cutTemplate(img, 50, 40, 21, 21, "ring"),
+                                       makeTemplate(65, 20, Fill::Random, "wide")};
+    bank[3].mask = makeMask(21, 21, MaskShape::Ring);
+    const TemplateImage own = cutTemplate(img, W - 19, H - 13, 19, 13, "own");
+    const std::vector<RegionCase> cases = {
+        // x       y       w    h  template
+        {0, 0, W, H, 2},               // the whole frame
+        {0, 0, 1, 1, 0},               // 1x1 at the first pixel
+        {W - 40, H - 37, 40, 37, 1},   // bottom-right corner
+        {16, 8, 64, 50, 2},            // x a multiple of 16
+        {23, 11, 70, 60, 2},           // x not
+        {W - 77, 3, 77, 66, 3},        // right border, odd x, masked template (masked kernel)
+        {5, H - 45, 100, 45, 4},       // bottom border, 65 wide (masked kernel)
+        {W - 19, H - 13, 19, 13, -1},  // own image, exactly at its place in the corner
+        {40, 40, 20, 20, 2},           // smaller than its template: nothing
+    };
+    // With the whole frame among them a pageable frame's regions are packed as the rectangle
+    // holding them all; without it, one by one where their rows are fewer bytes than that
+    // rectangle (the 1920- and 301-wide frames), as the rectangle again on the small frames.
+    std::vector<RegionQuery> all, eachPacked;
+    for (const RegionCase& c : cases) {
+      const RegionQuery q{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr};
+      all.push_back(q);
+      if (c.w < W || c.h < H) eachPacked.push_back(q);
+    }
+    ASSERT_TRUE(cpu->setTemplates(bank).ok());
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    ASSERT_TRUE(mapped->setTemplates(bank).ok());
+    const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
+    const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
+    for (const std::vector<RegionQuery>* list : {&all, &eachPacked}) {
+      for (int m = 0; m <= 5; ++m) {
+        const std::vector<RegionQuery>& regions = *list;
+        MatchParams params;
+        params.method = Method(m);
+        params.maxMatches = 5;
+        params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
+        params.nmsIou = 0.2;
+        const std::string what = std::string(fc.what) + ", " + methodName(params.method) +
+                                 (list == &all ? ", with the whole frame, " : ", without the whole frame, ");
+        std::vector<RegionResult> want, pageable, got;
+        ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
+        Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
+        ASSERT_TRUE(st.ok()) << st.message();
+        expectSameRegions(pageable, want, what + "pageable frame");
+        for (const HostFrameCopy* copy : {&pinned, &registered}) {
+          st = gpu->matchRegions(copy->view, regions, params, &got);
+          ASSERT_TRUE(st.ok()) << st.message();
+          expectSameRegions(got, pageable, what + copy->name() + " against the pageable frame");
+          expectSameRegions(got, want, what + copy->name());
+        }
+        st = mapped->matchRegions(img.view(), regions, params, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        expectSameRegions(got, want, what + "pageable frame, mapped work buffer");
+        st = mapped->matchRegions(pinned.view, regions, params, &got);
+        ASSERT_TRUE(st.ok()) << st.message();
+        expectSameRegions(got, want, what + "cudaMallocHost frame, engine with the mapped work buffer");
+      }
+    }
   }
 }
 

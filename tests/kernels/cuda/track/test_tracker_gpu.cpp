@@ -1,7 +1,13 @@
 // The Tracker on the CUDA engine gives the CPU engine's tracks: the synthetic scenes of
 // tests/kernels/track (track_scene.hpp), frame by frame the same matches (positions, scores),
-// ids, states, lost and ended lists, also with template-update. Skips without a GPU.
+// ids, states, lost and ended lists, also with template-update, and with the GPU's frames in
+// pinned host memory (the element's buffer pool: the region kernels read the windows in place).
+// Skips without a GPU.
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
 
 #include "gpu_test_support.hpp"
 #include "nccmatch/tracker.hpp"
@@ -11,7 +17,19 @@
 namespace nccmatch::test {
 namespace {
 
-void expectSameTracks(double templateUpdate) {
+// Pinned host memory of `bytes` (cudaMallocHost), freed at the end.
+struct PinnedBytes {
+  explicit PinnedBytes(std::size_t bytes) {
+    EXPECT_EQ(cudaMallocHost(reinterpret_cast<void**>(&data), bytes), cudaSuccess);
+  }
+  PinnedBytes(const PinnedBytes&) = delete;
+  PinnedBytes& operator=(const PinnedBytes&) = delete;
+  ~PinnedBytes() { cudaFreeHost(data); }
+  uint8_t* data = nullptr;
+};
+
+// pinnedFrames: the GPU tracker's frames are copies in pinned host memory, the CPU's the images.
+void expectSameTracks(double templateUpdate, bool pinnedFrames = false) {
   TrackerOptions options;
   options.templateUpdate = templateUpdate;
   const Scene scene = trackingScene(options.lostFrames, testSeed());
@@ -24,12 +42,20 @@ void expectSameTracks(double templateUpdate) {
   params.threshold = 0.7;
   params.maxMatches = 8;
   int regionFrames = 0;
+  std::unique_ptr<PinnedBytes> pinned;
   for (int t = 0; t < 60; ++t) {
     std::vector<TruthBox> truth;
     const Image img = scene.frame(t, &truth);
+    FrameView gpuFrame = img.view();
+    if (pinnedFrames) {
+      if (!pinned) pinned = std::make_unique<PinnedBytes>(img.bytes.size());  // every frame is one size
+      ASSERT_NE(pinned->data, nullptr);
+      std::memcpy(pinned->data, img.bytes.data(), img.bytes.size());
+      gpuFrame.data = pinned->data;
+    }
     TrackerFrame want, got;
     ASSERT_TRUE(onCpu.track(*cpu, img.view(), params, &want).ok());
-    const Status st = onGpu.track(*gpu, img.view(), params, &got);
+    const Status st = onGpu.track(*gpu, gpuFrame, params, &got);
     ASSERT_TRUE(st.ok()) << st.message();
     const std::string where = "frame " + std::to_string(t) + " seed " + std::to_string(scene.seed);
     EXPECT_EQ(got.fullFrameSearch, want.fullFrameSearch) << where;
@@ -59,6 +85,11 @@ TEST(TrackerGpu, SameTracksAsTheCpu) {
 TEST(TrackerGpu, SameTracksAsTheCpuWithTemplateUpdate) {
   SKIP_WITHOUT_GPU();
   expectSameTracks(0.4);
+}
+
+TEST(TrackerGpu, SameTracksAsTheCpuOnPinnedHostFrames) {
+  SKIP_WITHOUT_GPU();
+  expectSameTracks(0.4, true);
 }
 
 }  // namespace
