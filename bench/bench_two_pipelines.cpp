@@ -23,6 +23,7 @@
 #include <gst/gst.h>
 #ifdef NCCMATCH_HAVE_GST_CUDA
 #include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudautils.h>
 #endif
 #include <glib/gstdio.h>
@@ -173,7 +174,8 @@ class Pipeline {
     }
 #ifdef NCCMATCH_HAVE_GST_CUDA
     if (pipeline_ != nullptr && o.separateContexts && o.device == "cuda") {
-      own_ = gst_cuda_context_new(0);
+      own_ = gst_cuda_load_library() ? gst_cuda_context_new(0) : nullptr;
+      if (own_ == nullptr) std::fprintf(stderr, "--contexts separate: no gstcuda context could be made\n");
       GstBus* bus = gst_element_get_bus(pipeline_);
       gst_bus_set_sync_handler(bus, answerNeedContext, this, nullptr);
       gst_object_unref(bus);
