@@ -60,6 +60,10 @@ if [ "${GPU_TEST_SKIP_BENCH:-0}" != 1 ]; then
       bash bench/rotations_opencv.sh "$b" 1 8 2 >>"$logs/$name.log" 2>&1
       rc=$?
     fi
+    # bench_two_pipelines: then the same run's baseline, each pipeline in a CUDA context of its own
+    # (exits 1 when unfair: expected there, so not counted); bench_bank: then the sliced GEMM.
+    [ "$name" = bench_two_pipelines ] && "$b" --contexts separate >>"$logs/$name.log" 2>&1
+    [ "$name" = bench_bank ] && { "$b" --gemm-only --sliced >>"$logs/$name.log" 2>&1 || rc=1; }
     summary+=("$(printf '%-28s %-4s (table in %s)' "$name" "$([ $rc = 0 ] && echo ok || echo FAIL)" "$logs/$name.log")")
     [ $rc != 0 ] && status=1
     cat "$logs/$name.log"
