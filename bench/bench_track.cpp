@@ -99,7 +99,9 @@ int main(int argc, char** argv) {
       if (b != "auto" && b != "cpu" && b != "cuda") return std::fprintf(stderr, "--backend auto|cpu|cuda\n"), 2;
       backend = b == "cuda" ? Backend::Cuda : (b == "cpu" ? Backend::Cpu : Backend::Auto);
     } else if (a == "--frames" && i + 1 < argc) {
-      frames = std::max(3, std::atoi(argv[++i]));
+      frames = std::atoi(argv[++i]);
+      // The objects move 2 px a frame right and 1 down: past frame 200 their windows leave the frame.
+      if (frames < 3 || frames > 200) return std::fprintf(stderr, "--frames: 3 to 200\n"), 2;
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::max(0, std::atoi(argv[++i]));
     } else {
