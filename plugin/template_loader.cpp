@@ -4,10 +4,17 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "pipeline_errors.hpp"
+#include "pnm_header.hpp"
 
 namespace nccmatch::plugin {
 
@@ -15,6 +22,10 @@ namespace {
 
 // How long a file may take to produce its first decoded image.
 constexpr GstClockTime kDecodeTimeout = 10 * GST_SECOND;
+// How long loadTemplateFile waits for the decoding thread: the decoding's bound and its teardown.
+constexpr std::chrono::seconds kLoadTimeout(11);
+// The bytes a PNM header is looked for in (comments included).
+constexpr std::size_t kPnmHeadBytes = 64 * 1024;
 
 struct PipelineDeleter {
   void operator()(GstElement* pipeline) const {
@@ -222,7 +233,8 @@ std::string templateNameFromPath(const std::string& path) {
   return name;
 }
 
-bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error) {
+// Decodes `path` on the calling thread (loadTemplateFile bounds it in time).
+static bool decodeTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error) {
   if (path.empty()) return fail(error, TemplateLoadFailure::NotFound, path, "the file name is empty");
   if (!g_file_test(path.c_str(), G_FILE_TEST_EXISTS))
     return fail(error, TemplateLoadFailure::NotFound, path, "no such file");
@@ -230,12 +242,21 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
     return fail(error, TemplateLoadFailure::Unreadable, path, "it is a directory, not an image file");
   FILE* probe = std::fopen(path.c_str(), "rb");
   if (probe == nullptr) return fail(error, TemplateLoadFailure::Unreadable, path, "cannot be opened for reading");
-  char magic[2] = {0, 0};
-  std::size_t magicBytes = std::fread(magic, 1, 2, probe);
+  std::vector<uint8_t> head(kPnmHeadBytes);
+  head.resize(std::fread(head.data(), 1, head.size(), probe));
+  std::fseek(probe, 0, SEEK_END);
+  const long fileSize = std::ftell(probe);
   std::fclose(probe);
   // GStreamer's type finder needs more bytes than a tiny PNM image (e.g. a 2x2 PGM) has, so PNM
-  // files (magic "P1".."P6") go straight to pnmdec; everything else is typefound by decodebin.
-  bool pnm = magicBytes == 2 && magic[0] == 'P' && magic[1] >= '1' && magic[1] <= '6';
+  // files (magic "P1".."P6") go straight to pnmdec, once their header adds up (PnmHeader: pnmdec
+  // crashes on some that do not); everything else is typefound by decodebin.
+  bool pnm = head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6';
+  if (pnm) {
+    PnmHeader header;
+    std::string why;
+    if (!parsePnmHeader(head.data(), head.size(), fileSize < 0 ? 0 : std::size_t(fileSize), &header, &why))
+      return fail(error, TemplateLoadFailure::Undecodable, path, "not a decodable image (" + why + ")");
+  }
   std::string buildError;
   GstElement* raw = makeDecodingPipeline(pnm, &buildError);
   if (raw == nullptr)
@@ -301,6 +322,45 @@ bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, T
   copied = copyAlphaMask(alpha, path, image, error);
   gst_sample_unref(alpha);
   return copied;
+}
+
+bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error) {
+  // The decoding runs on a thread of its own and is waited for up to kLoadTimeout: a decoder that
+  // never returns (GStreamer 1.22's jpegdec spins forever on some truncated JPEG streams:
+  // tests/fuzz/fuzz_template_loader) would otherwise hold the caller, since neither the pipeline's
+  // bound nor its teardown can stop a streaming thread inside a decoder. Such a thread is left
+  // behind with its pipeline, and the load fails naming the file.
+  struct Load {
+    std::mutex mutex;
+    std::condition_variable done;
+    bool finished = false;
+    bool ok = false;
+    nccmatch::TemplateImage image;
+    TemplateLoadError error;
+  };
+  auto load = std::make_shared<Load>();
+  std::thread([load, path] {
+    nccmatch::TemplateImage decoded;
+    TemplateLoadError why;
+    const bool ok = decodeTemplateFile(path, &decoded, &why);
+    std::lock_guard<std::mutex> lock(load->mutex);
+    load->ok = ok;
+    load->image = std::move(decoded);
+    load->error = std::move(why);
+    load->finished = true;
+    load->done.notify_all();
+  }).detach();
+  std::unique_lock<std::mutex> lock(load->mutex);
+  if (!load->done.wait_for(lock, kLoadTimeout, [&] { return load->finished; }))
+    return fail(error, TemplateLoadFailure::Undecodable, path,
+                "no image was decoded within " + std::to_string(kLoadTimeout.count()) +
+                    " seconds (the decoder does not return; its thread is left behind)");
+  if (!load->ok) {
+    if (error != nullptr) *error = std::move(load->error);
+    return false;
+  }
+  *image = std::move(load->image);
+  return true;
 }
 
 bool loadTemplateMask(const std::string& path, std::size_t entry, nccmatch::TemplateImage* t,

@@ -98,8 +98,10 @@ for target in "${targets[@]}"; do
   corpus=$build/fuzz-corpus/$target
   artifacts=$build/fuzz-artifacts/$target/
   mkdir -p "$corpus" "$artifacts" "$committed"
-  # -timeout: the loader's own bound on one file is 10 s; -rss_limit_mb: a runaway allocation.
-  flags=(-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts")
+  # -timeout: the loader gives up on one file after 11 s, and libFuzzer runs an input a second
+  # time when it suspects a leak (a decoder thread the loader left spinning looks like one);
+  # -rss_limit_mb: a runaway allocation.
+  flags=(-timeout=60 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts")
   log=$build/fuzz-$target.log
   jobs=${FUZZ_JOBS:-1}
   echo "== $target: replaying $(find "$committed" -type f | wc -l) committed inputs, then fuzzing ($budget_flag)"
@@ -118,7 +120,7 @@ for target in "${targets[@]}"; do
     job_budget=$budget_flag
     case "$budget_flag" in -runs=*) job_budget=-runs=$(((${budget_flag#-runs=} + jobs - 1) / jobs)) ;; esac
     abs() { (cd "$1" && pwd); }
-    job_flags=(-timeout=30 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$(abs "$artifacts")/")
+    job_flags=(-timeout=60 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$(abs "$artifacts")/")
     inputs=("$(abs "$corpus")" "$(abs "$seeds/$target")" "$(abs "$committed")")
     job_exe=$(abs "$(dirname "$exe")")/$target
     ok=0

@@ -181,6 +181,72 @@ TEST_F(TemplateLoader, ContainerFileIsRefusedAtOnce) {
   }
 }
 
+// Found by tests/fuzz/fuzz_template_loader on the H200 host (corpus/fuzz_template_loader/pnm-*):
+// GStreamer 1.22's pnmdec crashed the process on a P6 header without its maxval and a P4 header
+// without its height. Every PNM header is now checked first (plugin/pnm_header.hpp): such files
+// are refused at once, naming what is wrong, and a well-formed one still loads.
+TEST_F(TemplateLoader, MalformedPnmHeaderIsRefusedNamingWhy) {
+  struct Case {
+    const char* label;
+    std::string bytes;
+    const char* why;  // in the message
+  };
+  const Case cases[] = {
+      {"no-maxval.ppm", std::string("P6\n1 1\n#5\x88\0", 11), "no maxval"},
+      {"no-height.pbm", "P4\n4 ##\xfb\xa5", "no height"},
+      {"no-width.pgm", "P5\n", "no width"},
+      {"magic-only.pgm", "P5", "not followed by whitespace"},
+      {"zero-width.pgm", "P5\n0 2\n255\n", "is 0x2"},
+      {"huge.pgm", "P5\n70000 2\n255\n", "is 70000x2"},
+      {"zero-maxval.pgm", "P5\n2 2\n0\n\1\2\3\4", "maxval is 0"},
+      {"big-maxval.pgm", "P5\n2 2\n70000\n\1\2\3\4", "maxval is 70000"},
+      {"short.pgm", "P5\n2 2\n255\n\1\2\3", "holds 3 bytes but a 2x2 P5 image needs 4"},
+      {"short16.pgm", "P5\n2 2\n65535\n\1\2\3\4\5\6\7", "needs 8"},
+      {"short.ppm", "P6\n1 1\n255\n\1\2", "needs 3"},
+      {"short.pbm", "P4\n9 2\n\1\2\3", "needs 4"},
+      {"glued.pgm", "P5\n2 2\n255\1\2\3\4", "without the whitespace byte"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    const std::string path = dir.path(c.label);
+    nccmatch::test::writeBytes(path, std::vector<uint8_t>(c.bytes.begin(), c.bytes.end()));
+    TemplateImage loaded;
+    TemplateLoadError error;
+    EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+    EXPECT_EQ(error.kind, TemplateLoadFailure::Undecodable);
+    EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+    EXPECT_NE(error.message.find(c.why), std::string::npos) << error.message;
+  }
+  // Comments anywhere in the header, one whitespace byte before the pixels.
+  const std::string good = std::string("P5 # a comment\n2 # another\n2\n255\n") + "\x01\x02\x03\x04";
+  const std::string path = dir.path("commented.pgm");
+  nccmatch::test::writeBytes(path, std::vector<uint8_t>(good.begin(), good.end()));
+  TemplateImage loaded;
+  TemplateLoadError error;
+  ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
+  EXPECT_EQ(loaded.width, 2);
+  EXPECT_EQ(loaded.height, 2);
+  EXPECT_EQ(loaded.pixels, (std::vector<uint8_t>{1, 2, 3, 4}));
+}
+
+// Found by tests/fuzz/fuzz_template_loader on the H200 host (corpus/fuzz_template_loader/jpeg-
+// double-soi-...): GStreamer 1.22's jpegdec spins forever on two JPEG start markers and a few
+// bytes, inside the loader's state change, so neither its 10-second bound nor its teardown ended
+// the load. The decoding now runs on a thread the loader waits for at most 11 s: the load fails
+// then, naming the file, and the spinning thread is left behind.
+TEST_F(TemplateLoader, DecoderThatNeverReturnsFailsWithinTheBound) {
+  const std::string path = dir.path("spin.jpg");
+  nccmatch::test::writeBytes(path, {0xff, 0xd8, 0xff, 0xd8, 0xff, 0xff, 0xff, 0xff, 0xff, 0x49});
+  TemplateImage loaded;
+  TemplateLoadError error;
+  const gint64 start = g_get_monotonic_time();
+  EXPECT_FALSE(loadTemplateFile(path, &loaded, &error));
+  const double seconds = double(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+  EXPECT_LT(seconds, 13.0);
+  EXPECT_EQ(error.kind, TemplateLoadFailure::Undecodable);
+  EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
+}
+
 // Found by tests/fuzz/fuzz_template_loader (corpus/fuzz_template_loader/asf-error-dropped-...): a
 // corrupt ASF header makes asfdemux (pull mode) fail from its own streaming thread while decodebin
 // is still starting it, and decodebin2 drops such errors: a race, one load in 4 to 100 waited out
