@@ -29,7 +29,7 @@ std::string templateNameFromPath(const std::string& path);
 // Decodes the first image of `path` and converts it to GRAY8 (tightly packed). An image with an
 // alpha channel (PNG with transparency, gray + alpha, ...) gives the template's mask: alpha below
 // kMaskThreshold is ignored; no mask when no pixel is. Blocks until the file is decoded or fails
-// (at most a few seconds for a file that never produces an image).
+// (at most 11 s for a file whose decoder never produces an image or never returns).
 bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error);
 
 // Decodes a mask file for `t` (its gray level: below kMaskThreshold ignored) into t->mask,
