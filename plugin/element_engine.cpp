@@ -182,10 +182,15 @@ bool refreshBank(GstNccMatch* self, const Settings& settings, const nccmatch::Te
   return installWhileRunning(self, std::move(bank), settings, levels, cpuMayTakeOver);
 }
 
-bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
+bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request, bool onDevice,
                         nccmatch::TemplateImage* out) {
   GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, GST_MAP_READ)) {
+  const GstMapFlags flags = GstMapFlags(GST_MAP_READ
+#ifdef NCCMATCH_HAVE_GST_CUDA
+                                        | (onDevice ? GST_MAP_CUDA : 0)
+#endif
+  );
+  if (!gst_video_frame_map(&frame, &GST_VIDEO_FILTER(self)->in_info, buffer, flags)) {
     GST_ELEMENT_WARNING(self, STREAM, FAILED, ("grab-template: could not read the frame; keeping the previous templates"),
                         (nullptr));
     return false;
@@ -199,9 +204,26 @@ bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest&
     out->pixels.resize(std::size_t(request.width) * request.height);
     const auto* plane = static_cast<const uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, 0));
     const std::size_t stride = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&frame, 0));
-    for (int y = 0; y < request.height; ++y)
-      std::memcpy(out->pixels.data() + std::size_t(y) * request.width,
-                  plane + std::size_t(request.y + y) * stride + std::size_t(request.x), std::size_t(request.width));
+    if (onDevice) {
+      // Only the box comes to the host (the engine's copy), not the whole plane and its padding.
+      const nccmatch::FrameView view{plane, width, height, stride, nccmatch::MemoryKind::Device};
+      nccmatch::plugin::CudaContextScope scope(self->stream->engineContext);
+      const nccmatch::Status copied =
+          self->stream->engine->copyPatch(view, request.x, request.y, request.width, request.height, &out->pixels);
+      if (!copied.ok()) {
+        gst_video_frame_unmap(&frame);
+        GST_ELEMENT_WARNING(self, STREAM, FAILED,
+                            ("grab-template: could not read the box from the frame's CUDA memory (%s); keeping the "
+                             "previous templates",
+                             copied.message().c_str()),
+                            (nullptr));
+        return false;
+      }
+    } else {
+      for (int y = 0; y < request.height; ++y)
+        std::memcpy(out->pixels.data() + std::size_t(y) * request.width,
+                    plane + std::size_t(request.y + y) * stride + std::size_t(request.x), std::size_t(request.width));
+    }
   }
   gst_video_frame_unmap(&frame);
   if (!inside)

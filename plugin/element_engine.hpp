@@ -70,10 +70,12 @@ GstCudaContext* ensureCudaContext(GstNccMatch* self, int deviceId);
 bool moveEngineToContext(GstNccMatch* self, GstCudaContext* context);
 #endif
 
-// Cuts the patch of a grab-template request from `buffer`'s luma plane (mapped for reading by
-// itself, so CUDA memory comes to the host through GStreamer). False, with a warning, when the
-// box is not inside the frame or the buffer cannot be read.
-bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request,
+// Cuts the patch of a grab-template request from `buffer`'s luma plane. onDevice (CUDA memory of
+// the engine's own context): the plane is mapped as CUDA memory and the engine copies only the box
+// (GStreamer's host mapping would download the whole plane, padding included); else it is mapped
+// for reading on the host. False, with a warning, when the box is not inside the frame or the
+// buffer cannot be read.
+bool cutGrabbedTemplate(GstNccMatch* self, GstBuffer* buffer, const GrabRequest& request, bool onDevice,
                         nccmatch::TemplateImage* out);
 
 }  // namespace nccmatch::plugin::element

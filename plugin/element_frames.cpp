@@ -353,7 +353,9 @@ GstFlowReturn prepareEngine(GstNccMatch* self, InFlightFrame& f, const EngineCha
   }
   if (changes.bank && f.settings.grab) {
     nccmatch::TemplateImage patch;
-    if (cutGrabbedTemplate(self, f.buffer, *f.settings.grab, &patch)) *grabbed = std::move(patch);
+    // The frame's CUDA memory is read by the engine when it is of the engine's context.
+    const bool onDevice = f.cuda && !changes.context;
+    if (cutGrabbedTemplate(self, f.buffer, *f.settings.grab, onDevice, &patch)) *grabbed = std::move(patch);
   }
 #ifdef NCCMATCH_HAVE_GST_CUDA
   if (changes.context && !moveEngineToContext(self, changes.memoryContext)) return GST_FLOW_ERROR;
