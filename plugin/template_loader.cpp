@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "jpeg_header.hpp"
 #include "pipeline_errors.hpp"
 #include "pnm_header.hpp"
 
@@ -24,7 +25,8 @@ namespace {
 constexpr GstClockTime kDecodeTimeout = 10 * GST_SECOND;
 // How long loadTemplateFile waits for the decoding thread: the decoding's bound and its teardown.
 constexpr std::chrono::seconds kLoadTimeout(11);
-// The bytes a PNM header is looked for in (comments included).
+// The bytes a PNM header (comments included) or a JPEG's segments before its first scan are
+// looked for in.
 constexpr std::size_t kPnmHeadBytes = 64 * 1024;
 
 struct PipelineDeleter {
@@ -251,10 +253,18 @@ static bool decodeTemplateFile(const std::string& path, nccmatch::TemplateImage*
   // files (magic "P1".."P6") go straight to pnmdec, once their header adds up (PnmHeader: pnmdec
   // crashes on some that do not); everything else is typefound by decodebin.
   bool pnm = head.size() >= 2 && head[0] == 'P' && head[1] >= '1' && head[1] <= '6';
+  const std::size_t bytes = fileSize < 0 ? 0 : std::size_t(fileSize);
   if (pnm) {
     PnmHeader header;
     std::string why;
-    if (!parsePnmHeader(head.data(), head.size(), fileSize < 0 ? 0 : std::size_t(fileSize), &header, &why))
+    if (!parsePnmHeader(head.data(), head.size(), bytes, &header, &why))
+      return fail(error, TemplateLoadFailure::Undecodable, path, "not a decodable image (" + why + ")");
+  }
+  // A JPEG's segments are walked to its first scan first (JpegHeader: jpegdec spins forever on
+  // some that do not add up).
+  if (looksLikeJpeg(head.data(), head.size())) {
+    std::string why;
+    if (!checkJpegHeader(head.data(), head.size(), bytes, &why))
       return fail(error, TemplateLoadFailure::Undecodable, path, "not a decodable image (" + why + ")");
   }
   std::string buildError;
