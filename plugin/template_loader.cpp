@@ -125,11 +125,14 @@ constexpr int kAutoplugSkip = 2;
 // truncated GIF header, "GIF8" and 5 bytes, and the pipeline cannot be stopped while its
 // streaming thread is inside the demuxer), and flvdemux (an "FLV" header with a bad tag: its
 // error, "Got EOS before any data", was dropped by decodebin, which was still trying it, so the
-// load failed only at the bound). Skipped, such a file has no decoder and fails at once. The
-// other demuxers stay: a video file in a container they read gives its first frame.
+// load failed only at the bound), and rmdemux (a RealMedia ".RMF" header and a few bytes: the
+// load waited out the bound). Skipped, such a file has no decoder and fails at once. The other
+// demuxers stay: a video file in a container they read gives its first frame.
 int skipContainerDemuxers(GstElement*, GstPad*, GstCaps*, GstElementFactory* factory, gpointer) {
   const gchar* name = GST_OBJECT_NAME(factory);
-  return g_str_has_prefix(name, "avdemux_") || std::strcmp(name, "flvdemux") == 0 ? kAutoplugSkip : kAutoplugTry;
+  return g_str_has_prefix(name, "avdemux_") || std::strcmp(name, "flvdemux") == 0 || std::strcmp(name, "rmdemux") == 0
+             ? kAutoplugSkip
+             : kAutoplugTry;
 }
 
 // Nor is any audio stream: decodebin stops at audio caps (the pad is left unlinked and the load

@@ -169,9 +169,12 @@ TEST_F(TemplateLoader, ContainerFileIsRefusedAtOnce) {
   flv.resize(65, 0);
   flv.resize(91, 0x9a);
   for (char c : std::string("G8F")) flv.push_back(uint8_t(c));
+  // A RealMedia header (".RMF" and a few bytes): rmdemux never finished either (also skipped).
+  const std::vector<uint8_t> rm = {'.', 'R', 'M', 'F', 0x08, '1', ' ', '1', '\n', '5', '\n', 0xff, 0x80, 0x00};
   const BadFile cases[] = {
       {"fuzz.flv", flv, TemplateLoadFailure::Undecodable},
       {"fuzz.png", flv, TemplateLoadFailure::Undecodable},
+      {"fuzz.rm", rm, TemplateLoadFailure::Undecodable},
   };
   for (const BadFile& c : cases) {
     SCOPED_TRACE(c.label);
