@@ -337,42 +337,90 @@ static bool decodeTemplateFile(const std::string& path, nccmatch::TemplateImage*
   return copied;
 }
 
+namespace {
+
+// One load handed to the decoding thread, and its outcome.
+struct DecodeJob {
+  std::string path;
+  std::mutex mutex;
+  std::condition_variable done;
+  bool finished = false;
+  bool ok = false;
+  nccmatch::TemplateImage image;
+  TemplateLoadError error;
+};
+
+// The thread that decodes template files, one at a time, for as long as the process runs: the
+// per-thread data GLib and GStreamer make stay with a live thread (a thread per load would leave
+// them to a finished one, which LeakSanitizer reports as leaks). A load that outlasts the bound
+// leaves its thread stuck in the decoder; the next load starts a new one.
+class DecodingThread {
+ public:
+  static std::shared_ptr<DecodingThread> start() {
+    auto thread = std::make_shared<DecodingThread>();
+    std::thread([thread] { thread->run(); }).detach();
+    return thread;
+  }
+  void submit(std::shared_ptr<DecodeJob> job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending_ = std::move(job);
+    wake_.notify_one();
+  }
+
+ private:
+  [[noreturn]] void run() {
+    for (;;) {
+      std::shared_ptr<DecodeJob> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return pending_ != nullptr; });
+        job = std::move(pending_);
+      }
+      nccmatch::TemplateImage decoded;
+      TemplateLoadError why;
+      const bool ok = decodeTemplateFile(job->path, &decoded, &why);
+      std::lock_guard<std::mutex> lock(job->mutex);
+      job->ok = ok;
+      job->image = std::move(decoded);
+      job->error = std::move(why);
+      job->finished = true;
+      job->done.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::shared_ptr<DecodeJob> pending_;
+};
+
+}  // namespace
+
 bool loadTemplateFile(const std::string& path, nccmatch::TemplateImage* image, TemplateLoadError* error) {
-  // The decoding runs on a thread of its own and is waited for up to kLoadTimeout: a decoder that
-  // never returns (GStreamer 1.22's jpegdec spins forever on some truncated JPEG streams:
-  // tests/fuzz/fuzz_template_loader) would otherwise hold the caller, since neither the pipeline's
-  // bound nor its teardown can stop a streaming thread inside a decoder. Such a thread is left
-  // behind with its pipeline, and the load fails naming the file.
-  struct Load {
-    std::mutex mutex;
-    std::condition_variable done;
-    bool finished = false;
-    bool ok = false;
-    nccmatch::TemplateImage image;
-    TemplateLoadError error;
-  };
-  auto load = std::make_shared<Load>();
-  std::thread([load, path] {
-    nccmatch::TemplateImage decoded;
-    TemplateLoadError why;
-    const bool ok = decodeTemplateFile(path, &decoded, &why);
-    std::lock_guard<std::mutex> lock(load->mutex);
-    load->ok = ok;
-    load->image = std::move(decoded);
-    load->error = std::move(why);
-    load->finished = true;
-    load->done.notify_all();
-  }).detach();
-  std::unique_lock<std::mutex> lock(load->mutex);
-  if (!load->done.wait_for(lock, kLoadTimeout, [&] { return load->finished; }))
+  // The decoding runs on the decoding thread and is waited for up to kLoadTimeout: a decoder that
+  // never returns (GStreamer 1.22's jpegdec spun forever on a truncated JPEG stream, inside the
+  // state change: tests/fuzz/fuzz_template_loader) would otherwise hold the caller, since neither
+  // the pipeline's bound nor its teardown can stop a streaming thread inside a decoder. Such a
+  // thread is left behind with its pipeline, and the load fails naming the file. Loads of the
+  // process take turns.
+  static std::mutex loads;
+  static std::shared_ptr<DecodingThread>* decoding = new std::shared_ptr<DecodingThread>();
+  std::lock_guard<std::mutex> turn(loads);
+  if (*decoding == nullptr) *decoding = DecodingThread::start();
+  auto job = std::make_shared<DecodeJob>();
+  job->path = path;
+  (*decoding)->submit(job);
+  std::unique_lock<std::mutex> lock(job->mutex);
+  if (!job->done.wait_for(lock, kLoadTimeout, [&] { return job->finished; })) {
+    decoding->reset();  // stuck in a decoder: the next load gets a new thread
     return fail(error, TemplateLoadFailure::Undecodable, path,
                 "no image was decoded within " + std::to_string(kLoadTimeout.count()) +
                     " seconds (the decoder does not return; its thread is left behind)");
-  if (!load->ok) {
-    if (error != nullptr) *error = std::move(load->error);
+  }
+  if (!job->ok) {
+    if (error != nullptr) *error = std::move(job->error);
     return false;
   }
-  *image = std::move(load->image);
+  *image = std::move(job->image);
   return true;
 }
 
