@@ -15,6 +15,7 @@
 
 #include "jpeg_header.hpp"
 #include "pipeline_errors.hpp"
+#include "pipeline_release.hpp"
 #include "pnm_header.hpp"
 
 namespace nccmatch::plugin {
@@ -29,11 +30,9 @@ constexpr std::chrono::seconds kLoadTimeout(11);
 // looked for in.
 constexpr std::size_t kPnmHeadBytes = 64 * 1024;
 
+// Frees the pipeline only once it is in NULL throughout (pipeline_release.hpp).
 struct PipelineDeleter {
-  void operator()(GstElement* pipeline) const {
-    gst_element_set_state(pipeline, GST_STATE_NULL);
-    gst_object_unref(pipeline);
-  }
+  void operator()(GstElement* pipeline) const { releasePipeline(pipeline); }
 };
 using PipelinePtr = std::unique_ptr<GstElement, PipelineDeleter>;
 
