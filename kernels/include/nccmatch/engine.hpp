@@ -43,16 +43,24 @@ inline bool parseCudaNumerator(const std::string& text, CudaNumerator* n) {
   return false;
 }
 
-// CUDA backend, Engine::matchRegions on a host frame: how the kernels reach its windows. A frame
-// in pinned or registered host memory the device can address (cudaHostAlloc/cudaMallocHost,
-// cudaHostRegister; e.g. the element's buffer pool) is always read in place over the bus, nothing
-// packed or copied. A pageable frame's windows are packed into the engine's pinned work buffer
-// first; then Upload (default) copies them to the device with the call's descriptors (one DMA at
-// full bus bandwidth, expected faster than the kernel's scattered reads over the bus) and Mapped
-// has the kernels read them in place from that pinned buffer (no pixel bytes in the upload).
+// CUDA backend, Engine::matchRegions on a pageable host frame: its windows are packed into the
+// engine's pinned work buffer first; then Upload (default) copies them to the device with the
+// call's descriptors (one DMA at full bus bandwidth, faster than the kernel's scattered reads over
+// the bus) and Mapped has the kernels read them in place from that pinned buffer (no pixel bytes
+// in the upload).
 enum class CudaPackedWindows { Upload, Mapped };
 inline const char* cudaPackedWindowsName(CudaPackedWindows w) {
   return w == CudaPackedWindows::Mapped ? "mapped" : "upload";
+}
+
+// CUDA backend, Engine::matchRegions on a host frame in pinned or registered memory the device
+// can address (cudaHostAlloc/cudaMallocHost, cudaHostRegister; e.g. the element's buffer pool):
+// nothing is packed or copied by the CPU. Gather (default) has one copy kernel read the windows
+// over the bus into device memory, every row in flight at once and each byte once, before the
+// scoring kernels; InPlace has the scoring kernels' tile loads read them over the bus.
+enum class CudaMappedFrames { Gather, InPlace };
+inline const char* cudaMappedFramesName(CudaMappedFrames m) {
+  return m == CudaMappedFrames::InPlace ? "in-place" : "gather";
 }
 
 struct EngineOptions {
@@ -62,6 +70,7 @@ struct EngineOptions {
   CpuPath cpuPath = CpuPath::Auto;  // CPU backend only
   CudaNumerator cudaNumerator = CudaNumerator::Auto;  // CUDA backend only
   CudaPackedWindows cudaPackedWindows = CudaPackedWindows::Upload;  // CUDA backend only
+  CudaMappedFrames cudaMappedFrames = CudaMappedFrames::Gather;     // CUDA backend only
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

@@ -54,7 +54,7 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
     return Status::error("CUDA device " + std::to_string(device) + " requested but only " +
                          std::to_string(count) + " present");
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
-  e->regions_ = RegionSearch(options.cudaPackedWindows);
+  e->regions_ = RegionSearch(options.cudaPackedWindows, options.cudaMappedFrames);
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());

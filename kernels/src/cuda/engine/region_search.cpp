@@ -6,6 +6,7 @@
 
 #include "common/integer_math.hpp"
 #include "common/region_peaks.hpp"
+#include "cuda/copy/window_gather.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/engine/host_memory.hpp"
 #include "cuda/numerator/masked_scores.hpp"
@@ -31,26 +32,28 @@ std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 
 // One call's work area, the same layout in pinned host memory and on the device: what goes up in
 // one copy (a pageable frame's packed pixels, unless the kernels read them in place from the host
-// copy; every region's descriptor, the masked kernel's descriptors, own templates, and the zeroed
+// copy; every region's descriptor, the masked kernel's descriptors, the window copies of a mapped
+// frame's gather (whose packed pixels the gather writes on the device), own templates, and the zeroed
 // counters: the candidate count, each region's finished tiles and above-threshold count), then
 // what comes back in one copy (the counters again, each region's best, the first candidates),
 // then, on the device only, the other candidates, the fused regions' above lists (one int a
 // position) and their tiles' bests.
 struct WorkLayout {
-  std::size_t pixels = 0, descs = 0, maskedDescs = 0, templates = 0, counters = 0, bests = 0, candidates = 0,
-              above = 0, tileBests = 0, end = 0;
+  std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, counters = 0, bests = 0,
+              candidates = 0, above = 0, tileBests = 0, end = 0;
   std::size_t upFrom(bool withPixels) const { return withPixels ? pixels : descs; }
   std::size_t downBytes(std::size_t capacity) const {
     return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
   }
 };
 
-WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t pixelBytes,
+WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t windowCopies, std::size_t pixelBytes,
                       std::size_t templateBytes, std::size_t capacity, std::size_t tileBests) {
   WorkLayout l;
   l.descs = alignUp(pixelBytes);
   l.maskedDescs = l.descs + alignUp(regions * sizeof(RegionScoreDesc));
-  l.templates = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
+  l.copies = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
+  l.templates = l.copies + alignUp(windowCopies * sizeof(WindowCopy));
   l.counters = l.templates + alignUp(templateBytes);
   l.bests = l.counters + alignUp(sizeof(int) + regions * (sizeof(unsigned) + sizeof(int)));
   l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
@@ -70,7 +73,7 @@ struct ScoredRegion {
   const uint8_t* layout = nullptr;     // bank or set template: its device fragments or masked layout
   TemplateStats stats;                 // bank or set template
   const TemplateImage* own = nullptr;  // own image: laid out this call (OwnTemplate)
-  std::size_t pixelOffset = 0;   // packed frames: its pixels in the work area's pixels
+  std::size_t pixelOffset = 0;   // packed frames (pageable or gathered): its pixels in the work area's pixels
   std::size_t pitch = 0;
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
@@ -97,11 +100,9 @@ void copyRegionRows(uint8_t* dst, std::size_t dstPitch, const uint8_t* src, std:
   }
 }
 
-// Where the kernels read a frame's windows in place: a device frame, or a host frame in pinned or
-// registered memory mapped into the device's address space (zero-copy: nothing packed or
-// uploaded). Null for any other host frame (pageable): its windows are packed into the work area.
-const uint8_t* framePixelsForKernels(const FrameView& frame) {
-  if (frame.memory == MemoryKind::Device) return frame.data;
+// Where the device reads a host frame in pinned or registered memory mapped into its address
+// space (zero-copy: nothing packed or uploaded by the CPU); null for a pageable one.
+const uint8_t* mappedHostFrame(const FrameView& frame) {
   return hostRange(frame.data, (std::size_t(frame.height) - 1) * frame.stride + std::size_t(frame.width)).device;
 }
 
@@ -118,7 +119,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
                          const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
                          cudaStream_t stream, std::vector<RegionResult>* results) {
   results->assign(regions.size(), RegionResult());
-  const uint8_t* inPlace = framePixelsForKernels(frame);
+  // A device frame is read in place, and so is a mapped host frame with CudaMappedFrames::InPlace;
+  // the windows of any other host frame are packed into the work area: by the CPU (pageable), or
+  // by the gather kernel (mapped).
+  const uint8_t* mapped = frame.memory == MemoryKind::Device ? nullptr : mappedHostFrame(frame);
+  const bool gathered = mapped != nullptr && mappedFrames_ == CudaMappedFrames::Gather;
+  const uint8_t* inPlace = frame.memory == MemoryKind::Device ? frame.data : gathered ? nullptr : mapped;
   const bool packed = inPlace == nullptr;
   std::vector<ScoredRegion> fused, masked;
   // Own images: one layout each, however many regions name them.
@@ -204,7 +210,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   const std::size_t capacity = mapDoubles;
   // The fused kernel's grid: every region has room for this many tile bests.
   const int tileStride = ceilDiv(maxFusedMapW, kFusedTileWidth) * ceilDiv(maxFusedMapH, kFusedTileHeight);
-  const WorkLayout layout = workLayout(scored.size(), maskedCount, pixelBytes, templateBytes, capacity,
+  const std::size_t windowCopies = !gathered ? 0 : uploadBound ? 1 : scored.size();
+  const WorkLayout layout = workLayout(scored.size(), maskedCount, windowCopies, pixelBytes, templateBytes, capacity,
                                        fusedCount * std::size_t(tileStride));
   NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
   if (layout.end > work_.capacity()) {
@@ -223,13 +230,21 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.counters + layout.downBytes(capacity)));
   uint8_t* host = hostWork_.as<uint8_t>();
   uint8_t* device = work_.as<uint8_t>();
-  // Packed pixels: uploaded with the descriptors, or (CudaPackedWindows::Mapped, where the work
-  // area's host copy is mapped) read by the kernels where they are packed.
-  const uint8_t* packedMapped = packed && packedWindows_ == CudaPackedWindows::Mapped
+  // Packed pixels: gathered on the device, uploaded with the descriptors, or
+  // (CudaPackedWindows::Mapped, where the work area's host copy is mapped) read by the kernels
+  // where the CPU packed them.
+  const uint8_t* packedMapped = packed && !gathered && packedWindows_ == CudaPackedWindows::Mapped
                                     ? hostRange(host + layout.pixels, layout.descs - layout.pixels).device
                                     : nullptr;
-  const bool uploadPixels = packed && packedMapped == nullptr;
-  const uint8_t* packedPixels = uploadPixels ? device + layout.pixels : packedMapped;
+  const bool uploadPixels = packed && !gathered && packedMapped == nullptr;
+  const uint8_t* packedPixels = uploadPixels || gathered ? device + layout.pixels : packedMapped;
+  WindowCopy* copies = reinterpret_cast<WindowCopy*>(host + layout.copies);
+  int maxCopyHeight = 0;
+  const auto gather = [&](std::size_t k, int x, int y, int width, int height, std::size_t offset, std::size_t pitch) {
+    copies[k] = WindowCopy{mapped + std::size_t(y) * frame.stride + std::size_t(x), frame.stride,
+                           device + layout.pixels + offset, pitch, width, height};
+    maxCopyHeight = std::max(maxCopyHeight, height);
+  };
   // The pinned buffers may still feed the previous call's copies: that call synchronised.
   RegionScoreDesc* descs = reinterpret_cast<RegionScoreDesc*>(host + layout.descs);
   MaskedScoreDesc* maskedDescs = reinterpret_cast<MaskedScoreDesc*>(host + layout.maskedDescs);
@@ -243,9 +258,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
       d.image = packedPixels + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
       d.pitch = boundPitch;
     } else if (packed) {
-      copyRegionRows(host + layout.pixels + f.pixelOffset, f.pitch,
-                     frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x), frame.stride,
-                     std::size_t(r.width), r.height);
+      if (gathered)
+        gather(i, r.x, r.y, r.width, r.height, f.pixelOffset, f.pitch);
+      else
+        copyRegionRows(host + layout.pixels + f.pixelOffset, f.pitch,
+                       frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x), frame.stride,
+                       std::size_t(r.width), r.height);
       d.image = packedPixels + f.pixelOffset;
       d.pitch = f.pitch;
     } else {
@@ -279,7 +297,9 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     }
     descs[i] = d;
   }
-  if (uploadBound)
+  if (uploadBound && gathered)
+    gather(0, boundX0, boundY0, boundX1 - boundX0, boundY1 - boundY0, 0, boundPitch);
+  else if (uploadBound)
     for (int y = boundY0; y < boundY1; ++y)
       std::memcpy(host + layout.pixels + std::size_t(y - boundY0) * boundPitch,
                   frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
@@ -289,6 +309,9 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   // copy.
   const std::size_t upFrom = layout.upFrom(uploadPixels);
   NCC_CUDA_CHECK(cudaMemcpyAsync(device + upFrom, host + upFrom, layout.bests - upFrom, cudaMemcpyHostToDevice, stream));
+  if (gathered)
+    NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(device + layout.copies), int(windowCopies),
+                                      maxCopyHeight, stream));
   const RegionScoreDesc* deviceDescs = reinterpret_cast<const RegionScoreDesc*>(device + layout.descs);
   RegionPeakJob job;
   job.sign = goodnessSign(params.method);

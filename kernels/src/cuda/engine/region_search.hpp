@@ -10,9 +10,11 @@
 // the device already, region_templates.hpp) and, for pageable host frames, only the regions'
 // pixels, packed (or the rectangle holding them all, where that is smaller: overlapping regions;
 // CudaPackedWindows::Mapped leaves them in the pinned host copy for the kernels to read there).
-// Device frames and host frames in pinned or registered memory that the device can address (the
-// element's buffer pool) are read in place: no packing, no pixel bytes uploaded. Results are the
-// CPU's bit for bit.
+// Device frames are read in place. Host frames in pinned or registered memory that the device can
+// address (the element's buffer pool) are not packed or uploaded by the CPU: their windows (or
+// that rectangle) are gathered into the work area by a copy kernel reading over the bus
+// (copy/window_gather.hpp), or, with CudaMappedFrames::InPlace, read in place by the scoring
+// kernels. Results are the CPU's bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -30,8 +32,9 @@ namespace nccmatch::cuda {
 
 class RegionSearch {
  public:
-  explicit RegionSearch(CudaPackedWindows packedWindows = CudaPackedWindows::Upload)
-      : packedWindows_(packedWindows) {}
+  explicit RegionSearch(CudaPackedWindows packedWindows = CudaPackedWindows::Upload,
+                        CudaMappedFrames mappedFrames = CudaMappedFrames::Gather)
+      : packedWindows_(packedWindows), mappedFrames_(mappedFrames) {}
 
   // Regions already validated (validateRegions, against `sets`); waits for the stream before it
   // returns.
@@ -41,6 +44,7 @@ class RegionSearch {
 
  private:
   CudaPackedWindows packedWindows_;
+  CudaMappedFrames mappedFrames_;
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
   DeviceBuffer work_, maps_;
 };

@@ -157,6 +157,12 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
   mappedOptions.cudaPackedWindows = CudaPackedWindows::Mapped;
   std::unique_ptr<Engine> mapped;
   ASSERT_TRUE(Engine::create(mappedOptions, &mapped).ok());
+  // Pinned and registered frames: gathered on the device (the default engine) or read in place.
+  EngineOptions inPlaceOptions;
+  inPlaceOptions.backend = Backend::Cuda;
+  inPlaceOptions.cudaMappedFrames = CudaMappedFrames::InPlace;
+  std::unique_ptr<Engine> inPlace;
+  ASSERT_TRUE(Engine::create(inPlaceOptions, &inPlace).ok());
   auto cpu = makeEngine(Backend::Cpu);
   auto gpu = makeEngine(Backend::Cuda);
   for (const FrameCase& fc : frames) {
@@ -192,6 +198,7 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
     ASSERT_TRUE(cpu->setTemplates(bank).ok());
     ASSERT_TRUE(gpu->setTemplates(bank).ok());
     ASSERT_TRUE(mapped->setTemplates(bank).ok());
+    ASSERT_TRUE(inPlace->setTemplates(bank).ok());
     const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
     const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
     for (const std::vector<RegionQuery>* list : {&all, &eachPacked}) {
@@ -210,10 +217,13 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
         ASSERT_TRUE(st.ok()) << st.message();
         expectSameRegions(pageable, want, what + "pageable frame");
         for (const HostFrameCopy* copy : {&pinned, &registered}) {
-          st = gpu->matchRegions(copy->view, regions, params, &got);
-          ASSERT_TRUE(st.ok()) << st.message();
-          expectSameRegions(got, pageable, what + copy->name() + " against the pageable frame");
-          expectSameRegions(got, want, what + copy->name());
+          for (Engine* engine : {gpu.get(), inPlace.get()}) {
+            const std::string how = engine == gpu.get() ? " (gathered)" : " (read in place)";
+            st = engine->matchRegions(copy->view, regions, params, &got);
+            ASSERT_TRUE(st.ok()) << st.message();
+            expectSameRegions(got, pageable, what + copy->name() + how + " against the pageable frame");
+            expectSameRegions(got, want, what + copy->name() + how);
+          }
         }
         st = mapped->matchRegions(img.view(), regions, params, &got);
         ASSERT_TRUE(st.ok()) << st.message();

@@ -1,0 +1,62 @@
+#include "cuda/copy/window_gather.hpp"
+
+#include "common/integer_math.hpp"
+#include "cuda/cuda_check.hpp"
+#include "cuda/numerator/chunk_shift.hpp"
+
+namespace nccmatch::cuda {
+
+namespace {
+
+constexpr int kThreads = 64;      // one block: kRowsPerBlock rows of a window
+constexpr int kRowsPerBlock = 8;  // 128-pixel rows: one 16-byte chunk a thread
+
+// Loads the 16-byte aligned block at `p`.
+__device__ __forceinline__ void loadBlock(const uint8_t* p, uint32_t (&words)[4]) {
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  words[0] = v.x;
+  words[1] = v.y;
+  words[2] = v.z;
+  words[3] = v.w;
+}
+
+// Sixteen bytes from `source` (any alignment), of which the first `needed` are used: the second
+// aligned block is read only when a needed byte lies in it, so no block past the row's last
+// needed byte is touched.
+__device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed) {
+  const unsigned shift = unsigned(reinterpret_cast<uintptr_t>(source) & 15u);
+  const uint8_t* base = source - shift;
+  uint32_t lo[4], hi[4], out[4];
+  loadBlock(base, lo);
+  if (int(shift) + needed > 16) loadBlock(base + 16, hi);
+  else hi[0] = hi[1] = hi[2] = hi[3] = 0;
+  image_tile::shiftChunk(lo, hi, shift, out);
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time.
+__global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const WindowCopy* copies) {
+  const WindowCopy c = copies[blockIdx.x];
+  const int firstRow = blockIdx.y * kRowsPerBlock;
+  if (firstRow >= c.height) return;
+  const int rows = min(kRowsPerBlock, c.height - firstRow);
+  const int chunks = (c.width + 15) / 16;
+  for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
+    const int row = firstRow + i / chunks, chunk = i % chunks;
+    const int x = 16 * chunk;
+    const uint4 v = loadChunk(c.source + std::size_t(row) * c.sourcePitch + x, min(16, c.width - x));
+    *reinterpret_cast<uint4*>(c.target + std::size_t(row) * c.targetPitch + x) = v;
+  }
+}
+
+}  // namespace
+
+Status gatherWindows(const WindowCopy* copies, int count, int maxHeight, cudaStream_t stream) {
+  if (count <= 0 || maxHeight <= 0) return Status();
+  const dim3 grid(unsigned(count), unsigned(ceilDiv(maxHeight, kRowsPerBlock)));
+  gatherWindowsKernel<<<grid, kThreads, 0, stream>>>(copies);
+  NCC_CUDA_CHECK(cudaGetLastError());
+  return Status();
+}
+
+}  // namespace nccmatch::cuda
