@@ -24,10 +24,9 @@ struct WindowCopy {
 };
 
 // Copies each window's `width` x `height` bytes on `stream` (never syncs); the bytes of a target
-// row past `width`, up to its 16-byte boundary, are written with whatever follows in the source
-// row. copies: `count` descriptors in device memory; maxHeight the tallest window. The source
-// is read in 16-byte aligned blocks: those around a window's first and last byte must be
-// readable (true of page-granular pinned and registered memory).
+// row past `width`, up to its 16-byte boundary, are written too (the source bytes past the
+// window, or zeros). copies: `count` descriptors in device memory; maxHeight the tallest window. The source is
+// read in 16-byte aligned blocks, never outside the window's first to last byte.
 Status gatherWindows(const WindowCopy* copies, int count, int maxHeight, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

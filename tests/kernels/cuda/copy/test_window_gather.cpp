@@ -1,8 +1,9 @@
 // gatherWindows against the bytes themselves: windows of 1..1000 bytes a row starting at every
 // offset within a 16-byte block, 1..130 rows (8-row blocks and their boundaries), odd source
-// pitches, many windows in one launch, from a mapped pinned host frame and from device memory.
-// Each target row holds the window's row; nothing past its 16-byte boundary or its last row is
-// touched.
+// pitches, many windows in one launch, from a mapped pinned host frame, from a registered one
+// starting at an odd address and of an odd size (under compute-sanitizer memcheck: no byte
+// outside the allocation is read), and from device memory. Each target row holds the window's
+// row; nothing past its 16-byte boundary or its last row is touched.
 #include "cuda/copy/window_gather.hpp"
 
 #include <cuda_runtime.h>
@@ -20,34 +21,54 @@ namespace {
 
 constexpr uint8_t kUntouched = 0xcd;
 
+enum class Source { MallocHost, RegisteredOddAddress, Device };
+const char* sourceName(Source s) {
+  return s == Source::MallocHost ? ", cudaMallocHost frame"
+         : s == Source::Device   ? ", device frame"
+                                 : ", cudaHostRegister'ed frame at an odd address";
+}
+
 struct WindowCase {
   int x, y, width, height;
 };
 
 std::size_t alignUp16(std::size_t n) { return (n + 15) / 16 * 16; }
 
-// Gathers `windows` of a random frame (`frameWidth` x `frameHeight`, pitch `pitch`), read from
-// pinned host memory through its mapped address or from device memory, and checks every byte.
+// Gathers `windows` of a random frame (`frameWidth` x `frameHeight`, pitch `pitch`: the last row
+// ends the allocation) and checks every byte.
 void checkGather(int frameWidth, int frameHeight, std::size_t pitch, const std::vector<WindowCase>& windows,
-                 bool fromDevice) {
+                 Source from) {
   SCOPED_TRACE(std::to_string(frameWidth) + "x" + std::to_string(frameHeight) + ", pitch " + std::to_string(pitch) +
-               (fromDevice ? ", device frame" : ", mapped pinned frame"));
-  const std::size_t frameBytes = pitch * std::size_t(frameHeight);
+               sourceName(from));
+  const std::size_t frameBytes = pitch * std::size_t(frameHeight - 1) + std::size_t(frameWidth);
   std::vector<uint8_t> frame(frameBytes);
   for (uint8_t& b : frame) b = uint8_t(test::rng()() & 0xff);
   uint8_t* pinned = nullptr;
   uint8_t* deviceFrame = nullptr;
+  std::vector<uint8_t> registered;
+  uint8_t* registeredFrame = nullptr;
   const uint8_t* source = nullptr;
-  if (fromDevice) {
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&deviceFrame), frameBytes), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(deviceFrame, frame.data(), frameBytes, cudaMemcpyHostToDevice), cudaSuccess);
-    source = deviceFrame;
-  } else {
-    ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), frameBytes), cudaSuccess);
-    std::copy(frame.begin(), frame.end(), pinned);
-    void* mapped = nullptr;
-    ASSERT_EQ(cudaHostGetDevicePointer(&mapped, pinned, 0), cudaSuccess);
-    source = static_cast<const uint8_t*>(mapped);
+  void* mapped = nullptr;
+  switch (from) {
+    case Source::Device:
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&deviceFrame), frameBytes), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(deviceFrame, frame.data(), frameBytes, cudaMemcpyHostToDevice), cudaSuccess);
+      source = deviceFrame;
+      break;
+    case Source::MallocHost:
+      ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&pinned), frameBytes), cudaSuccess);
+      std::copy(frame.begin(), frame.end(), pinned);
+      ASSERT_EQ(cudaHostGetDevicePointer(&mapped, pinned, 0), cudaSuccess);
+      source = static_cast<const uint8_t*>(mapped);
+      break;
+    case Source::RegisteredOddAddress:
+      registered.resize(frameBytes + 5);
+      registeredFrame = registered.data() + 5;
+      std::copy(frame.begin(), frame.end(), registeredFrame);
+      ASSERT_EQ(cudaHostRegister(registeredFrame, frameBytes, cudaHostRegisterMapped), cudaSuccess);
+      ASSERT_EQ(cudaHostGetDevicePointer(&mapped, registeredFrame, 0), cudaSuccess);
+      source = static_cast<const uint8_t*>(mapped);
+      break;
   }
   // Targets one after another, each at a 16-byte aligned offset with a 16-byte aligned pitch, and
   // one spare row under each.
@@ -93,6 +114,7 @@ void checkGather(int frameWidth, int frameHeight, std::size_t pitch, const std::
   cudaFree(copies);
   cudaFree(target);
   if (pinned != nullptr) cudaFreeHost(pinned);
+  if (registeredFrame != nullptr) cudaHostUnregister(registeredFrame);
   if (deviceFrame != nullptr) cudaFree(deviceFrame);
 }
 
@@ -108,9 +130,28 @@ TEST(WindowGather, EveryOffsetWidthAndHeight) {
     windows.push_back(WindowCase{3 * height % 50 + 1, frameHeight - height, 128, height});
   windows.push_back(WindowCase{frameWidth - 17, frameHeight - 9, 17, 9});  // the frame's last byte
   windows.push_back(WindowCase{0, 0, frameWidth, frameHeight});            // the whole frame
-  for (bool fromDevice : {false, true}) {
-    checkGather(frameWidth, frameHeight, std::size_t(frameWidth), windows, fromDevice);
-    checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + 37, windows, fromDevice);  // odd pitch
+  for (Source from : {Source::MallocHost, Source::RegisteredOddAddress, Source::Device}) {
+    checkGather(frameWidth, frameHeight, std::size_t(frameWidth), windows, from);
+    checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + 37, windows, from);  // odd pitch
+  }
+}
+
+// Small frames of odd sizes whose allocation ends with the frame's last byte: windows in every
+// corner, of every width up to the frame's, one row and all rows.
+TEST(WindowGather, WindowsAtTheCornersOfSmallOddFrames) {
+  SKIP_WITHOUT_GPU();
+  for (int side : {1, 3, 14, 17, 45}) {
+    const int frameWidth = side, frameHeight = side / 2 + 1;
+    std::vector<WindowCase> windows;
+    for (int width = 1; width <= frameWidth; width += 1 + width / 3)
+      for (int height : {1, frameHeight}) {
+        windows.push_back(WindowCase{0, 0, width, height});
+        windows.push_back(WindowCase{frameWidth - width, frameHeight - height, width, height});
+        windows.push_back(WindowCase{frameWidth - width, 0, width, height});
+        windows.push_back(WindowCase{0, frameHeight - height, width, height});
+      }
+    for (Source from : {Source::MallocHost, Source::RegisteredOddAddress, Source::Device})
+      for (std::size_t padding : {0, 3}) checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + padding, windows, from);
   }
 }
 
@@ -118,7 +159,7 @@ TEST(WindowGather, SixteenTrackerWindowsOfA1080pFrame) {
   SKIP_WITHOUT_GPU();
   std::vector<WindowCase> windows;
   for (int k = 0; k < 16; ++k) windows.push_back(WindowCase{102 + (k % 4) * 420 + k, 52 + (k / 4) * 230, 128, 128});
-  checkGather(1920, 1080, 1920, windows, false);
+  checkGather(1920, 1080, 1920, windows, Source::MallocHost);
 }
 
 TEST(WindowGather, NothingToCopy) {
