@@ -135,7 +135,10 @@ for target in "${targets[@]}"; do
     "$exe" "${flags[@]}" "$budget_flag" "$corpus" "$seeds/$target" "$committed" >"$log" 2>&1 || ok=$?
   fi
   if [ "$ok" = 0 ]; then
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | awk '{n += $1} END {print n}')
+    # With jobs, the jobs' own logs only: the main log holds each job's final stats too.
+    stats=("$log")
+    [ "$jobs" -gt 1 ] && stats=("$job_dir"/fuzz-*.log)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "${stats[@]}" | awk '{n += $1} END {print n}')
     echo "== $target: ${runs:-?} executions in $(($(date +%s) - start)) s ($jobs job(s)), no finding (corpus: $(ls "$corpus" | wc -l) inputs)"
   else
     tail -60 "$log"
