@@ -62,6 +62,24 @@ struct BadFile {
 
 // Loads `path` (already written), expecting a refusal of `kind` naming the file within
 // `maxSeconds` (the loader's bound is 10 s; "at once" is under 5).
+// Runs a gst-launch description that writes a file, to its end (EOS within 10 s, no error).
+void writeWithPipeline(const std::string& description) {
+  GstElement* pipeline = gst_parse_launch(description.c_str(), nullptr);
+  ASSERT_NE(pipeline, nullptr) << description;
+  gst_element_set_state(pipeline, GST_STATE_PLAYING);
+  GstBus* bus = gst_element_get_bus(pipeline);
+  GstMessage* done = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
+                                                static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  gst_object_unref(bus);
+  if (done != nullptr) {
+    EXPECT_EQ(GST_MESSAGE_TYPE(done), GST_MESSAGE_EOS) << description;
+    gst_message_unref(done);
+  }
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_object_unref(pipeline);
+  ASSERT_NE(done, nullptr) << "did not finish: " << description;
+}
+
 void expectRefused(const std::string& path, TemplateLoadFailure kind, double maxSeconds) {
   TemplateImage loaded;
   TemplateLoadError error;
@@ -270,18 +288,8 @@ TEST_F(TemplateLoader, MalformedJpegHeaderIsRefusedAtOnce) {
   const std::string real = dir.path("real.jpg");
   const std::string description = "videotestsrc num-buffers=1 ! video/x-raw,format=I420,width=16,height=8 ! jpegenc ! "
                                   "filesink location=\"" + real + "\"";
-  GstElement* pipeline = gst_parse_launch(description.c_str(), nullptr);
-  ASSERT_NE(pipeline, nullptr);
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* done = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
-                                                static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  ASSERT_NE(done, nullptr);
-  EXPECT_EQ(GST_MESSAGE_TYPE(done), GST_MESSAGE_EOS);
-  gst_message_unref(done);
-  gst_object_unref(bus);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(pipeline);
+  writeWithPipeline(description);
+  if (HasFatalFailure()) return;
   TemplateImage loaded;
   TemplateLoadError error;
   ASSERT_TRUE(loadTemplateFile(real, &loaded, &error)) << error.message;
@@ -329,18 +337,8 @@ TEST_F(TemplateLoader, VideoFileGivesItsFirstFrame) {
     const std::string description =
         "videotestsrc num-buffers=3 pattern=white ! video/x-raw,format=I420,width=12,height=8,framerate=10/1 ! "
         "jpegenc ! " + std::string(muxer) + " ! filesink location=\"" + path + "\"";
-    GstElement* writer = gst_parse_launch(description.c_str(), nullptr);
-    ASSERT_NE(writer, nullptr);
-    gst_element_set_state(writer, GST_STATE_PLAYING);
-    GstBus* bus = gst_element_get_bus(writer);
-    GstMessage* done = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND,
-                                                  static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-    ASSERT_NE(done, nullptr) << "writing " << path << " did not finish";
-    EXPECT_EQ(GST_MESSAGE_TYPE(done), GST_MESSAGE_EOS);
-    gst_message_unref(done);
-    gst_object_unref(bus);
-    gst_element_set_state(writer, GST_STATE_NULL);
-    gst_object_unref(writer);
+    writeWithPipeline(description);
+    if (HasFatalFailure()) return;
 
     TemplateImage loaded;
     TemplateLoadError error;
