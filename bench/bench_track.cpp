@@ -10,13 +10,16 @@
 // matchRegions on the pageable frame with its packed windows read from the mapped work buffer
 // (CudaPackedWindows::Mapped) instead of uploaded, with baselines of the same run (the windows'
 // copy into pinned memory, their upload, the latency floor of an enqueue-and-wait). Every variant's
-// matchRegions results are checked against the pageable frame's. Medians; prints a markdown table.
+// matchRegions results are checked against the pageable frame's. Where Tracker::track's time goes
+// beyond its matchRegions call: the tracker on an unchanged frame, and matchRegions after the CPU
+// rewrote the frame or wrote 2 MB elsewhere (a frame loop's gap). Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -175,9 +178,12 @@ int main(int argc, char** argv) {
   }
   // Times `frames` calls of matchRegions on `frame` (the first warms up), each checked against the
   // pageable frame's results.
-  const auto timeRegions = [&](Engine& e, const FrameView& frame, const char* what, std::vector<double>* ms) {
+  // `between` runs before each call, untimed (the CPU's work between two frames: see the gap rows).
+  const auto timeRegionsAfter = [&](Engine& e, const FrameView& frame, const char* what, std::vector<double>* ms,
+                                    const std::function<void()>& between) {
     for (int rep = 0; rep < frames; ++rep) {
       std::vector<RegionResult> results;
+      between();
       const double t0 = nowMs();
       const Status s = e.matchRegions(frame, windows, params, &results);
       if (rep > 0) ms->push_back(nowMs() - t0);
@@ -187,12 +193,35 @@ int main(int argc, char** argv) {
     }
     return true;
   };
+  const auto timeRegions = [&](Engine& e, const FrameView& frame, const char* what, std::vector<double>* ms) {
+    return timeRegionsAfter(e, frame, what, ms, [] {});
+  };
 
   std::vector<double> deviceRegions, deviceTrack, pinnedRegions, pinnedTrack, inPlaceRegions, inPlaceTrack,
-      mappedRegions, packWindows,
-      uploadWindows, launchFloor;
+      mappedRegions, packWindows, uploadWindows, launchFloor, pinnedRewritten, pinnedGap, pinnedStillTrack, deviceGap,
+      deviceStillTrack;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
+    // Where Tracker::track's time beyond its one matchRegions call goes. A frame loop writes a frame
+    // between two calls, the matchRegions rows above do not: these rows time matchRegions after the
+    // CPU rewrote the pinned frame (as a producer does) or wrote 2 MB elsewhere (a gap that leaves
+    // the frame alone), and the tracker on one unchanged frame (its own work and the engine call).
+    std::vector<uint8_t> elsewhere(pixels.size());
+    uint8_t stamp = 0;
+    const auto writeElsewhere = [&] { std::memset(elsewhere.data(), ++stamp, elsewhere.size()); };
+    // Times Tracker::track on `frame` as it is (the last scene frame): frame 0 acquires, frame 1 warms.
+    const auto timeStillTrack = [&](Engine& e, const FrameView& frame, const char* what, std::vector<double>* ms) {
+      Tracker still(to);
+      for (int n = 0; n < frames; ++n) {
+        TrackerFrame out;
+        const double t0 = nowMs();
+        const Status s = still.track(e, frame, params, &out);
+        if (n > 1) ms->push_back(nowMs() - t0);
+        if (!s.ok() || out.matches.size() != std::size_t(kObjects))
+          return std::fprintf(stderr, "track (%s) frame %d: %s\n", what, n, s.message().c_str()), false;
+      }
+      return true;
+    };
     // The frame in pinned host memory (cudaMallocHost, the element's buffer pool): the kernels read
     // the windows where they lie, nothing packed or uploaded.
     uint8_t* pinnedFrame = nullptr;
@@ -230,6 +259,14 @@ int main(int argc, char** argv) {
           return std::fprintf(stderr, "track (%s) frame %d: %s\n", v.what, n, st.message().c_str()), 1;
       }
     }
+    // The gap rows on the pinned frame (gathered, the default), the last scene frame in it.
+    std::memcpy(pinnedFrame, pixels.data(), pixels.size());
+    if (!timeStillTrack(*engine, inPinned, "pinned frame, unchanged", &pinnedStillTrack) ||
+        !timeRegionsAfter(*engine, inPinned, "pinned frame, rewritten before each call", &pinnedRewritten,
+                          [&] { std::memcpy(pinnedFrame, pixels.data(), pixels.size()); }) ||
+        !timeRegionsAfter(*engine, inPinned, "pinned frame, 2 MB written elsewhere before each call", &pinnedGap,
+                          writeElsewhere))
+      return 1;
     cudaFreeHost(pinnedFrame);
     // The pageable frame, its windows packed into the mapped work buffer and read there by the
     // kernels (CudaPackedWindows::Mapped) instead of uploaded (the default, the rows above).
@@ -263,6 +300,11 @@ int main(int argc, char** argv) {
       if (!st.ok() || out.matches.size() != std::size_t(kObjects))
         return std::fprintf(stderr, "track (device) frame %d: %s\n", n, st.message().c_str()), 1;
     }
+    // The gap rows on the device frame (the last scene frame in it).
+    if (!timeStillTrack(*engine, onDevice, "device frame, unchanged", &deviceStillTrack) ||
+        !timeRegionsAfter(*engine, onDevice, "device frame, 2 MB written elsewhere before each call", &deviceGap,
+                          writeElsewhere))
+      return 1;
     // Baselines of the same run, where a host frame's matchRegions spends its time besides the
     // kernels: the windows' rows packed into pinned memory (the CPU's copy), their upload, and the
     // floor of any call that enqueues work and waits for it (a memset and a small copy back).
@@ -324,6 +366,16 @@ int main(int argc, char** argv) {
     std::printf("| track, frame in pinned host memory (read in place) | %.3f | 1/%.0f |\n", it, d / it);
     std::printf("| matchRegions alone, pageable frame, packed windows read mapped (not uploaded) | %.3f | 1/%.0f |\n",
                 mr, d / mr);
+    std::printf("| track, pinned frame unchanged between calls | %.3f | 1/%.0f |\n", bench::median(pinnedStillTrack),
+                d / bench::median(pinnedStillTrack));
+    std::printf("| matchRegions, pinned frame rewritten by the CPU before each call | %.3f | 1/%.0f |\n",
+                bench::median(pinnedRewritten), d / bench::median(pinnedRewritten));
+    std::printf("| matchRegions, pinned frame, 2 MB written elsewhere before each call | %.3f | 1/%.0f |\n",
+                bench::median(pinnedGap), d / bench::median(pinnedGap));
+    std::printf("| track, device frame unchanged between calls | %.3f | 1/%.0f |\n", bench::median(deviceStillTrack),
+                d / bench::median(deviceStillTrack));
+    std::printf("| matchRegions, device frame, 2 MB written elsewhere before each call | %.3f | 1/%.0f |\n",
+                bench::median(deviceGap), d / bench::median(deviceGap));
     std::printf("| baseline: the 16 windows' rows copied into pinned memory | %.3f | |\n",
                 bench::median(packWindows));
     std::printf("| baseline: their upload (%zu KB, pinned) and a stream sync | %.3f | |\n",
