@@ -57,6 +57,46 @@ double nowMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Forwards to an engine, timing the matchRegions calls Tracker::track makes (the engine's share
+// of a tracked frame) and keeping the last call's windows (the tracker's own: a sub-pixel corner
+// gives 129-pixel windows where the bench's are 128).
+class TimedEngine final : public Engine {
+ public:
+  explicit TimedEngine(Engine& engine) : engine_(engine) {}
+  std::vector<double> regionMs;
+  std::vector<RegionQuery> lastRegions;
+
+  Backend backend() const override { return engine_.backend(); }
+  int workerThreads() const override { return engine_.workerThreads(); }
+  Status setTemplates(std::vector<TemplateImage> bank) override { return engine_.setTemplates(std::move(bank)); }
+  const std::vector<TemplateImage>& templates() const override { return engine_.templates(); }
+  Status match(const FrameView& frame, const MatchParams& params, FrameResult* result) override {
+    return engine_.match(frame, params, result);
+  }
+  Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
+                      std::vector<RegionResult>* results) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Status s = engine_.matchRegions(frame, regions, params, results);
+    regionMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    lastRegions = regions;
+    return s;
+  }
+  Status prepareRegionTemplates(std::vector<TemplateImage> templates, RegionTemplateSet* set) override {
+    return engine_.prepareRegionTemplates(std::move(templates), set);
+  }
+  Status releaseRegionTemplates(RegionTemplateSet* set) override { return engine_.releaseRegionTemplates(set); }
+  bool holdsRegionTemplates(const RegionTemplateSet& set) const override { return engine_.holdsRegionTemplates(set); }
+  Status copyPatch(const FrameView& frame, int x, int y, int width, int height, std::vector<uint8_t>* pixels) override {
+    return engine_.copyPatch(frame, x, y, width, height, pixels);
+  }
+  Status scoreMap(const FrameView& frame, Method method, uint32_t templateIndex, std::vector<double>* map) override {
+    return engine_.scoreMap(frame, method, templateIndex, map);
+  }
+
+ private:
+  Engine& engine_;
+};
+
 // A camera-like background (smooth shading, texture, noise) and 16 textured objects.
 struct Scene {
   std::vector<uint8_t> background;
@@ -147,13 +187,15 @@ int main(int argc, char** argv) {
   to.searchMargin = kMargin;
   to.acquireInterval = 0;
   Tracker tracker(to);
-  std::vector<double> track, regionsOnly;
+  TimedEngine timed(*engine);
+  std::vector<double> track, trackRegions, regionsOnly;
   for (int n = 0; n < frames; ++n) {
     scene.frame(n, &pixels);
     TrackerFrame out;
     const double t0 = nowMs();
-    st = tracker.track(*engine, view(), params, &out);
+    st = tracker.track(timed, view(), params, &out);
     const double ms = nowMs() - t0;
+    if (n > 1 && !timed.regionMs.empty()) trackRegions.push_back(timed.regionMs.back());
     if (!st.ok() || out.matches.size() != std::size_t(kObjects) || (n > 0 && out.fullFrameSearch))
       return std::fprintf(stderr, "track frame %d: %s, %zu matches\n", n, st.message().c_str(), out.matches.size()), 1;
     for (const TrackedMatch& m : out.matches)
@@ -199,7 +241,9 @@ int main(int argc, char** argv) {
 
   std::vector<double> deviceRegions, deviceTrack, pinnedRegions, pinnedTrack, inPlaceRegions, inPlaceTrack,
       mappedRegions, packWindows, uploadWindows, launchFloor, pinnedRewritten, pinnedGap, pinnedStillTrack, deviceGap,
-      deviceStillTrack;
+      deviceStillTrack, pinnedTrackRegions, inPlaceTrackRegions, deviceTrackRegions, trackerWindowsPageable,
+      trackerWindowsPinned, trackerWindowsDevice;
+  int trackerWindowWidth = 0, trackerWindowHeight = 0;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
     // Where Tracker::track's time beyond its one matchRegions call goes. A frame loop writes a frame
@@ -241,20 +285,24 @@ int main(int argc, char** argv) {
       const char* what;
       std::vector<double>* regions;
       std::vector<double>* track;
+      std::vector<double>* trackRegions;
     };
-    for (const PinnedVariant& v : {PinnedVariant{engine.get(), "pinned frame, gathered", &pinnedRegions, &pinnedTrack},
-                                   PinnedVariant{inPlace.get(), "pinned frame, in place", &inPlaceRegions,
-                                                 &inPlaceTrack}}) {
+    for (const PinnedVariant& v :
+         {PinnedVariant{engine.get(), "pinned frame, gathered", &pinnedRegions, &pinnedTrack, &pinnedTrackRegions},
+          PinnedVariant{inPlace.get(), "pinned frame, in place", &inPlaceRegions, &inPlaceTrack,
+                        &inPlaceTrackRegions}}) {
       std::memcpy(pinnedFrame, pixels.data(), pixels.size());
       if (!timeRegions(*v.engine, inPinned, v.what, v.regions)) return 1;
       Tracker onPinned(to);
+      TimedEngine timedPinned(*v.engine);
       for (int n = 0; n < frames; ++n) {
         scene.frame(n, &pixels);
         std::memcpy(pinnedFrame, pixels.data(), pixels.size());  // as a producer writes its frame
         TrackerFrame out;
         const double t0 = nowMs();
-        st = onPinned.track(*v.engine, inPinned, params, &out);
+        st = onPinned.track(timedPinned, inPinned, params, &out);
         if (n > 1) v.track->push_back(nowMs() - t0);
+        if (n > 1 && !timedPinned.regionMs.empty()) v.trackRegions->push_back(timedPinned.regionMs.back());
         if (!st.ok() || out.matches.size() != std::size_t(kObjects))
           return std::fprintf(stderr, "track (%s) frame %d: %s\n", v.what, n, st.message().c_str()), 1;
       }
@@ -286,6 +334,7 @@ int main(int argc, char** argv) {
     const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
     if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions)) return 1;
     Tracker onGpu(to);
+    TimedEngine timedDevice(*engine);
     for (int n = 0; n < frames; ++n) {
       scene.frame(n, &pixels);
       // A pageable cudaMemcpy may return before its DMA ends: the frame is complete before timing,
@@ -295,8 +344,9 @@ int main(int argc, char** argv) {
         return std::fprintf(stderr, "device frame copy failed\n"), 1;
       TrackerFrame out;
       const double t0 = nowMs();
-      st = onGpu.track(*engine, onDevice, params, &out);
+      st = onGpu.track(timedDevice, onDevice, params, &out);
       if (n > 1) deviceTrack.push_back(nowMs() - t0);
+      if (n > 1 && !timedDevice.regionMs.empty()) deviceTrackRegions.push_back(timedDevice.regionMs.back());
       if (!st.ok() || out.matches.size() != std::size_t(kObjects))
         return std::fprintf(stderr, "track (device) frame %d: %s\n", n, st.message().c_str()), 1;
     }
@@ -305,6 +355,29 @@ int main(int argc, char** argv) {
         !timeRegionsAfter(*engine, onDevice, "device frame, 2 MB written elsewhere before each call", &deviceGap,
                           writeElsewhere))
       return 1;
+    // matchRegions alone on the tracker's own windows of the last frame (the main loop's), on the
+    // last scene frame in pageable, pinned and device memory.
+    {
+      const std::vector<RegionQuery> benchWindows = windows;  // the baselines below copy these
+      windows = timed.lastRegions;
+      if (!timeRegions(*engine, view(), "tracker's windows, pageable frame", &trackerWindowsPageable)) return 1;
+      std::vector<RegionResult> pageableResults;
+      st = engine->matchRegions(view(), windows, params, &pageableResults);
+      if (!st.ok()) return std::fprintf(stderr, "tracker's windows: %s\n", st.message().c_str()), 1;
+      expected = std::move(pageableResults);
+      uint8_t* pinnedCopy = nullptr;
+      if (cudaMallocHost(reinterpret_cast<void**>(&pinnedCopy), pixels.size()) != cudaSuccess)
+        return std::fprintf(stderr, "pinned frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+      std::memcpy(pinnedCopy, pixels.data(), pixels.size());
+      const FrameView pinnedView{pinnedCopy, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Host};
+      const bool ok = timeRegions(*engine, pinnedView, "tracker's windows, pinned frame", &trackerWindowsPinned) &&
+                      timeRegions(*engine, onDevice, "tracker's windows, device frame", &trackerWindowsDevice);
+      cudaFreeHost(pinnedCopy);
+      if (!ok) return 1;
+      trackerWindowWidth = windows.front().width;
+      trackerWindowHeight = windows.front().height;
+      windows = benchWindows;
+    }
     // Baselines of the same run, where a host frame's matchRegions spends its time besides the
     // kernels: the windows' rows packed into pinned memory (the CPU's copy), their upload, and the
     // floor of any call that enqueues work and waits for it (a memset and a small copy back).
@@ -351,6 +424,8 @@ int main(int argc, char** argv) {
   std::printf("| detect (match, whole frame, bank of 16) | %.3f | 1 |\n", d);
   std::printf("| track (Tracker::track, 16 windows) | %.3f | 1/%.0f |\n", t, d / t);
   std::printf("| matchRegions alone (16 windows) | %.3f | 1/%.0f |\n", r, d / r);
+  std::printf("| track: its matchRegions call | %.3f | 1/%.0f |\n", bench::median(trackRegions),
+              d / bench::median(trackRegions));
   std::printf("| track with a full-frame search every 10 frames (mean) | %.3f | 1/%.1f |\n", amortised, d / amortised);
   if (!deviceRegions.empty()) {
     const double dr = bench::median(deviceRegions), dt = bench::median(deviceTrack);
@@ -366,6 +441,16 @@ int main(int argc, char** argv) {
     std::printf("| track, frame in pinned host memory (read in place) | %.3f | 1/%.0f |\n", it, d / it);
     std::printf("| matchRegions alone, pageable frame, packed windows read mapped (not uploaded) | %.3f | 1/%.0f |\n",
                 mr, d / mr);
+    const auto row = [&](const char* what, const std::vector<double>& ms) {
+      std::printf("| %s | %.3f | 1/%.0f |\n", what, bench::median(ms), d / bench::median(ms));
+    };
+    row("track, frame in pinned host memory (gathered): its matchRegions call", pinnedTrackRegions);
+    row("track, frame in pinned host memory (in place): its matchRegions call", inPlaceTrackRegions);
+    row("track, frame in device memory: its matchRegions call", deviceTrackRegions);
+    std::printf("| (the tracker's windows: %dx%d) | | |\n", trackerWindowWidth, trackerWindowHeight);
+    row("matchRegions alone on the tracker's windows, pageable frame", trackerWindowsPageable);
+    row("matchRegions alone on the tracker's windows, pinned frame", trackerWindowsPinned);
+    row("matchRegions alone on the tracker's windows, device frame", trackerWindowsDevice);
     std::printf("| track, pinned frame unchanged between calls | %.3f | 1/%.0f |\n", bench::median(pinnedStillTrack),
                 d / bench::median(pinnedStillTrack));
     std::printf("| matchRegions, pinned frame rewritten by the CPU before each call | %.3f | 1/%.0f |\n",

@@ -43,7 +43,8 @@ TEST(TrackMotion, WindowIsTheGrownBoxClippedToTheFrame) {
   const std::vector<Case> cases = {
       //  corner        w   h  margin  frame      window
       {{50, 40}, 10, 8, 5, 200, 100, {45, 35, 20, 18}},
-      {{50.5, 40.2}, 10, 8, 5, 200, 100, {45, 35, 21, 19}},   // fractional: outward
+      {{50.5, 40.2}, 10, 8, 5, 200, 100, {46, 35, 20, 18}},   // fractional: rounded
+      {{50.49, 40.7}, 10, 8, 5, 200, 100, {45, 36, 20, 18}},
       {{2, 3}, 10, 8, 5, 200, 100, {0, 0, 17, 16}},           // clipped at the top-left
       {{195, 95}, 10, 8, 5, 200, 100, {190, 90, 10, 10}},     // clipped at the bottom-right
       {{-40, 10}, 10, 8, 5, 200, 100, {0, 0, 0, 0}},          // wholly outside: empty

@@ -89,14 +89,20 @@ struct OwnTemplate {
 
 // A region's rows into the upload area, 16 bytes at a time by fixed-size copies the compiler turns
 // into vector moves: a tracker's 128-pixel rows (2048 a frame) otherwise pay a library call each.
+// A row's tail past its last whole 16 bytes is the row's last 16 bytes copied again (overlapping
+// what the chunks wrote, with the same bytes), so odd widths pay no call either.
 void copyRegionRows(uint8_t* dst, std::size_t dstPitch, const uint8_t* src, std::size_t srcPitch, std::size_t width,
                     int rows) {
   const std::size_t chunks = width / 16, tail = width % 16;
   for (int y = 0; y < rows; ++y) {
     uint8_t* d = dst + std::size_t(y) * dstPitch;
     const uint8_t* s = src + std::size_t(y) * srcPitch;
+    if (chunks == 0) {
+      std::memcpy(d, s, width);
+      continue;
+    }
     for (std::size_t c = 0; c < chunks; ++c) std::memcpy(d + 16 * c, s + 16 * c, 16);
-    if (tail != 0) std::memcpy(d + 16 * chunks, s + 16 * chunks, tail);
+    if (tail != 0) std::memcpy(d + width - 16, s + width - 16, 16);
   }
 }
 
