@@ -14,6 +14,11 @@
 #   GPU_SANITIZE_SHARDS   each (tool, binary) run split into this many gtest shards, run as
 #                         separate processes (default 1): a slow binary's tests spread over
 #                         the jobs instead of one process running them all
+#   GPU_SANITIZE_RUNS     instead of every (tool, binary, shard): exactly these runs, each
+#                         "tool:binary:index/total" (shard index of total gtest shards; gtest puts
+#                         test j in shard j mod total, so shard i of 6 is shards i and i+6 of 12),
+#                         e.g. "racecheck:test_cuda_engine:1/12 racecheck:test_gemm_bank:18/24": the
+#                         runs a time-limited call left, split finer, without repeating the rest
 #   GPU_SANITIZE_PROGRESS a file that gets one line per (tool, binary) run as it ends (tool,
 #                         binary, exit status, reports): under a time limit that may cut the whole
 #                         suite short (the device tool's 600 s a command), put it under $OUT so
@@ -68,8 +73,14 @@ case "$shards" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer, not '$shards'" >&2; exit 2 ;;
 esac
 
-# The log of one shard of a binary under a tool.
-log_of() { echo "$logs/$1-$(basename "$2")$([ "$shards" -gt 1 ] && echo ".shard$3").log"; }
+# The log of one shard (index $3 of $4) of a binary under a tool.
+log_of() {
+  local suffix=""
+  [ "$4" -gt 1 ] && suffix=".shard$3"
+  # Runs of an explicit list may split a binary differently from the default: name the total too.
+  [ "$4" -gt 1 ] && [ "$4" != "$shards" ] && suffix=".shard$3of$4"
+  echo "$logs/$1-$(basename "$2")$suffix.log"
+}
 # The reports a log counts: memcheck, synccheck, initcheck "ERROR SUMMARY: N errors", racecheck
 # "RACECHECK SUMMARY: N hazards" (empty when the log has no summary line).
 reports_in() {
@@ -79,13 +90,13 @@ reports_in() {
 
 # One run: a shard of a binary under a tool, its log and exit status in $logs.
 run_one() {
-  local tool=$1 b=$2 shard=$3 options
+  local tool=$1 b=$2 shard=$3 total=$4 options
   case $tool in
     memcheck) options=(--tool memcheck --leak-check full) ;;
     *) options=(--tool "$tool") ;;
   esac
   local log args=("${gtest_args[@]}") skip
-  log=$(log_of "$tool" "$b" "$shard")
+  log=$(log_of "$tool" "$b" "$shard" "$total")
   for skip in "${sanitizer_skips[@]}"; do
     local skipTool=${skip%%:*} rest=${skip#*:}
     [ "$skipTool" = "$tool" ] && [ "${rest%%:*}" = "$(basename "$b")" ] || continue
@@ -93,7 +104,7 @@ run_one() {
     case "$filter" in *-*) filter+=":${rest#*:}" ;; *) filter+="-${rest#*:}" ;; esac
     args=(--gtest_brief=1 "--gtest_filter=$filter")
   done
-  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" \
+  GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" \
     "${options[@]}" --error-exitcode 99 "$b" "${args[@]}" >"$log" 2>&1
   local rc=$?
   echo $rc >"$log.rc"
@@ -101,27 +112,49 @@ run_one() {
     local n
     n=$(reports_in "$log")
     grep -q 'terminated before first instrumented API call' "$log" && n="none (no CUDA call)"
-    echo "$tool $(basename "$b") shard $shard/$shards exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
+    echo "$tool $(basename "$b") shard $shard/$total exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
   fi
 }
-for tool in $tools; do
-  case $tool in
+known_tool() {
+  case $1 in
     memcheck | racecheck | synccheck | initcheck) ;;
-    *) echo "unknown tool $tool (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
+    *) echo "unknown tool $1 (memcheck, racecheck, synccheck, initcheck)" >&2; exit 2 ;;
   esac
-done
+}
+for tool in $tools; do known_tool "$tool"; done
+# The plan: one "tool|binary|shard|total" a run, every (tool, binary, shard) by default.
+plan=()
+if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
+  tools=""
+  for run in $GPU_SANITIZE_RUNS; do
+    if ! [[ "$run" =~ ^([a-z]+):([A-Za-z0-9_]+):([0-9]+)/([0-9]+)$ ]] ||
+       [ "${BASH_REMATCH[4]}" -lt 1 ] || [ "${BASH_REMATCH[3]}" -ge "${BASH_REMATCH[4]}" ]; then
+      echo "GPU_SANITIZE_RUNS: '$run' is not tool:binary:index/total with index < total" >&2
+      exit 2
+    fi
+    tool=${BASH_REMATCH[1]} name=${BASH_REMATCH[2]} index=${BASH_REMATCH[3]} total=${BASH_REMATCH[4]}
+    known_tool "$tool"
+    b=$(find "$build/tests" -type f -name "$name" -perm -u+x | head -1)
+    [ -n "$b" ] || { echo "GPU_SANITIZE_RUNS: no binary $name under $build/tests" >&2; exit 2; }
+    plan+=("$tool|$b|$index|$total")
+    [[ " $tools " == *" $tool "* ]] || tools+=" $tool"
+  done
+else
+  for tool in $tools; do
+    for b in "${binaries[@]}"; do
+      for ((shard = 0; shard < shards; ++shard)); do plan+=("$tool|$b|$shard|$shards"); done
+    done
+  done
+fi
 # GPU_SANITIZE_JOBS runs (tool, binary) pairs side by side on the one GPU (default 1: one at a
 # time); each test binary makes its own device memory, so they do not see each other's.
 jobs=${GPU_SANITIZE_JOBS:-1}
 running=0
-for tool in $tools; do
-  for b in "${binaries[@]}"; do
-    for ((shard = 0; shard < shards; ++shard)); do
-      run_one "$tool" "$b" "$shard" &
-      running=$((running + 1))
-      if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
-    done
-  done
+for entry in "${plan[@]}"; do
+  IFS='|' read -r tool b shard total <<<"$entry"
+  run_one "$tool" "$b" "$shard" "$total" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 done
 wait
 
@@ -130,33 +163,37 @@ summary=()
 for tool in $tools; do
   reports=0
   failed=()
-  for b in "${binaries[@]}"; do
-    for ((shard = 0; shard < shards; ++shard)); do
-      name=$(basename "$b")
-      [ "$shards" -gt 1 ] && name+=" shard $shard"
-      log=$(log_of "$tool" "$b" "$shard")
-      rc=$(cat "$log.rc" 2>/dev/null || echo missing)
-      n=$(reports_in "$log")
-      # A run whose tests made no CUDA call (host-only tests, or a shard of them) ends with the
-      # tool's "terminated before first instrumented API call" and exit 255: nothing to check,
-      # a pass when its tests passed.
-      if [ "$rc" = 255 ] && grep -q 'terminated before first instrumented API call' "$log" &&
-         grep -q '^\[  PASSED  \]' "$log" && ! grep -q '^\[  FAILED  \]' "$log"; then
-        rc=0
-        n=0
-      fi
-      reports=$((reports + ${n:-0}))
-      case $rc in
-        0 | 77) ;;  # 77: every test skipped (no device)
-        99) ;;      # the tool's own reports, counted above
-        124) failed+=("$name (timed out)") ;;
-        *) failed+=("$name (exit $rc)") ;;
-      esac
-      [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
-    done
+  declare -A counted=()
+  for entry in "${plan[@]}"; do
+    IFS='|' read -r entryTool b shard total <<<"$entry"
+    [ "$entryTool" = "$tool" ] || continue
+    counted[$b]=1
+    name=$(basename "$b")
+    [ "$total" -gt 1 ] && name+=" shard $shard/$total"
+    log=$(log_of "$tool" "$b" "$shard" "$total")
+    rc=$(cat "$log.rc" 2>/dev/null || echo missing)
+    n=$(reports_in "$log")
+    # A run whose tests made no CUDA call (host-only tests, or a shard of them) ends with the
+    # tool's "terminated before first instrumented API call" and exit 255: nothing to check,
+    # a pass when its tests passed.
+    if [ "$rc" = 255 ] && grep -q 'terminated before first instrumented API call' "$log" &&
+       grep -q '^\[  PASSED  \]' "$log" && ! grep -q '^\[  FAILED  \]' "$log"; then
+      rc=0
+      n=0
+    fi
+    reports=$((reports + ${n:-0}))
+    case $rc in
+      0 | 77) ;;  # 77: every test skipped (no device)
+      99) ;;      # the tool's own reports, counted above
+      124) failed+=("$name (timed out)") ;;
+      *) failed+=("$name (exit $rc)") ;;
+    esac
+    [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
   done
-  line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#binaries[@]}")
-  [ "$shards" -gt 1 ] && line+=" ($shards shards each)"
+  line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#counted[@]}")
+  unset counted
+  if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then line+=" (the runs GPU_SANITIZE_RUNS lists)"
+  elif [ "$shards" -gt 1 ]; then line+=" ($shards shards each)"; fi
   [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"
   summary+=("$line")
   echo "$line"
