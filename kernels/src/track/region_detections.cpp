@@ -13,26 +13,40 @@ FrameResult combineRegionResults(const std::vector<RegionQuery>& regions, const 
   auto better = [&](const Match& a, const Match& b) {
     return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
   };
-  std::vector<std::vector<Match>> found(entries);
+  // Every region's matches in one list, ordered by entry, best first within an entry (stable: equal
+  // matches keep the regions' order); then each entry's run kept greedily. One list, not one per
+  // entry: a tracker calls this every frame.
   FrameResult out;
   out.best.assign(entries, std::nullopt);
+  struct Found {
+    uint32_t entry;  // the region's template
+    Match match;
+  };
+  std::vector<Found> all;
   for (std::size_t k = 0; k < regions.size() && k < results.size(); ++k) {
     const uint32_t entry = regions[k].templateIndex;
     if (entry >= entries) continue;
     const RegionResult& r = results[k];
-    found[entry].insert(found[entry].end(), r.matches.begin(), r.matches.end());
+    for (const Match& m : r.matches) all.push_back(Found{entry, m});
     if (r.best && (!out.best[entry] || better(*r.best, *out.best[entry]))) out.best[entry] = r.best;
   }
-  for (std::vector<Match>& list : found) {
-    std::stable_sort(list.begin(), list.end(), better);
-    std::vector<Match> kept;
-    for (const Match& m : list) {
-      if (int(kept.size()) >= params.maxMatches) break;
+  std::stable_sort(all.begin(), all.end(), [&](const Found& a, const Found& b) {
+    if (a.entry != b.entry) return a.entry < b.entry;
+    return better(a.match, b.match);
+  });
+  std::vector<Match> kept;
+  for (std::size_t first = 0; first < all.size();) {
+    std::size_t end = first;
+    while (end < all.size() && all[end].entry == all[first].entry) ++end;
+    kept.clear();
+    for (std::size_t i = first; i < end && int(kept.size()) < params.maxMatches; ++i) {
+      const Match& m = all[i].match;
       const bool repeat = std::any_of(kept.begin(), kept.end(), [&](const Match& k) { return k.x == m.x && k.y == m.y; });
       if (repeat || suppressedByAny(m, kept, params.nmsIou)) continue;
       kept.push_back(m);
     }
     out.matches.insert(out.matches.end(), kept.begin(), kept.end());
+    first = end;
   }
   return out;
 }

@@ -11,6 +11,7 @@ std::vector<int> assignGreedy(const std::vector<Prediction>& predictions, const 
     int prediction, candidate;
   };
   std::vector<Pair> pairs;
+  pairs.reserve(predictions.size());
   for (std::size_t p = 0; p < predictions.size(); ++p)
     for (std::size_t c = 0; c < candidates.size(); ++c) {
       const Prediction& a = predictions[p];

@@ -101,6 +101,7 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
 
   // Predictions: each live track's corner and margin in this frame.
   std::vector<track::Prediction> predictions;
+  predictions.reserve(tracks_.size());
   for (const Track& t : tracks_) {
     const int64_t since = now - t.lastFrame;
     predictions.push_back(track::Prediction{t.original, track::predictCorner(cornerOf(t.last), t.vx, t.vy, since),
@@ -114,6 +115,7 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   const bool update = options_.templateUpdate > 0.0;
   std::vector<RegionQuery> regions;
   std::vector<RegionResult> results;
+  regions.reserve(tracks_.size());
   if (!out->fullFrameSearch || update) {
     for (std::size_t k = 0; k < tracks_.size(); ++k) {
       const Track& t = tracks_[k];
@@ -146,6 +148,7 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   FrameResult found = track::combineRegionResults(regions, results, entries.entries, params);
   // Matches of the originals, each carrying the entry it was found at in `entryOf`.
   std::vector<uint32_t> entryOf;
+  entryOf.reserve(found.matches.size());
   if (scaled != nullptr) {
     // mergeScaledResult names originals; the entry is the one of that original at that scale
     // (scaleTemplates gives each original one entry per distinct scale).
@@ -167,11 +170,14 @@ Status Tracker::trackFrame(Engine& engine, const FrameView& frame, const MatchPa
   // as it was before the frame.
   uint64_t nextId = nextId_;
   std::vector<track::Candidate> candidates;
+  candidates.reserve(found.matches.size());
   for (const Match& m : found.matches) candidates.push_back(track::Candidate{m.templateIndex, cornerOf(m)});
   const std::vector<int> assigned = track::assignGreedy(predictions, candidates);
   std::vector<bool> taken(found.matches.size(), false);
   std::vector<Track> live;
   std::vector<TrackedMatch> reported;
+  live.reserve(tracks_.size() + found.matches.size());
+  reported.reserve(tracks_.size() + found.matches.size());
   for (std::size_t k = 0; k < tracks_.size(); ++k) {
     Track t = tracks_[k];
     const int c = assigned[k];

@@ -180,6 +180,26 @@ TEST(RegionDetections, WindowsMergedPerTemplateWithNmsAndMaxMatches) {
   EXPECT_EQ(r.matches[0].x, 2);
 }
 
+TEST(RegionDetections, TemplatesInterleavedOverTheWindowsComeOutInTemplateOrder) {
+  // Windows of templates 1, 0, 1: template 0's matches first, then template 1's best first
+  // across both of its windows.
+  const std::vector<RegionQuery> regions = {
+      {0, 0, 50, 50, 1, nullptr}, {0, 0, 50, 50, 0, nullptr}, {60, 0, 50, 50, 1, nullptr}};
+  std::vector<RegionResult> results(3);
+  results[0].matches = {at(1, 5, 5, 0.9)};
+  results[1].matches = {at(0, 3, 3, 0.8)};
+  results[2].matches = {at(1, 70, 5, 0.95)};
+  MatchParams params;
+  params.maxMatches = 5;
+  const FrameResult r = combineRegionResults(regions, results, 2, params);
+  ASSERT_EQ(r.matches.size(), 3u);
+  EXPECT_EQ(r.matches[0].templateIndex, 0u);
+  EXPECT_EQ(r.matches[1].x, 70);
+  EXPECT_EQ(r.matches[2].x, 5);
+  params.maxMatches = 0;  // none reported
+  EXPECT_TRUE(combineRegionResults(regions, results, 2, params).matches.empty());
+}
+
 TEST(TrackerOptions, EachFieldWithinItsRange) {
   struct Case {
     TrackerOptions options;
