@@ -14,4 +14,16 @@ Status allocatePinnedHost(std::size_t bytes, void** memory);
 // Frees memory from allocatePinnedHost; null is ignored.
 void freePinnedHost(void* memory);
 
+// Page-locks `bytes` (> 0) of host memory the caller already holds (a camera SDK's buffers, a
+// frame buffer reused from frame to frame) for every CUDA context, mapped into the devices'
+// address space: frames held there take the pinned path (the CUDA engine's matchRegions gathers
+// their windows on the GPU instead of packing and uploading them on the CPU). Locking pages is
+// slow: register a buffer once, not every frame. The memory must stay allocated until
+// unregisterPinnedHost. Fails with a message for null or zero bytes, a range already registered
+// or pinned, in builds without CUDA and on hosts without a usable driver.
+Status registerPinnedHost(void* memory, std::size_t bytes);
+// Ends the registration registerPinnedHost made for `memory` (the same pointer). Fails with a
+// message for memory it did not register.
+Status unregisterPinnedHost(void* memory);
+
 }  // namespace nccmatch

@@ -31,4 +31,31 @@ void freePinnedHost(void* memory) {
 #endif
 }
 
+Status registerPinnedHost(void* memory, std::size_t bytes) {
+  if (memory == nullptr) return Status::error("registerPinnedHost: memory pointer is null");
+  if (bytes == 0) return Status::error("registerPinnedHost: zero bytes to register");
+#ifdef NCCMATCH_HAVE_CUDA
+  // Portable and mapped, as allocatePinnedHost's memory is: pinned for every context, and kernels
+  // can read it where it lies.
+  const cudaError_t registered = cudaHostRegister(memory, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
+  if (registered != cudaSuccess) cudaGetLastError();  // not sticky: no error left for a later launch's check
+  NCC_CUDA_CHECK(registered);
+  return Status();
+#else
+  return Status::error("registering host memory needs CUDA, and this build of nccmatch has no CUDA");
+#endif
+}
+
+Status unregisterPinnedHost(void* memory) {
+  if (memory == nullptr) return Status::error("unregisterPinnedHost: memory pointer is null");
+#ifdef NCCMATCH_HAVE_CUDA
+  const cudaError_t unregistered = cudaHostUnregister(memory);
+  if (unregistered != cudaSuccess) cudaGetLastError();
+  NCC_CUDA_CHECK(unregistered);
+  return Status();
+#else
+  return Status::error("registering host memory needs CUDA, and this build of nccmatch has no CUDA");
+#endif
+}
+
 }  // namespace nccmatch

@@ -1,5 +1,5 @@
-// allocatePinnedHost / freePinnedHost: bad arguments, a clear error where CUDA is missing, and,
-// with a GPU, memory of sizes through 1 byte that frames can live in (the CUDA engine matches a
+// allocatePinnedHost / freePinnedHost (and registerPinnedHost's arguments): bad arguments, a clear
+// error where CUDA is missing, and, with a GPU, memory of sizes through 1 byte that frames can live in (the CUDA engine matches a
 // frame held there exactly as the CPU reference does).
 #include "nccmatch/host_memory.hpp"
 
@@ -21,6 +21,13 @@ TEST(PinnedMemory, BadArgumentsAreErrors) {
   EXPECT_NE(s.message().find("zero"), std::string::npos) << s.message();
   EXPECT_EQ(memory, nullptr);
   freePinnedHost(nullptr);  // ignored
+  uint8_t byte = 0;
+  s = registerPinnedHost(nullptr, 16);
+  EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
+  s = registerPinnedHost(&byte, 0);
+  EXPECT_NE(s.message().find("zero"), std::string::npos) << s.message();
+  s = unregisterPinnedHost(nullptr);
+  EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
 }
 
 TEST(PinnedMemory, WithoutAGpuTheErrorSaysWhy) {
@@ -31,6 +38,10 @@ TEST(PinnedMemory, WithoutAGpuTheErrorSaysWhy) {
   EXPECT_FALSE(s.ok());
   EXPECT_FALSE(s.message().empty());
   EXPECT_EQ(memory, nullptr);
+  std::vector<uint8_t> frame(4096);
+  s = registerPinnedHost(frame.data(), frame.size());
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(s.message().empty());
 }
 
 TEST(PinnedMemory, EverySizeIsWritableAndFreed) {

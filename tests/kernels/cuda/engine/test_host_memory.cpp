@@ -1,14 +1,19 @@
 // hostRange (cuda/engine/host_memory.hpp), which decides whether matchRegions reads a host frame
 // in place: cudaMallocHost'd and cudaHostRegister'ed ranges are pinned and mapped (their device
 // address is where the kernels read them), pageable memory is neither, and a range that runs past
-// its pinned allocation into pageable memory is not mapped. Skips without a GPU.
+// its pinned allocation into pageable memory is not mapped; registerPinnedHost's buffers are
+// pinned, mapped and matched like pageable ones. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda/engine/host_memory.hpp"
 #include "gpu_test_support.hpp"
+#include "nccmatch/engine.hpp"
+#include "nccmatch/host_memory.hpp"
 
 namespace nccmatch::test {
 namespace {
@@ -59,6 +64,70 @@ TEST(HostMemory, PinnedAndRegisteredRangesAreMappedPageableOnesAreNot) {
   cudaHostUnregister(registered.data());
   cudaHostUnregister(halfRegistered.data());
   cudaFreeHost(pinned);
+}
+
+// registerPinnedHost (the public API) on a caller's own frame buffer of an odd size: pinned and
+// mapped while registered, matchRegions on it gives the pageable copy's results exactly (the
+// windows gathered on the GPU), a second registration or unregistration fails naming the CUDA
+// error and leaves no error behind for the engine's next call.
+TEST(HostMemory, RegisteredCallerBuffersArePinnedAndMatchLikePageableOnes) {
+  SKIP_WITHOUT_GPU();
+  const int width = 613, height = 397;
+  const std::size_t stride = 617;
+  std::vector<uint8_t> owned(stride * height - (stride - width));  // the last row unpadded
+  uint32_t state = 12345;
+  for (uint8_t& b : owned) b = uint8_t((state = state * 1664525u + 1013904223u) >> 24);
+  const std::vector<uint8_t> pageable = owned;
+  ASSERT_TRUE(registerPinnedHost(owned.data(), owned.size()).ok());
+  const HostRange r = hostRange(owned.data(), owned.size());
+  EXPECT_TRUE(r.pinned);
+  EXPECT_NE(r.device, nullptr);
+  const Status again = registerPinnedHost(owned.data(), owned.size());
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("cudaHostRegister"), std::string::npos) << again.message();
+
+  std::unique_ptr<Engine> engine;
+  EngineOptions options;
+  options.backend = Backend::Cuda;
+  ASSERT_TRUE(Engine::create(options, &engine).ok());
+  std::vector<TemplateImage> bank(2);
+  for (int k = 0; k < 2; ++k) {
+    bank[k].width = 21 + 6 * k;
+    bank[k].height = 17 + 4 * k;
+    for (int y = 0; y < bank[k].height; ++y)
+      for (int x = 0; x < bank[k].width; ++x)
+        bank[k].pixels.push_back(pageable[std::size_t(40 + 100 * k + y) * stride + std::size_t(33 + 200 * k + x)]);
+  }
+  ASSERT_TRUE(engine->setTemplates(bank).ok());
+  const std::vector<RegionQuery> windows = {{1, 3, 120, 101, 0}, {190, 90, 97, 88, 1}, {0, 0, width, height, 1},
+                                            {width - 64, height - 50, 64, 50, 0}};
+  MatchParams params;
+  params.threshold = 0.5;
+  params.maxMatches = 3;
+  std::vector<RegionResult> onRegistered, onPageable;
+  const Status a = engine->matchRegions(FrameView{owned.data(), width, height, stride, MemoryKind::Host}, windows,
+                                        params, &onRegistered);
+  ASSERT_TRUE(a.ok()) << a.message();
+  const Status b = engine->matchRegions(FrameView{pageable.data(), width, height, stride, MemoryKind::Host}, windows,
+                                        params, &onPageable);
+  ASSERT_TRUE(b.ok()) << b.message();
+  ASSERT_EQ(onRegistered.size(), onPageable.size());
+  for (std::size_t k = 0; k < windows.size(); ++k) {
+    ASSERT_EQ(onRegistered[k].matches.size(), onPageable[k].matches.size()) << "window " << k;
+    for (std::size_t i = 0; i < onPageable[k].matches.size(); ++i) {
+      EXPECT_EQ(onRegistered[k].matches[i].x, onPageable[k].matches[i].x) << "window " << k;
+      EXPECT_EQ(onRegistered[k].matches[i].y, onPageable[k].matches[i].y) << "window " << k;
+      EXPECT_EQ(onRegistered[k].matches[i].score, onPageable[k].matches[i].score) << "window " << k;
+    }
+  }
+  ASSERT_FALSE(onPageable[0].matches.empty()) << "template 0 lies in window 0";
+
+  ASSERT_TRUE(unregisterPinnedHost(owned.data()).ok());
+  EXPECT_FALSE(hostRange(owned.data(), owned.size()).pinned);
+  const Status twice = unregisterPinnedHost(owned.data());
+  EXPECT_FALSE(twice.ok());
+  EXPECT_NE(twice.message().find("cudaHostUnregister"), std::string::npos) << twice.message();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "a refused registration must not leave an error behind";
 }
 
 }  // namespace
