@@ -10,6 +10,10 @@
 #   GPU_SANITIZE_TESTS    binaries to run (names; default: gpu-tests.txt, else every test_* binary)
 #   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
 #   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
+#   GPU_SANITIZE_DEADLINE seconds from the script's start by which every run has ended: a run
+#                         started late gets what is left (cut with exit 124, its progress line
+#                         written), one with under 5 s left is not started (a line says so). Under
+#                         the device tool's 600 s a command, e.g. 570: no run is lost unreported
 #   GPU_SANITIZE_JOBS     (tool, binary) runs side by side (default 1)
 #   GPU_SANITIZE_SHARDS   each (tool, binary) run split into this many gtest shards, run as
 #                         separate processes (default 1): a slow binary's tests spread over
@@ -72,6 +76,9 @@ shards=${GPU_SANITIZE_SHARDS:-1}
 case "$shards" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer, not '$shards'" >&2; exit 2 ;;
 esac
+case "${GPU_SANITIZE_DEADLINE:-1}" in
+  '' | *[!0-9]* | 0) echo "GPU_SANITIZE_DEADLINE must be a positive number of seconds, not '$GPU_SANITIZE_DEADLINE'" >&2; exit 2 ;;
+esac
 
 # The log of one shard (index $3 of $4) of a binary under a tool.
 log_of() {
@@ -104,7 +111,19 @@ run_one() {
     case "$filter" in *-*) filter+=":${rest#*:}" ;; *) filter+="-${rest#*:}" ;; esac
     args=(--gtest_brief=1 "--gtest_filter=$filter")
   done
-  GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "${GPU_SANITIZE_TIMEOUT:-600}" "$sanitizer" \
+  local limit=${GPU_SANITIZE_TIMEOUT:-600}
+  if [ -n "${GPU_SANITIZE_DEADLINE:-}" ]; then
+    local left=$((GPU_SANITIZE_DEADLINE - SECONDS))
+    if [ "$left" -lt 5 ]; then
+      echo "not started: GPU_SANITIZE_DEADLINE ($GPU_SANITIZE_DEADLINE s) reached" >"$log"
+      echo not-started >"$log.rc"
+      [ -n "${GPU_SANITIZE_PROGRESS:-}" ] &&
+        echo "$tool $(basename "$b") shard $shard/$total not started (deadline)" >>"$GPU_SANITIZE_PROGRESS"
+      return
+    fi
+    [ "$left" -lt "$limit" ] && limit=$left
+  fi
+  GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "$limit" "$sanitizer" \
     "${options[@]}" --error-exitcode 99 "$b" "${args[@]}" >"$log" 2>&1
   local rc=$?
   echo $rc >"$log.rc"
@@ -186,9 +205,10 @@ for tool in $tools; do
       0 | 77) ;;  # 77: every test skipped (no device)
       99) ;;      # the tool's own reports, counted above
       124) failed+=("$name (timed out)") ;;
+    not-started) failed+=("$name (not started: GPU_SANITIZE_DEADLINE)") ;;
       *) failed+=("$name (exit $rc)") ;;
     esac
-    [ -z "$n" ] && [ "$rc" != 124 ] && failed+=("$name (no summary line)")
+    [ -z "$n" ] && [ "$rc" != 124 ] && [ "$rc" != not-started ] && failed+=("$name (no summary line)")
   done
   line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#counted[@]}")
   unset counted
