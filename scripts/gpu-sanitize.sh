@@ -70,6 +70,10 @@ sanitizer_skips=("initcheck:test_element_cuda:Codecs/GpuDecode.*" "racecheck:tes
 # test_cuda_faults injects a fault at every allocation and checked call in turn: every 10th is
 # enough under the tools, which would take hours for all.
 export NCCMATCH_FAULT_SWEEP_STEP=${NCCMATCH_FAULT_SWEEP_STEP:-10}
+# test_numerator_fft transforms one 1080p frame 600 times to compare the results run to run: 20
+# under the tools (every transform's kernels are instrumented all the same; 600 under racecheck
+# were killed by the host's memory limit in session 13).
+export NCCMATCH_RUN_TO_RUN_REPEATS=${NCCMATCH_RUN_TO_RUN_REPEATS:-20}
 [ -n "${GPU_SANITIZE_FILTER:-}" ] && gtest_args+=("--gtest_filter=$GPU_SANITIZE_FILTER")
 
 shards=${GPU_SANITIZE_SHARDS:-1}
