@@ -37,10 +37,11 @@ Status registerPinnedHost(void* memory, std::size_t bytes) {
 #ifdef NCCMATCH_HAVE_CUDA
   // Portable and mapped, as allocatePinnedHost's memory is: pinned for every context, and kernels
   // can read it where it lies.
-  const cudaError_t registered = cudaHostRegister(memory, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
-  if (registered != cudaSuccess) cudaGetLastError();  // not sticky: no error left for a later launch's check
-  NCC_CUDA_CHECK(registered);
-  return Status();
+  // The message names the CUDA call (a buffer registered twice: cudaErrorHostMemoryAlreadyRegistered).
+  const Status registered = cudaStatus(cudaHostRegister(memory, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped),
+                                       "registerPinnedHost: cudaHostRegister", __FILE__, __LINE__);
+  if (!registered.ok()) cudaGetLastError();  // not sticky: no error left for a later launch's check
+  return registered;
 #else
   return Status::error("registering host memory needs CUDA, and this build of nccmatch has no CUDA");
 #endif
@@ -49,10 +50,10 @@ Status registerPinnedHost(void* memory, std::size_t bytes) {
 Status unregisterPinnedHost(void* memory) {
   if (memory == nullptr) return Status::error("unregisterPinnedHost: memory pointer is null");
 #ifdef NCCMATCH_HAVE_CUDA
-  const cudaError_t unregistered = cudaHostUnregister(memory);
-  if (unregistered != cudaSuccess) cudaGetLastError();
-  NCC_CUDA_CHECK(unregistered);
-  return Status();
+  const Status unregistered =
+      cudaStatus(cudaHostUnregister(memory), "unregisterPinnedHost: cudaHostUnregister", __FILE__, __LINE__);
+  if (!unregistered.ok()) cudaGetLastError();
+  return unregistered;
 #else
   return Status::error("registering host memory needs CUDA, and this build of nccmatch has no CUDA");
 #endif

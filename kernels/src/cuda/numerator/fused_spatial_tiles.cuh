@@ -32,6 +32,13 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 4;
 constexpr int kRowGroups = kFusedTileHeight / kRowsPerWarp;
 static_assert(kWarps / kRowGroups == 2, "the template rows are split in two halves");
+// The region kernel's blocks (region_scores.cu): the same tile with twice the warps, the template
+// rows split in four parts and one output row a warp in the epilogue. A tracker's launch has about
+// one block an SM (16 windows x 7 tiles on 132 SMs), so a block's latency is the launch's: more
+// warps a block shorten its longest phases, the numerator and the epilogue.
+constexpr int kWideThreads = 512;
+constexpr int kWideSplits = kWideThreads / 32 / kRowGroups;
+static_assert(kWideSplits == 4, "the wide block splits the template rows in four");
 constexpr int kEpilogueRows = kFusedTileHeight / kWarps;
 constexpr int kEpilogueOutputs = kFusedTileWidth / 32;
 static_assert(kEpilogueRows == 2 && kEpilogueOutputs == 4, "the epilogue is written for 2 x 4");
@@ -81,18 +88,21 @@ __device__ __forceinline__ SharedTile carveSharedTile(uint32_t* shared) {
   return s;
 }
 
-// Frame rows outY0 .. outY0+tileRows-1, columns from outX0, into sImage (image_tile::load).
+// Frame rows outY0 .. outY0+tileRows-1, columns from outX0, into sImage (image_tile::load), by a
+// block of kBlockThreads threads.
+template <int kBlockThreads = kThreads>
 __device__ __forceinline__ void loadImageTile(const uint8_t* __restrict__ image, std::size_t pitch, int width,
                                               int height, bool chunkAligned, int outX0, int outY0, int tileRows,
                                               int tileWords, uint32_t* sImage) {
-  image_tile::load<kThreads>(image, pitch, width, height, chunkAligned, outX0, outY0, tileRows, (tileWords + 3) / 4,
-                             kTilePitchWords, sImage);
+  image_tile::load<kBlockThreads>(image, pitch, width, height, chunkAligned, outX0, outY0, tileRows,
+                                  (tileWords + 3) / 4, kTilePitchWords, sImage);
 }
 
 // Window sums for templates of height h (image_tile::windowSums over the output tile's rows).
+template <int kBlockThreads = kThreads>
 __device__ __forceinline__ void windowSums(const SharedTile& s, int h, int tileWords) {
-  image_tile::windowSums<kThreads, kFusedTileHeight, kPrefixColumns>(s.image, kTilePitchWords, h, 4 * tileWords,
-                                                                     kPrefixPitch, s.p1, s.p2);
+  image_tile::windowSums<kBlockThreads, kFusedTileHeight, kPrefixColumns>(s.image, kTilePitchWords, h, 4 * tileWords,
+                                                                          kPrefixPitch, s.p1, s.p2);
 }
 
 // Template rows [rBegin, rEnd) applied to output rows v0..v0+3 (tile rows), K in S32 steps of
@@ -142,15 +152,19 @@ __device__ inline void mmaFourRows(const uint32_t* sImage, const uint8_t* frags,
   }
 }
 
-// The numerator by tensor cores: warp (group, half) forms output rows 4*group..4*group+3 over
-// one half of the template rows; the second half's partial sums go to sNum first, the first
-// half's are added to them after a barrier. Ends with a barrier.
+// The numerator by tensor cores: warp (group, split) forms output rows 4*group..4*group+3 over
+// part `split` of kSplits of the template rows (kRowGroups * kSplits warps); the last part's
+// partial sums go to sNum first, the others' are added to them after a barrier (plain adds with
+// two parts, shared atomics with more: integer sums, the same whatever the order). Ends with a
+// barrier.
+template <int kSplits = 2>
 __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8_t* frags, int w, int h) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int group = warp % kRowGroups, half = warp / kRowGroups;
+  const int group = warp % kRowGroups, split = warp / kRowGroups;
   const int v0 = group * kRowsPerWarp;
-  const int split = (h + 1) / 2;
-  const int rBegin = half == 0 ? 0 : split, rEnd = half == 0 ? split : h;
+  // Part k: template rows ceil(k h / kSplits) .. ceil((k + 1) h / kSplits) - 1 (two parts: the
+  // first takes the middle row of an odd h).
+  const int rBegin = (split * h + kSplits - 1) / kSplits, rEnd = ((split + 1) * h + kSplits - 1) / kSplits;
   uint32_t d[kRowsPerWarp][4];
 #pragma unroll
   for (int j = 0; j < kRowsPerWarp; ++j) d[j][0] = d[j][1] = d[j][2] = d[j][3] = 0;
@@ -164,7 +178,7 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
   }
   // D[m][n] is output 16n + m: lane (g, t) holds m = g, g+8 and n = 2t, 2t+1.
   const int g = lane >> 2, t = lane & 3;
-  if (half == 1) {
+  if (split == kSplits - 1) {
 #pragma unroll
     for (int j = 0; j < kRowsPerWarp; ++j) {
       uint32_t* out = s.num + (v0 + j) * kFusedTileWidth;
@@ -175,14 +189,21 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
     }
   }
   __syncthreads();
-  if (half == 0) {
+  if (split < kSplits - 1) {
 #pragma unroll
     for (int j = 0; j < kRowsPerWarp; ++j) {
       uint32_t* out = s.num + (v0 + j) * kFusedTileWidth;
-      out[32 * t + g] += d[j][0];
-      out[32 * t + 16 + g] += d[j][1];
-      out[32 * t + 8 + g] += d[j][2];
-      out[32 * t + 24 + g] += d[j][3];
+      if constexpr (kSplits == 2) {
+        out[32 * t + g] += d[j][0];
+        out[32 * t + 16 + g] += d[j][1];
+        out[32 * t + 8 + g] += d[j][2];
+        out[32 * t + 24 + g] += d[j][3];
+      } else {
+        atomicAdd(out + 32 * t + g, d[j][0]);
+        atomicAdd(out + 32 * t + 16 + g, d[j][1]);
+        atomicAdd(out + 32 * t + 8 + g, d[j][2]);
+        atomicAdd(out + 32 * t + 24 + g, d[j][3]);
+      }
     }
   }
   __syncthreads();

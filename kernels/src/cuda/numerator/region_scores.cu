@@ -11,27 +11,42 @@ namespace nccmatch::cuda {
 namespace {
 
 using fused_spatial::kEpilogueOutputs;
-using fused_spatial::kEpilogueRows;
 using fused_spatial::kPrefixPitch;
-using fused_spatial::kThreads;
 using fused_spatial::SharedTile;
+
+// The wide block (fused_spatial::kWideThreads, 16 warps): warp w scores tile row w.
+constexpr int kThreads = fused_spatial::kWideThreads;
+constexpr int kEpilogueRows = kFusedTileHeight / (kThreads / 32);
+static_assert(kEpilogueRows == 1, "one output row a warp");
 
 // A region template has at most kFusedMaxSide^2 pixels: its sums' products fit int64, so the
 // scores take scoreFromSumsAs<int64_t> (the same doubles as scoreFromSums) and no 128-bit code.
 static_assert(int64_t(kFusedMaxSide) * kFusedMaxSide <= kInt64SafePixels, "region templates' products fit int64");
 
-// Writes the tile's scores into the region's map: warp w scores rows 2w and 2w+1 of the tile,
-// lane l outputs l + 32k, from the numerators and the prefix sums of the column sums (as the
-// fused kernel's epilogue). With a peak job, also the thread's best position (returned) and every
-// position reaching the threshold appended to the region's above list. All of a thread's scores
-// are computed before any is stored: their divisions and square roots overlap instead of waiting
-// on each other behind the stores and atomics (positions outside the map are computed from the
+// One position's score by the rules from int64 sums; ccoeff-normed with the template's constants
+// taken once a block (ccoeffNormedScore: the same doubles as scoreFromSums).
+template <Method kMethod>
+__device__ __forceinline__ double regionScore(const TemplateStats& t, const NormedConstants& k, int64_t s1, int64_t s2,
+                                              int64_t c) {
+  if constexpr (kMethod == Method::CCoeffNormed)
+    return ccoeffNormedScore(t, k, s1, s2, c);
+  else
+    return scoreFromSumsAs<int64_t>(kMethod, t, s1, s2, c);
+}
+
+// Writes the tile's scores into the region's map: warp w scores row w of the tile, lane l outputs
+// l + 32k, from the numerators and the prefix sums of the column sums (as the fused kernel's
+// epilogue). With a peak job, also the thread's best position (returned) and every position
+// reaching the threshold appended to the region's above list. All of a thread's scores are
+// computed before any is stored: their divisions and square roots overlap instead of waiting on
+// each other behind the stores and atomics (positions outside the map are computed from the
 // tile's spare columns and dropped).
 template <Method kMethod>
 __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
                                                   int mapWidth, int mapHeight, bool peaks, const RegionPeakJob& job) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int w = r.templateWidth;
+  const NormedConstants normed = kMethod == Method::CCoeffNormed ? normedConstantsFor(r.stats) : NormedConstants();
   double scores[kEpilogueRows][kEpilogueOutputs];
 #pragma unroll
   for (int k = 0; k < kEpilogueRows; ++k) {
@@ -43,7 +58,7 @@ __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const Reg
     for (int q = 0; q < kEpilogueOutputs; ++q) {
       const int x = lane + 32 * q;
       const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
-      scores[k][q] = scoreFromSumsAs<int64_t>(kMethod, r.stats, s1, s2, c);
+      scores[k][q] = regionScore<kMethod>(r.stats, normed, s1, s2, c);
     }
   }
   Ranked best{0.0, -1};
@@ -116,12 +131,13 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
   }
 }
 
-// Block (x, y) of region z: load the image tile, window sums, tensor-core numerator, scores; with
-// a peak job, the region's last tile also finds its peaks.
+// Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator
+// (template rows in four parts), scores; with a peak job, the region's last tile also finds its
+// peaks.
 // One instance per method: a kernel holds one method's epilogue, not six (a short kernel's warps
 // otherwise wait on instruction fetch).
 template <Method kMethod>
-__global__ void __launch_bounds__(kThreads, 4)
+__global__ void __launch_bounds__(kThreads, 2)
     fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
   const RegionScoreDesc r = descs[blockIdx.z];
@@ -134,10 +150,11 @@ __global__ void __launch_bounds__(kThreads, 4)
   const int tileRows = kFusedTileHeight + r.templateHeight - 1;
   const int tileWords = max(kFusedTileWidth / 4 + words, 28 + 8 * fused_spatial::kStepsFor(r.templateWidth));
   const bool chunkAligned = (reinterpret_cast<std::uintptr_t>(r.image) % 16 == 0) && (r.pitch % 16 == 0);
-  fused_spatial::loadImageTile(r.image, r.pitch, r.width, r.height, chunkAligned, outX0, outY0, tileRows, tileWords,
-                               s.image);
-  fused_spatial::windowSums(s, r.templateHeight, tileWords);
-  fused_spatial::tensorNumerator(s, r.fragments, r.templateWidth, r.templateHeight);  // ends with a barrier
+  fused_spatial::loadImageTile<kThreads>(r.image, r.pitch, r.width, r.height, chunkAligned, outX0, outY0, tileRows,
+                                         tileWords, s.image);
+  fused_spatial::windowSums<kThreads>(s, r.templateHeight, tileWords);
+  // Ends with a barrier.
+  fused_spatial::tensorNumerator<fused_spatial::kWideSplits>(s, r.fragments, r.templateWidth, r.templateHeight);
   const Ranked best = storeTileScores<kMethod>(s, r, outX0, outY0, mapWidth, mapHeight, peaks, job);
   if (peaks) finishRegionTile(r, mapWidth, mapHeight, job, best);
 }
