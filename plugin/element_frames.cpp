@@ -9,6 +9,7 @@
 #include "element_engine.hpp"
 #include "match_reporting.hpp"
 #include "nccmatch/draw.hpp"
+#include "upstream_registration.hpp"
 
 #define GST_CAT_DEFAULT gst_nccmatch_debug
 
@@ -384,7 +385,23 @@ std::string shortBufferReason(const GstVideoInfo& info, GstBuffer* buffer) {
 }
 
 // Maps the frame for the engine; false after posting an error.
+// register-upstream: the frame's system memory noted (registered on its second sighting) for the
+// CUDA engine, which then reads it as pinned memory. A refusal is logged once a memory.
+void noteUpstreamFrame(GstNccMatch* self, InFlightFrame& f) {
+  if (!f.settings.registerUpstream || f.cuda || self->stream->engine == nullptr ||
+      self->stream->engine->backend() != nccmatch::Backend::Cuda || gst_buffer_n_memory(f.buffer) != 1)
+    return;
+  std::string why;
+  const nccmatch::plugin::UpstreamMemory state =
+      nccmatch::plugin::noteUpstreamMemory(gst_buffer_peek_memory(f.buffer, 0), nccmatch::plugin::defaultHostRegistrar(), &why);
+  if (!why.empty())
+    GST_INFO_OBJECT(self, "upstream memory left pageable (%s): its frames are staged before upload", why.c_str());
+  else if (state == nccmatch::plugin::UpstreamMemory::Registered)
+    GST_LOG_OBJECT(self, "frame in registered upstream memory");
+}
+
 bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
+  noteUpstreamFrame(self, f);
   const GstMapFlags flags = mapFlags(f);
   const GstVideoInfo& info = GST_VIDEO_FILTER(self)->in_info;
   if (!gst_video_frame_map(&f.frame, &info, f.buffer, flags)) {

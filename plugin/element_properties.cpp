@@ -42,6 +42,7 @@ enum {
   PROP_ANGLES,
   PROP_ROTATION_SUPPORT,
   PROP_PYRAMID_LEVELS,
+  PROP_REGISTER_UPSTREAM,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -123,6 +124,9 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
     }
     case PROP_POST_MESSAGES:
       s.postMessages = g_value_get_boolean(value);
+      break;
+    case PROP_REGISTER_UPSTREAM:
+      s.registerUpstream = g_value_get_boolean(value);
       break;
     case PROP_DEVICE:
       s.device = static_cast<nccmatch::Backend>(g_value_get_enum(value));
@@ -240,6 +244,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_POST_MESSAGES:
       g_value_set_boolean(value, s.postMessages);
+      break;
+    case PROP_REGISTER_UPSTREAM:
+      g_value_set_boolean(value, s.registerUpstream);
       break;
     case PROP_DEVICE:
       g_value_set_enum(value, int(s.device));
@@ -417,6 +424,15 @@ void installProperties(GObjectClass* gobject_class) {
                            "template, as templatematch) and 'nccmatch' (every match of every template, with "
                            "timestamps). Region-of-interest meta is attached to buffers either way",
                            nccmatch::plugin::kDefaultPostMessages, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_REGISTER_UPSTREAM,
+      g_param_spec_boolean("register-upstream", "Register upstream memory",
+                           "With the CUDA backend, page-lock the system memory of a producer that refuses the "
+                           "element's pinned buffer pool once a memory comes back (its own pool recycles it), so "
+                           "that frames in it are uploaded without a staging copy and a tracker's windows are "
+                           "gathered on the GPU; unregistered when the memory is freed. No effect on the CPU "
+                           "backend, on CUDA memory or on the element's own pinned memory",
+                           nccmatch::plugin::kDefaultRegisterUpstream, kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_DEVICE,
       g_param_spec_enum("device", "Device",

@@ -21,6 +21,8 @@ inline constexpr double kDefaultThreshold = 0.8;
 inline constexpr int kDefaultMaxMatches = 1;
 inline constexpr double kDefaultNmsIou = 0.3;
 inline constexpr bool kDefaultPostMessages = true;
+// Off until measured on a GPU host (upstream_registration.hpp).
+inline constexpr bool kDefaultRegisterUpstream = false;
 inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
@@ -80,6 +82,8 @@ struct Settings {
   int maxMatches = kDefaultMaxMatches;
   double nmsIou = kDefaultNmsIou;
   bool postMessages = kDefaultPostMessages;
+  // `register-upstream`: page-lock upstream's recycled system memory for the CUDA engine.
+  bool registerUpstream = kDefaultRegisterUpstream;
   nccmatch::Backend device = kDefaultDevice;
   int cudaDeviceId = kDefaultCudaDeviceId;
   int framesInFlight = kDefaultFramesInFlight;

@@ -912,7 +912,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"scales", G_TYPE_STRING, true},         {"search-region", G_TYPE_STRING, true},
       {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
       {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
-      {"pyramid-levels", G_TYPE_UINT, true},
+      {"pyramid-levels", G_TYPE_UINT, true},   {"register-upstream", G_TYPE_BOOLEAN, true},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -933,6 +933,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_uint(defaultOf("max-matches")), 1u);
   EXPECT_DOUBLE_EQ(g_value_get_double(defaultOf("nms-iou")), 0.3);
   EXPECT_TRUE(g_value_get_boolean(defaultOf("post-messages")));
+  EXPECT_FALSE(g_value_get_boolean(defaultOf("register-upstream")));  // off until measured on a GPU host
   EXPECT_EQ(g_value_get_enum(defaultOf("device")), 0);
   EXPECT_EQ(g_value_get_uint(defaultOf("frames-in-flight")), 0u);
   EXPECT_STREQ(g_value_get_string(defaultOf("scales")), "1");

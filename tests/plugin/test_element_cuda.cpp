@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nccmatch/engine.hpp"
+#include "nccmatch/host_memory.hpp"
 #include "nccmatch/scales.hpp"
 #include "plugin_test_support.hpp"
 
@@ -280,6 +281,51 @@ TEST_F(CudaPipelines, ScalesSearchRegionAndGrabTemplateOnCudaMemoryMatchSystemMe
     expectSameMatches(gpu, system, 1e-4);
   }
   for (GstBuffer* f : frames) gst_buffer_unref(f);
+}
+
+// register-upstream: frames pushed again in the same memory (as a producer's own pool recycles
+// its memories) give the matches of the pageable run, and the element has page-locked that memory
+// (registering it again is refused as already registered); with the property off it has not.
+TEST_F(CudaPipelines, RegisteredUpstreamMemoryMatchesLikePageableMemory) {
+  const int width = 640, height = 480;
+  TemplateImage a = makeTemplate(32, 32, Fill::Random, "a");
+  writePgm(dir_.path("a.pgm"), a);
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, width, height, 0);
+  std::vector<GstBuffer*> distinct;
+  for (int i = 0; i < 3; ++i) {
+    Image luma = makeImage(width, height, Fill::Random);
+    paste(&luma, a, 50 + 100 * i, 60 + 40 * i);
+    distinct.push_back(makeFrame(layout, luma));
+  }
+  std::vector<GstBuffer*> frames;  // each memory three times
+  for (int round = 0; round < 3; ++round)
+    for (GstBuffer* b : distinct) frames.push_back(b);
+  gchar* caps = gst_caps_to_string(capsFor(layout));
+  const auto description = [&](bool registerUpstream) {
+    return "appsrc name=src format=time caps=\"" + std::string(caps) +
+           "\" ! nccmatch name=m device=cuda display=false max-matches=2 register-upstream=" +
+           (registerUpstream ? "true" : "false") + " template=\"" + dir_.path("a.pgm") + "\" ! fakesink";
+  };
+  const auto registrationRefused = [&](GstBuffer* b) {
+    GstMapInfo map;
+    EXPECT_TRUE(gst_buffer_map(b, &map, GST_MAP_READ));
+    const Status again = registerPinnedHost(map.data, map.size);
+    if (again.ok()) {
+      EXPECT_TRUE(unregisterPinnedHost(map.data).ok());
+    }
+    gst_buffer_unmap(b, &map);
+    return !again.ok();
+  };
+  PipelineRun pageable = runPipeline(description(false), frames);
+  for (GstBuffer* b : distinct) EXPECT_FALSE(registrationRefused(b)) << "registered with register-upstream=false";
+  PipelineRun registered = runPipeline(description(true), frames);
+  g_free(caps);
+  ASSERT_EQ(pageable.matches.size(), frames.size());
+  EXPECT_EQ(registered.memory, "system");
+  expectSameMatches(registered, pageable, 0.0);
+  for (std::size_t f = 0; f < frames.size(); ++f) EXPECT_FALSE(pageable.matches[f].empty()) << "frame " << f;
+  for (GstBuffer* b : distinct) EXPECT_TRUE(registrationRefused(b)) << "not registered by the element";
+  for (GstBuffer* b : distinct) gst_buffer_unref(b);  // their memories' registrations end here
 }
 
 // CUDA memory from a plain source: videotestsrc ! cudaupload ! nccmatch ! cudadownload ! fakesink.
