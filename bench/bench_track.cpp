@@ -14,7 +14,8 @@
 // matchRegions results are checked against the pageable frame's. Where Tracker::track's time goes
 // beyond its matchRegions call: the tracker on an unchanged frame, and matchRegions after the CPU
 // rewrote the frame or wrote 2 MB elsewhere (a frame loop's gap), and the tracker's own host work
-// (an engine that answers at once). Medians; prints a markdown table.
+// (an engine that answers at once), and a call's fixed cost (one window on the device frame).
+// Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
 #include <chrono>
@@ -319,7 +320,7 @@ int main(int argc, char** argv) {
   std::vector<double> deviceRegions, deviceTrack, pinnedRegions, pinnedTrack, inPlaceRegions, inPlaceTrack,
       mappedRegions, packWindows, uploadWindows, launchFloor, pinnedRewritten, pinnedGap, pinnedStillTrack, deviceGap,
       deviceStillTrack, pinnedTrackRegions, inPlaceTrackRegions, deviceTrackRegions, trackerWindowsPageable,
-      trackerWindowsPinned, trackerWindowsDevice, registeredRegions;
+      trackerWindowsPinned, trackerWindowsDevice, registeredRegions, oneWindowDevice;
   int trackerWindowWidth = 0, trackerWindowHeight = 0;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
@@ -462,6 +463,16 @@ int main(int argc, char** argv) {
       trackerWindowHeight = windows.front().height;
       windows = benchWindows;
     }
+    // One window on the device frame: a call's fixed cost (descriptors up, one launch, results
+    // back, the sync, the host's work around them), against the 16 windows' rows above.
+    {
+      const std::vector<RegionQuery> sixteen = windows;
+      windows.assign(1, sixteen.front());
+      st = engine->matchRegions(view(), windows, params, &expected);
+      if (!st.ok()) return std::fprintf(stderr, "one window: %s\n", st.message().c_str()), 1;
+      if (!timeRegions(*engine, onDevice, "one window, device frame", &oneWindowDevice)) return 1;
+      windows = sixteen;
+    }
     // Baselines of the same run, where a host frame's matchRegions spends its time besides the
     // kernels: the windows' rows packed into pinned memory (the CPU's copy), their upload, and the
     // floor of any call that enqueues work and waits for it (a memset and a small copy back).
@@ -538,6 +549,7 @@ int main(int argc, char** argv) {
     row("matchRegions alone on the tracker's windows, pageable frame", trackerWindowsPageable);
     row("matchRegions alone on the tracker's windows, pinned frame", trackerWindowsPinned);
     row("matchRegions alone on the tracker's windows, device frame", trackerWindowsDevice);
+    row("matchRegions alone, one window, device frame (a call's fixed cost)", oneWindowDevice);
     row("track, pinned frame unchanged between calls", pinnedStillTrack);
     row("matchRegions, pinned frame rewritten by the CPU before each call", pinnedRewritten);
     row("matchRegions, pinned frame, 2 MB written elsewhere before each call", pinnedGap);

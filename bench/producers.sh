@@ -11,7 +11,9 @@
 # (default 3). Producers missing on this machine are reported and skipped.
 # Prints markdown tables: fps per producer and variant, and the ratio to the producer alone.
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
-# PRODUCERS (env, space-separated names) runs only those rows.
+# PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
+# pool-less variants with register-upstream=true (the producer's own memories page-locked on their
+# second sighting: the element's staging copy saved).
 set -uo pipefail
 plugin_dir=${1:?usage: bench/producers.sh PLUGIN_DIR [FRAMES] [REPEATS]}
 frames=${2:-600}
@@ -78,6 +80,10 @@ variants=(
   "16x32²|! $ncc16"
   "16x32² no pool|! identity drop-allocation=true ! $ncc16"
 )
+if [ "${REGISTER_UPSTREAM:-0}" = 1 ]; then
+  variants+=("1x64² no pool, registered|! identity drop-allocation=true ! $ncc64 register-upstream=true"
+             "16x32² no pool, registered|! identity drop-allocation=true ! $ncc16 register-upstream=true")
+fi
 
 steady_fps() {  # head tail -> frames per second after start-up, or "fail"
   local out
