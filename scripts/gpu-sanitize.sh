@@ -23,6 +23,9 @@
 #                         test j in shard j mod total, so shard i of 6 is shards i and i+6 of 12),
 #                         e.g. "racecheck:test_cuda_engine:1/12 racecheck:test_gemm_bank:18/24": the
 #                         runs a time-limited call left, split finer, without repeating the rest
+#   GPU_SANITIZE_OPTIONS  more compute-sanitizer options for every run, split at spaces (e.g.
+#                         "--kernel-name-exclude kns=fft" to leave cuFFT's own kernels out of a run
+#                         whose time they take; the summary line names them)
 #   GPU_SANITIZE_PROGRESS a file that gets one line per (tool, binary) run as it ends (tool,
 #                         binary, exit status, reports): under a time limit that may cut the whole
 #                         suite short (the device tool's 600 s a command), put it under $OUT so
@@ -106,6 +109,8 @@ run_one() {
     memcheck) options=(--tool memcheck --leak-check full) ;;
     *) options=(--tool "$tool") ;;
   esac
+  # shellcheck disable=SC2206  # split at spaces on purpose
+  [ -n "${GPU_SANITIZE_OPTIONS:-}" ] && options+=(${GPU_SANITIZE_OPTIONS})
   local log args=("${gtest_args[@]}") skip
   log=$(log_of "$tool" "$b" "$shard" "$total")
   for skip in "${sanitizer_skips[@]}"; do
@@ -218,6 +223,7 @@ for tool in $tools; do
   unset counted
   if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then line+=" (the runs GPU_SANITIZE_RUNS lists)"
   elif [ "$shards" -gt 1 ]; then line+=" ($shards shards each)"; fi
+  [ -n "${GPU_SANITIZE_OPTIONS:-}" ] && line+=" (options: $GPU_SANITIZE_OPTIONS)"
   [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"
   summary+=("$line")
   echo "$line"
