@@ -4,13 +4,16 @@
 // the bank and masked own images (the masked region kernel), host and device frames,
 // many regions of mixed sizes in one call; host frames in pinned and registered memory (read in
 // place by the kernels) and pageable ones through the mapped work buffer
-// (CudaPackedWindows::Mapped); copyPatch from device memory; refusals. Skips without a GPU.
+// (CudaPackedWindows::Mapped); copyPatch from device memory; refusals; every template shape the
+// fused region kernel takes (heights 1..64, widths around its K steps). Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <random>
+#include <string>
 
 #include "region_check.hpp"
 
@@ -64,6 +67,36 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
         return params;
       },
       "regions");
+}
+
+// Every template shape the fused region kernel takes: heights 1..64 (the numerator splits a
+// template's rows in four parts, some empty below 4 rows) at widths around its K steps (16, 32, 48,
+// 64), each an own image cut from the frame inside its region (a margin of 6 around it, so each
+// has its match), all in one call.
+TEST(CudaRegions, EveryFusedTemplateShapeEqualsTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(811, 607, Fill::Random);
+  std::mt19937 g(testSeed());
+  const int widths[] = {1, 3, 4, 16, 17, 32, 33, 48, 63, 64};
+  std::vector<TemplateImage> owns;
+  owns.reserve(64 * std::size(widths));  // the regions point into it
+  std::vector<RegionQuery> regions;
+  for (int h = 1; h <= 64; ++h)
+    for (int w : widths) {
+      const int x = 6 + int(g() % unsigned(img.width - w - 12)), y = 6 + int(g() % unsigned(img.height - h - 12));
+      owns.push_back(cutTemplate(img, x, y, w, h, std::to_string(w) + "x" + std::to_string(h)));
+      regions.push_back(RegionQuery{x - 6, y - 6, w + 12, h + 12, 0, &owns.back()});
+    }
+  expectRegionsLikeTheCpu(
+      img, {makeTemplate(5, 5, Fill::Random, "bank")}, regions,
+      [](Method method) {
+        MatchParams params;
+        params.method = method;
+        params.maxMatches = 2;
+        params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
+        return params;
+      },
+      "every fused shape");
 }
 
 // Sixteen 128x128 windows of 32x32 templates on a 1080p frame, as a tracker searches them, and
