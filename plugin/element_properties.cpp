@@ -431,7 +431,7 @@ void installProperties(GObjectClass* gobject_class) {
                            "element's pinned buffer pool once a memory comes back (its own pool recycles it), so "
                            "that frames in it are uploaded without a staging copy and a tracker's windows are "
                            "gathered on the GPU; unregistered when the memory is freed. No effect on the CPU "
-                           "backend, on CUDA memory or on the element's own pinned memory",
+                           "backend, on CUDA memory, on the element's own pinned memory or on other allocators' memory",
                            nccmatch::plugin::kDefaultRegisterUpstream, kPlayingFlags));
   g_object_class_install_property(
       gobject_class, PROP_DEVICE,

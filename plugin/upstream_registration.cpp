@@ -5,10 +5,6 @@
 #include "nccmatch/host_memory.hpp"
 #include "pinned_allocator.hpp"
 
-#ifdef NCCMATCH_HAVE_GST_CUDA
-#include <gst/cuda/gstcudamemory.h>
-#endif
-
 namespace nccmatch::plugin {
 namespace {
 
@@ -41,13 +37,12 @@ std::mutex& marksMutex() {
   return mutex;
 }
 
+// GStreamer's own system memory only: its bytes stay where they are for the memory's life. Other
+// allocators' memory (dmabuf or fd memory mapped anew at each map, CUDA memory, the element's own
+// pinned memory) is left alone.
 bool plainSystemMemory(GstMemory* memory) {
-  if (memory == nullptr || isPinnedMemory(memory) || GST_MEMORY_FLAG_IS_SET(memory, GST_MEMORY_FLAG_NOT_MAPPABLE))
-    return false;
-#ifdef NCCMATCH_HAVE_GST_CUDA
-  if (gst_is_cuda_memory(memory)) return false;
-#endif
-  return true;
+  return memory != nullptr && gst_memory_is_type(memory, GST_ALLOCATOR_SYSMEM) && !isPinnedMemory(memory) &&
+         !GST_MEMORY_FLAG_IS_SET(memory, GST_MEMORY_FLAG_NOT_MAPPABLE);
 }
 
 }  // namespace

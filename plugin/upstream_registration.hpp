@@ -19,7 +19,7 @@ namespace nccmatch::plugin {
 
 // How a memory stands after noteUpstreamMemory.
 enum class UpstreamMemory {
-  Skipped,     // not plain mappable system memory (CUDA or pinned memory, not mappable), or empty
+  Skipped,     // not GStreamer's mappable system memory (CUDA, dmabuf or pinned memory, not mappable)
   SeenOnce,    // marked: registered when it comes back
   Registered,  // page-locked now (this call or an earlier one)
   Refused,     // registration failed once: left pageable

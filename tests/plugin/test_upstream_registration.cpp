@@ -1,8 +1,8 @@
 // Upstream memory registration (register-upstream) with a recording registrar: nothing on the
 // first sighting, one registration of the memory's mapped bytes on the second, none after; the
 // unregistration of the same bytes when GStreamer frees the memory, before the bytes are
-// released; a refusal is kept and never retried; sub-memories, empty, unmappable and pinned
-// memory; many threads noting one memory register it once.
+// released; a refusal is kept and never retried; sub-memories, empty and unmappable memory, and
+// another allocator's memory left alone; many threads noting one memory register it once.
 #include "upstream_registration.hpp"
 
 #include <gtest/gtest.h>
@@ -59,6 +59,39 @@ GstMemory* wrappedMemory(std::size_t bytes) {
     }
     g_free(p);
   });
+}
+
+// Memory of another allocator (not GStreamer's system memory, as dmabuf or a device's memory).
+struct OtherAllocator {
+  GstAllocator parent;
+};
+struct OtherAllocatorClass {
+  GstAllocatorClass parent_class;
+};
+GType other_allocator_get_type();
+G_DEFINE_TYPE(OtherAllocator, other_allocator, GST_TYPE_ALLOCATOR)
+
+GstMemory* otherAlloc(GstAllocator* allocator, gsize size, GstAllocationParams*) {
+  auto* memory = g_new0(GstMemory, 1);
+  gst_memory_init(memory, GstMemoryFlags(0), allocator, nullptr, size, 0, 0, size);
+  return memory;
+}
+void otherFree(GstAllocator*, GstMemory* memory) { g_free(memory); }
+// Maps to a fixed static block: the bytes are never read here.
+gpointer otherMap(GstMemory*, gsize, GstMapFlags) {
+  static uint8_t bytes[65536];
+  return bytes;
+}
+void otherUnmap(GstMemory*) {}
+void other_allocator_class_init(OtherAllocatorClass* klass) {
+  GST_ALLOCATOR_CLASS(klass)->alloc = otherAlloc;
+  GST_ALLOCATOR_CLASS(klass)->free = otherFree;
+}
+void other_allocator_init(OtherAllocator* self) {
+  GstAllocator* allocator = GST_ALLOCATOR_CAST(self);
+  allocator->mem_type = "NccTestOtherMemory";
+  allocator->mem_map = otherMap;
+  allocator->mem_unmap = otherUnmap;
 }
 
 class UpstreamRegistration : public ::testing::Test {
@@ -163,6 +196,17 @@ TEST_F(UpstreamRegistration, EmptyUnmappableAndNullMemoryAreNotRegistered) {
   gst_memory_unref(hidden);
   EXPECT_TRUE(calls.registered.empty());
   EXPECT_TRUE(calls.unregistered.empty());
+}
+
+TEST_F(UpstreamRegistration, OtherAllocatorsMemoryIsLeftAlone) {
+  auto* allocator = static_cast<GstAllocator*>(g_object_new(other_allocator_get_type(), nullptr));
+  GstMemory* memory = gst_allocator_alloc(allocator, 4096, nullptr);
+  ASSERT_NE(memory, nullptr);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(noteUpstreamMemory(memory, kRecorder), UpstreamMemory::Skipped);
+  EXPECT_EQ(upstreamMemoryState(memory), UpstreamMemory::Skipped);
+  gst_memory_unref(memory);
+  gst_object_unref(allocator);
+  EXPECT_TRUE(calls.registered.empty());
 }
 
 TEST_F(UpstreamRegistration, ManyThreadsNotingOneMemoryRegisterItOnce) {
