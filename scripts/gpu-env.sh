@@ -1,0 +1,17 @@
+# Sourced on the GPU host from the repository root (`source scripts/gpu-env.sh`): unpacks
+# gpu-pack.tar.xz into gpu-pack/ (once) and gpu-pack-overlay.tar.xz (scripts/gpu-overlay.sh) over
+# it when present, then sets what the pack's binaries need there: the GStreamer bundle
+# (.gst/env.sh), the pack's plugin first on GST_PLUGIN_PATH, no registry fork (compute-sanitizer
+# sees one process), cuFFT from the toolkit or the host's Python packages, the toolkit's tools
+# (compute-sanitizer, ncu, cuobjdump) on PATH. Prints the GPU.
+if [ ! -d gpu-pack ] && [ -f gpu-pack.tar.xz ]; then tar -xJf gpu-pack.tar.xz; fi
+if [ -f gpu-pack-overlay.tar.xz ]; then tar -xJf gpu-pack-overlay.tar.xz; fi
+[ -f .gst/env.sh ] && source .gst/env.sh
+export GST_PLUGIN_PATH="$PWD/gpu-pack/plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+export GST_REGISTRY_FORK=no
+nccmatch_cufft=$(python3 -c "import nvidia.cufft,os;print(os.path.dirname(nvidia.cufft.__file__)+'/lib')" 2>/dev/null || true)
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${nccmatch_cufft:+:$nccmatch_cufft}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+unset nccmatch_cufft
+export PATH="/usr/local/cuda/bin:$PATH"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+true

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Rebuilds a few binaries of a GPU build and packs them, stripped, as an overlay of a pack that
+# scripts/gpu-pack.sh made earlier: gpu-pack-overlay.tar.xz holds gpu-pack/tests/NAME,
+# gpu-pack/bench/NAME and gpu-pack/plugin/libgstnccmatch.so ('plugin'), which scripts/gpu-env.sh
+# lays over the unpacked pack on the GPU host. A few MB and a minute instead of the whole pack's xz
+# (about 10 minutes on 2 cores) when a session changed a few binaries; carry both archives.
+# Usage: scripts/gpu-overlay.sh BUILD NAME...   (NAME: test_cuda_regions, bench_track, plugin, ...)
+# Meson gives nvcc no depfiles: after a header change, delete the CUDA objects that include it
+# (BUILD/kernels/libnccmatch.a.p/*.cu.o) before this, or run gpu-pack.sh, which rebuilds them all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: scripts/gpu-overlay.sh BUILD NAME...}
+shift
+[ $# -gt 0 ] || { echo "usage: scripts/gpu-overlay.sh BUILD NAME... (no binary named)" >&2; exit 2; }
+[ -f "$build/build.ninja" ] || { echo "$build is not a build folder (no build.ninja)" >&2; exit 2; }
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/gpu-pack/tests" "$stage/gpu-pack/bench" "$stage/gpu-pack/plugin"
+targets=()
+for name in "$@"; do
+  case $name in
+    plugin) targets+=(plugin/libgstnccmatch.so) ;;
+    bench_*) targets+=("bench/$name") ;;
+    test_*)
+      t=$(cd "$build" && find tests -type f -name "$name" -perm -u+x | head -1)
+      [ -n "$t" ] || t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
+      [ -n "$t" ] || { echo "no test binary $name in $build" >&2; exit 2; }
+      targets+=("$t") ;;
+    *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; exit 2 ;;
+  esac
+done
+ninja -C "$build" "${targets[@]}"
+for t in "${targets[@]}"; do
+  case $t in
+    plugin/*) cp "$build/$t" "$stage/gpu-pack/plugin/" ;;
+    bench/*) cp "$build/$t" "$stage/gpu-pack/bench/" ;;
+    *) cp "$build/$t" "$stage/gpu-pack/tests/" ;;
+  esac
+done
+strip --strip-unneeded "$stage"/gpu-pack/*/* 2>/dev/null || true
+# The binaries share the library's CUDA fat binaries: a 64 MiB window stores each copy once.
+tar -C "$stage" -cf - gpu-pack | xz -T1 --lzma2=preset=6,dict=64MiB >gpu-pack-overlay.tar.xz
+echo "gpu-pack-overlay.tar.xz: $(du -h gpu-pack-overlay.tar.xz | cut -f1), $(tar -tJf gpu-pack-overlay.tar.xz | grep -vc '/$') files"
