@@ -384,7 +384,6 @@ std::string shortBufferReason(const GstVideoInfo& info, GstBuffer* buffer) {
   return reason;
 }
 
-// Maps the frame for the engine; false after posting an error.
 // register-upstream: the frame's system memory noted (registered on its second sighting) for the
 // CUDA engine, which then reads it as pinned memory. A refusal is logged once a memory.
 void noteUpstreamFrame(GstNccMatch* self, InFlightFrame& f) {
@@ -400,6 +399,7 @@ void noteUpstreamFrame(GstNccMatch* self, InFlightFrame& f) {
     GST_LOG_OBJECT(self, "frame in registered upstream memory");
 }
 
+// Maps the frame for the engine; false after posting an error.
 bool mapFrame(GstNccMatch* self, InFlightFrame& f) {
   noteUpstreamFrame(self, f);
   const GstMapFlags flags = mapFlags(f);

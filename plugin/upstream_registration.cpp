@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include "nccmatch/host_memory.hpp"
-#include "pinned_allocator.hpp"
 
 namespace nccmatch::plugin {
 namespace {
@@ -41,7 +40,7 @@ std::mutex& marksMutex() {
 // allocators' memory (dmabuf or fd memory mapped anew at each map, CUDA memory, the element's own
 // pinned memory) is left alone.
 bool plainSystemMemory(GstMemory* memory) {
-  return memory != nullptr && gst_memory_is_type(memory, GST_ALLOCATOR_SYSMEM) && !isPinnedMemory(memory) &&
+  return memory != nullptr && gst_memory_is_type(memory, GST_ALLOCATOR_SYSMEM) &&
          !GST_MEMORY_FLAG_IS_SET(memory, GST_MEMORY_FLAG_NOT_MAPPABLE);
 }
 
