@@ -12,6 +12,8 @@ export GST_REGISTRY_FORK=no
 nccmatch_cufft=$(python3 -c "import nvidia.cufft,os;print(os.path.dirname(nvidia.cufft.__file__)+'/lib')" 2>/dev/null || true)
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${nccmatch_cufft:+:$nccmatch_cufft}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 unset nccmatch_cufft
+# bench_rotations' OpenCV (GPU_PACK_OPENCV=1 or an overlay with it), last: the host's own libraries first.
+[ -d gpu-pack/lib ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$PWD/gpu-pack/lib"
 export PATH="/usr/local/cuda/bin:$PATH"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 true

@@ -5,6 +5,8 @@
 # lays over the unpacked pack on the GPU host. A few MB and a minute instead of the whole pack's xz
 # (about 10 minutes on 2 cores) when a session changed a few binaries; carry both archives.
 # Usage: scripts/gpu-overlay.sh BUILD NAME...   (NAME: test_cuda_regions, bench_track, plugin, ...)
+# bench_rotations brings the OpenCV libraries it loads into gpu-pack/lib (as GPU_PACK_OPENCV=1 does;
+# LD_LIBRARY_PATH=$PWD/gpu-pack/lib there, which scripts/gpu-env.sh sets when lib/ exists).
 # Meson gives nvcc no depfiles: after a header change, delete the CUDA objects that include it
 # (BUILD/kernels/libnccmatch.a.p/*.cu.o) before this, or run gpu-pack.sh, which rebuilds them all.
 set -euo pipefail
@@ -33,11 +35,15 @@ ninja -C "$build" "${targets[@]}"
 for t in "${targets[@]}"; do
   case $t in
     plugin/*) cp "$build/$t" "$stage/gpu-pack/plugin/" ;;
+    bench/bench_rotations)
+      source scripts/opencv-libs.sh
+      copy_opencv_libs "$build/$t" "$stage/gpu-pack/lib"
+      cp "$build/$t" "$stage/gpu-pack/bench/" ;;
     bench/*) cp "$build/$t" "$stage/gpu-pack/bench/" ;;
     *) cp "$build/$t" "$stage/gpu-pack/tests/" ;;
   esac
 done
-strip --strip-unneeded "$stage"/gpu-pack/*/* 2>/dev/null || true
+strip --strip-unneeded "$stage"/gpu-pack/{tests,bench,plugin}/* 2>/dev/null || true
 # The binaries share the library's CUDA fat binaries: a 64 MiB window stores each copy once.
 tar -C "$stage" -cf - gpu-pack | xz -T1 --lzma2=preset=6,dict=64MiB >gpu-pack-overlay.tar.xz
 echo "gpu-pack-overlay.tar.xz: $(du -h gpu-pack-overlay.tar.xz | cut -f1), $(tar -tJf gpu-pack-overlay.tar.xz | grep -vc '/$') files"

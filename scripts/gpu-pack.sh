@@ -37,23 +37,9 @@ for b in bench_sat bench_ncc bench_stream bench_bank bench_pipeline bench_track 
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
 if [ "${GPU_PACK_OPENCV:-0}" = 1 ]; then
-  rotations="$build/bench/bench_rotations"
-  opencv=$(ldd "$rotations" | awk '/libopencv/ {print $3}')
-  if [ -z "$opencv" ]; then
-    echo "GPU_PACK_OPENCV=1: $rotations does not link OpenCV (no opencv4 found by meson?)" >&2
-    exit 1
-  fi
-  cp "$rotations" "$pack/bench/"
-  mkdir -p "$pack/lib"
-  # The OpenCV libraries and what they load (ldd lists it all), except what every Linux and the
-  # GPU host's CUDA toolkit have.
-  system='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcufft|libnvidia)[.-]'
-  for lib in $opencv $(for l in $opencv; do ldd "$l" | awk 'NF >= 3 && $3 ~ /^\// {print $3}'; done | sort -u); do
-    name=$(basename "$lib")
-    [[ "$name" =~ $system ]] && continue
-    cp -L "$lib" "$pack/lib/$name"
-  done
-  strip --strip-unneeded "$pack"/lib/* 2>/dev/null || true
+  source scripts/opencv-libs.sh
+  copy_opencv_libs "$build/bench/bench_rotations" "$pack/lib" || { echo "GPU_PACK_OPENCV=1: no pack" >&2; exit 1; }
+  cp "$build/bench/bench_rotations" "$pack/bench/"
   echo "GPU_PACK_OPENCV=1: bench_rotations and $(ls "$pack/lib" | wc -l) libraries in $pack/lib ($(du -sh "$pack/lib" | cut -f1))"
 fi
 strip --strip-unneeded "$pack"/tests/* "$pack"/bench/* "$pack"/plugin/* 2>/dev/null || true

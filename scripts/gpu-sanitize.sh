@@ -47,6 +47,8 @@ if [ ! -x "$sanitizer" ]; then
   echo "compute-sanitizer not found (PATH, /usr/local/cuda/bin): it comes with the CUDA toolkit" >&2
   exit 2
 fi
+line_buffered=()
+command -v stdbuf >/dev/null && line_buffered=(stdbuf -oL -eL)
 tools=${GPU_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 names=${GPU_SANITIZE_TESTS:-}
 if [ -z "$names" ] && [ -f "$build/gpu-tests.txt" ]; then names=$(cat "$build/gpu-tests.txt"); fi
@@ -60,7 +62,7 @@ else
   mapfile -t binaries < <(find "$build/tests" -type f -name 'test_*' -perm -u+x | sort)
 fi
 [ ${#binaries[@]} -gt 0 ] || { echo "no test binaries under $build/tests" >&2; exit 2; }
-gtest_args=(--gtest_brief=1)
+gtest_args=()
 # Tests a tool skips (tool:binary:gtest pattern), each for NVIDIA's own decoders, not our code:
 # - initcheck cannot see what NVDEC writes: every byte of a frame nvh264dec/nvjpegdec decoded
 #   (the video engine's copy inside libnvcuvid) counts as never written, so GStreamer's own
@@ -118,7 +120,7 @@ run_one() {
     [ "$skipTool" = "$tool" ] && [ "${rest%%:*}" = "$(basename "$b")" ] || continue
     local filter=${GPU_SANITIZE_FILTER:-*}
     case "$filter" in *-*) filter+=":${rest#*:}" ;; *) filter+="-${rest#*:}" ;; esac
-    args=(--gtest_brief=1 "--gtest_filter=$filter")
+    args=("--gtest_filter=$filter")
   done
   local limit=${GPU_SANITIZE_TIMEOUT:-600}
   if [ -n "${GPU_SANITIZE_DEADLINE:-}" ]; then
@@ -132,7 +134,9 @@ run_one() {
     fi
     [ "$left" -lt "$limit" ] && limit=$left
   fi
-  GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "$limit" "$sanitizer" \
+  # Every test's start and end in the log, line by line (stdbuf: the test's output is not held in a
+  # buffer that a run cut by its time limit would lose), so a cut run shows which test it was in.
+  GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "$limit" "${line_buffered[@]}" "$sanitizer" \
     "${options[@]}" --error-exitcode 99 "$b" "${args[@]}" >"$log" 2>&1
   local rc=$?
   echo $rc >"$log.rc"

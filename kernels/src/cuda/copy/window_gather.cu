@@ -1,6 +1,7 @@
 #include "cuda/copy/window_gather.hpp"
 
 #include "common/integer_math.hpp"
+#include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/chunk_shift.hpp"
 
@@ -51,7 +52,7 @@ __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, co
 
 // Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time.
 __global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const WindowCopy* copies) {
-  const WindowCopy c = copies[blockIdx.x];
+  const WindowCopy c = blockDescriptor(copies + blockIdx.x);
   const int firstRow = blockIdx.y * kRowsPerBlock;
   if (firstRow >= c.height) return;
   const int rows = min(kRowsPerBlock, c.height - firstRow);

@@ -14,7 +14,7 @@
 
 namespace nccmatch::cuda {
 
-// One window's copy (an array of these lives in device memory).
+// One window's copy (an array of these in device memory or mapped host memory).
 struct WindowCopy {
   const uint8_t* source = nullptr;  // device address of the window's first pixel (any alignment)
   std::size_t sourcePitch = 0;      // bytes between its rows
@@ -25,8 +25,9 @@ struct WindowCopy {
 
 // Copies each window's `width` x `height` bytes on `stream` (never syncs); the bytes of a target
 // row past `width`, up to its 16-byte boundary, are written too (the source bytes past the
-// window, or zeros). copies: `count` descriptors in device memory; maxHeight the tallest window. The source is
-// read in 16-byte aligned blocks, never outside the window's first to last byte.
+// window, or zeros). copies: `count` descriptors in device or mapped host memory; maxHeight the
+// tallest window. The source is read in 16-byte aligned blocks, never outside the window's first
+// to last byte.
 Status gatherWindows(const WindowCopy* copies, int count, int maxHeight, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

@@ -24,27 +24,23 @@ static_assert(kFusedNumerator == FusedNumerator::TensorCores,
 namespace {
 
 constexpr std::size_t kAlign = kRegionTemplateAlign;  // region rows and blocks start 16-byte aligned (cp.async)
-// The first copy back brings this many candidates with the counters and the bests; more take a
-// second copy.
+// The kernels write this many candidates into the host copy (with the count and the bests); more
+// take a copy back.
 constexpr std::size_t kFirstCandidates = 256;  // 14 KB: a tracker's windows have a few each
 
 std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-// One call's work area, the same layout in pinned host memory and on the device: what goes up in
-// one copy (a pageable frame's packed pixels, unless the kernels read them in place from the host
-// copy; every region's descriptor, the masked kernel's descriptors, the window copies of a mapped
-// frame's gather (whose packed pixels the gather writes on the device), own templates, and the zeroed
-// counters: the candidate count, each region's finished tiles and above-threshold count), then
-// what comes back in one copy (the counters again, each region's best, the first candidates),
-// then, on the device only, the other candidates, the fused regions' above lists (one int a
-// position) and their tiles' bests.
+// One call's work area, one layout of offsets for its pinned host copy and its device copy. Both
+// copies: the packed pixels of a pageable frame (uploaded, unless the kernels read them in the
+// host copy; a mapped frame's gather writes them on the device), own templates (uploaded), and
+// the descriptors (every region's, the masked kernel's, the gather's window copies), which the
+// kernels read in the host copy over the bus, so that nothing goes up for a call that has no
+// pixels or own templates to upload. Host copy only, written there by the kernels (no copy back):
+// the candidate count, each region's best, the first candidates. Device copy only: the other
+// candidates, the fused regions' above lists (one int a position) and their tiles' bests.
 struct WorkLayout {
-  std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, counters = 0, bests = 0,
-              candidates = 0, above = 0, tileBests = 0, end = 0;
-  std::size_t upFrom(bool withPixels) const { return withPixels ? pixels : descs; }
-  std::size_t downBytes(std::size_t capacity) const {
-    return candidates - counters + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
-  }
+  std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, count = 0, bests = 0,
+              hostCandidates = 0, hostEnd = 0, candidates = 0, above = 0, tileBests = 0, end = 0;
 };
 
 WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t windowCopies, std::size_t pixelBytes,
@@ -54,14 +50,25 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
   l.maskedDescs = l.descs + alignUp(regions * sizeof(RegionScoreDesc));
   l.copies = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
   l.templates = l.copies + alignUp(windowCopies * sizeof(WindowCopy));
-  l.counters = l.templates + alignUp(templateBytes);
-  l.bests = l.counters + alignUp(sizeof(int) + regions * (sizeof(unsigned) + sizeof(int)));
-  l.candidates = l.bests + alignUp(regions * sizeof(RegionPeak));
+  l.count = l.templates + alignUp(templateBytes);
+  l.bests = l.count + alignUp(sizeof(int));
+  l.hostCandidates = l.bests + alignUp(regions * sizeof(RegionPeak));
+  l.hostEnd = l.hostCandidates + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
+  l.candidates = alignUp(l.hostEnd);
   l.above = l.candidates + alignUp(capacity * sizeof(RegionPeak));
   l.tileBests = l.above + alignUp(capacity * sizeof(int));
   l.end = l.tileBests + tileBests * sizeof(Ranked);
   return l;
 }
+
+// The call's device counters (RegionPeakJob), at a fixed place so that each call leaves them zero
+// for the next: the candidate count, the regions done, then each region's finished tiles and
+// above-threshold count.
+struct CounterLayout {
+  std::size_t candidateCount = 0, regionsDone = sizeof(int), tilesDone = 2 * sizeof(int), aboveCount = 0, end = 0;
+  explicit CounterLayout(std::size_t regions)
+      : aboveCount(tilesDone + regions * sizeof(unsigned)), end(aboveCount + regions * sizeof(int)) {}
+};
 
 // Where one region's inputs and outputs lie in the packed buffers, and its template as the
 // kernels read it. Fused regions (templates up to 64x64 without ignored pixels) take the fused
@@ -120,6 +127,26 @@ void toFrame(const RegionQuery& r, Match* m) {
 }
 
 }  // namespace
+
+Status RegionSearch::reserveCounters(std::size_t regions, cudaStream_t stream) {
+  if (regions <= counterRegions_) return Status();
+  releaseCounters();
+  const CounterLayout layout(regions);
+  NCC_RETURN_IF_ERROR(counters_.reserve(layout.end));
+  const Status zeroed = [&]() -> Status {
+    NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<void>(), 0, layout.end, stream));
+    return Status();
+  }();
+  if (!zeroed.ok()) releaseCounters();
+  NCC_RETURN_IF_ERROR(zeroed);
+  counterRegions_ = regions;
+  return Status();
+}
+
+void RegionSearch::releaseCounters() {
+  counters_.release();
+  counterRegions_ = 0;
+}
 
 Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
                          const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
@@ -222,26 +249,32 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
   if (layout.end > work_.capacity()) {
     NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
-    // The copy back takes kFirstCandidates slots whatever the count: zeroed once, so it never
-    // reads bytes nothing wrote (compute-sanitizer initcheck). Not zeroed: dropped, so that the
-    // next call zeroes it.
-    const auto zero = [&]() -> Status {
+    // The copy back of the candidates past the host's slots reads whole RegionPeaks, their padding
+    // included, which no kernel writes: zeroed once, so it never reads bytes nothing wrote
+    // (compute-sanitizer initcheck). Not zeroed: dropped, so that the next call zeroes it.
+    const Status zeroed = [&]() -> Status {
       NCC_CUDA_CHECK(cudaMemsetAsync(work_.as<void>(), 0, work_.capacity(), stream));
       return Status();
-    };
-    const Status zeroed = zero();
+    }();
     if (!zeroed.ok()) work_.release();
     NCC_RETURN_IF_ERROR(zeroed);
   }
-  NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.counters + layout.downBytes(capacity)));
+  NCC_RETURN_IF_ERROR(reserveCounters(scored.size(), stream));
+  NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.hostEnd));
   uint8_t* host = hostWork_.as<uint8_t>();
+  // Where the kernels read and write the host copy (pinned memory is mapped: UVA).
+  if (mappedHostWork_.first != host) {
+    const uint8_t* at = hostRange(host, hostWork_.capacity()).device;
+    if (at == nullptr)
+      return Status::error("matchRegions: the pinned work area is not mapped into the device's address space");
+    mappedHostWork_ = {host, const_cast<uint8_t*>(at)};
+  }
+  uint8_t* hostMapped = mappedHostWork_.second;
   uint8_t* device = work_.as<uint8_t>();
-  // Packed pixels: gathered on the device, uploaded with the descriptors, or
-  // (CudaPackedWindows::Mapped, where the work area's host copy is mapped) read by the kernels
-  // where the CPU packed them.
-  const uint8_t* packedMapped = packed && !gathered && packedWindows_ == CudaPackedWindows::Mapped
-                                    ? hostRange(host + layout.pixels, layout.descs - layout.pixels).device
-                                    : nullptr;
+  // Packed pixels: gathered on the device, uploaded, or (CudaPackedWindows::Mapped) read by the
+  // kernels in the host copy where the CPU packed them.
+  const uint8_t* packedMapped =
+      packed && !gathered && packedWindows_ == CudaPackedWindows::Mapped ? hostMapped + layout.pixels : nullptr;
   const bool uploadPixels = packed && !gathered && packedMapped == nullptr;
   const uint8_t* packedPixels = uploadPixels || gathered ? device + layout.pixels : packedMapped;
   WindowCopy* copies = reinterpret_cast<WindowCopy*>(host + layout.copies);
@@ -309,46 +342,62 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     for (int y = boundY0; y < boundY1; ++y)
       std::memcpy(host + layout.pixels + std::size_t(y - boundY0) * boundPitch,
                   frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
-  std::memset(host + layout.counters, 0, layout.bests - layout.counters);
-  // Up in one copy (the packed pixels only where uploaded); the fused regions scored with their
-  // peaks in one launch, the masked ones scored then their peaks found; the samples back in one
-  // copy.
-  const std::size_t upFrom = layout.upFrom(uploadPixels);
-  NCC_CUDA_CHECK(cudaMemcpyAsync(device + upFrom, host + upFrom, layout.bests - upFrom, cudaMemcpyHostToDevice, stream));
-  if (gathered)
-    NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(device + layout.copies), int(windowCopies),
-                                      maxCopyHeight, stream));
-  const RegionScoreDesc* deviceDescs = reinterpret_cast<const RegionScoreDesc*>(device + layout.descs);
-  RegionPeakJob job;
-  job.sign = goodnessSign(params.method);
-  job.goodEnough = job.sign * params.threshold;
-  job.collect = params.maxMatches > 0;
-  job.candidates = reinterpret_cast<RegionPeak*>(device + layout.candidates);
-  job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
-  job.candidateCount = reinterpret_cast<int*>(device + layout.counters);
-  job.tilesDone = reinterpret_cast<unsigned*>(device + layout.counters + sizeof(int));
-  job.aboveCount = reinterpret_cast<int*>(job.tilesDone + scored.size());
-  job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
-  job.tileStride = tileStride;
-  job.bests = reinterpret_cast<RegionPeak*>(device + layout.bests);
-  NCC_RETURN_IF_ERROR(fusedRegionScores(deviceDescs, int(fusedCount), maxFusedHeight, maxFusedMapW, maxFusedMapH,
-                                        params.method, &job, stream));
-  if (maskedCount > 0) {
-    NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(device + layout.maskedDescs),
-                                           int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,
-                                           params.method, stream));
-    RegionPeakJob maskedJob = job;
-    maskedJob.firstRegion = int(fusedCount);
-    NCC_RETURN_IF_ERROR(findRegionPeaks(deviceDescs + fusedCount, int(maskedCount), maskedJob, stream));
-  }
-  NCC_CUDA_CHECK(cudaMemcpyAsync(host + layout.counters, device + layout.counters, layout.downBytes(capacity),
-                                 cudaMemcpyDeviceToHost, stream));
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Up in one copy, only where there is something to upload: the packed pixels and own templates
+  // (the descriptors between them are read in the host copy). The fused regions scored with their
+  // peaks in one launch, the masked ones scored then their peaks found; the count, the bests and
+  // the first candidates come back in the host copy, written by the kernels.
+  const std::size_t upFrom = uploadPixels ? layout.pixels : layout.templates;
+  if (layout.count > upFrom && (uploadPixels || templateBytes > 0))
+    NCC_CUDA_CHECK(
+        cudaMemcpyAsync(device + upFrom, host + upFrom, layout.count - upFrom, cudaMemcpyHostToDevice, stream));
+  int* hostCount = reinterpret_cast<int*>(host + layout.count);
+  *hostCount = -1;  // until the call's last region hands over the count
+  const Status enqueued = [&]() -> Status {
+    if (gathered)
+      NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(hostMapped + layout.copies),
+                                        int(windowCopies), maxCopyHeight, stream));
+    const RegionScoreDesc* mappedDescs = reinterpret_cast<const RegionScoreDesc*>(hostMapped + layout.descs);
+    uint8_t* counters = counters_.as<uint8_t>();
+    const CounterLayout counted(scored.size());
+    RegionPeakJob job;
+    job.sign = goodnessSign(params.method);
+    job.goodEnough = job.sign * params.threshold;
+    job.collect = params.maxMatches > 0;
+    job.candidates = reinterpret_cast<RegionPeak*>(device + layout.candidates);
+    job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
+    job.hostCandidates = reinterpret_cast<RegionPeak*>(hostMapped + layout.hostCandidates);
+    job.hostCandidateSlots = int(std::min<std::size_t>(std::size_t(job.capacity), kFirstCandidates));
+    job.hostCandidateCount = reinterpret_cast<int*>(hostMapped + layout.count);
+    job.bests = reinterpret_cast<RegionPeak*>(hostMapped + layout.bests);
+    job.candidateCount = reinterpret_cast<int*>(counters + counted.candidateCount);
+    job.regionsDone = reinterpret_cast<unsigned*>(counters + counted.regionsDone);
+    job.regionCount = int(scored.size());
+    job.tilesDone = reinterpret_cast<unsigned*>(counters + counted.tilesDone);
+    job.aboveCount = reinterpret_cast<int*>(counters + counted.aboveCount);
+    job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
+    job.tileStride = tileStride;
+    NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, int(fusedCount), maxFusedHeight, maxFusedMapW, maxFusedMapH,
+                                          params.method, &job, stream));
+    if (maskedCount > 0) {
+      NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(hostMapped + layout.maskedDescs),
+                                             int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,
+                                             params.method, stream));
+      RegionPeakJob maskedJob = job;
+      maskedJob.firstRegion = int(fusedCount);
+      NCC_RETURN_IF_ERROR(findRegionPeaks(mappedDescs + fusedCount, int(maskedCount), maskedJob, stream));
+    }
+    NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (*static_cast<volatile const int*>(hostCount) < 0)
+      return Status::error("matchRegions: the region kernels did not finish every region (internal error)");
+    return Status();
+  }();
+  if (!enqueued.ok()) releaseCounters();  // they may not be zero: the next call zeroes new ones
+  NCC_RETURN_IF_ERROR(enqueued);
 
-  const std::size_t count = std::size_t(*reinterpret_cast<const int*>(host + layout.counters));
+  const std::size_t count = std::size_t(*hostCount);
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
-  const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.candidates);
+  const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.hostCandidates);
   std::vector<std::vector<RegionPeak>> found(scored.size());
   for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) found[first[k].region].push_back(first[k]);
   if (count > kFirstCandidates) {  // many positions pass (a low threshold): the rest in a second copy

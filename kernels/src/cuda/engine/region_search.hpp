@@ -1,14 +1,18 @@
 // Engine::matchRegions on the CUDA backend: every region is scored on the GPU into its own map on
 // the device. Templates up to 64x64 that compare every pixel take one launch of the fused region
 // kernel (numerator/region_scores.hpp), whose tiles hand over their bests and above-threshold
-// positions and whose last tile of each region picks that region's candidates and best; masked templates and larger ones take the masked
-// kernel (numerator/masked_scores.hpp) and then the region peak kernel (peaks/region_peaks.hpp).
-// Only those samples come back (one copy, a second only when more than 256 positions pass), and
-// the host ranks, suppresses and refines them as findPeaks does (common/region_peaks.hpp). Up goes
-// one copy: descriptors, zeroed counters, own images (RegionQuery::image: laid out and their
-// statistics made once a call however many regions name them; a prepared set's templates are on
-// the device already, region_templates.hpp) and, for pageable host frames, only the regions'
-// pixels, packed (or the rectangle holding them all, where that is smaller: overlapping regions;
+// positions and whose last tile of each region picks that region's candidates and best; masked
+// templates and larger ones take the masked kernel (numerator/masked_scores.hpp) and then the
+// region peak kernel (peaks/region_peaks.hpp). Only those samples come back, written by the
+// kernels straight into the pinned host work area (the count, each region's best, the first 256
+// candidates; a copy back only when more positions pass), and the host ranks, suppresses and
+// refines them as findPeaks does (common/region_peaks.hpp). The kernels read the descriptors in
+// that pinned area too, and each call leaves its device counters zero for the next, so a call on
+// a device frame is its launches and one wait: no copy up or down. Up goes one copy only where
+// there is something to upload: own images (RegionQuery::image: laid out and their statistics
+// made once a call however many regions name them; a prepared set's templates are on the device
+// already, region_templates.hpp) and, for pageable host frames, only the regions' pixels, packed
+// (or the rectangle holding them all, where that is smaller: overlapping regions;
 // CudaPackedWindows::Mapped leaves them in the pinned host copy for the kernels to read there).
 // Device frames are read in place. Host frames in pinned or registered memory that the device can
 // address (the element's buffer pool) are not packed or uploaded by the CPU: their windows (or
@@ -19,6 +23,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "common/region_template_sets.hpp"
@@ -43,10 +49,18 @@ class RegionSearch {
              cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
+  // Room for `regions` regions' counters, zeroed when they are new; released (so the next call
+  // zeroes new ones) when a call fails with the kernels perhaps half done.
+  Status reserveCounters(std::size_t regions, cudaStream_t stream);
+  void releaseCounters();
+
   CudaPackedWindows packedWindows_;
   CudaMappedFrames mappedFrames_;
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
+  std::pair<const uint8_t*, uint8_t*> mappedHostWork_{nullptr, nullptr};  // hostWork_ and where kernels address it
   DeviceBuffer work_, maps_;
+  DeviceBuffer counters_;  // region_search.cpp: CounterLayout; zero between calls
+  std::size_t counterRegions_ = 0;
 };
 
 }  // namespace nccmatch::cuda

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/integer_math.hpp"
+#include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/masked_tiles.cuh"
 #include "rules/masked_score_rules.hpp"
@@ -25,7 +26,7 @@ constexpr std::size_t kSharedTarget = 96 * 1024;
 __global__ void __launch_bounds__(kThreads)
     maskedRegionKernel(const MaskedScoreDesc* __restrict__ descs, int chunkRows, int maxWords, Method method) {
   extern __shared__ uint32_t shared[];
-  const MaskedScoreDesc r = descs[blockIdx.z];
+  const MaskedScoreDesc r = blockDescriptor(descs + blockIdx.z);
   const int outX0 = blockIdx.x * kTileWidth, outY0 = blockIdx.y * kTileHeight;
   if (outX0 > r.width - r.t.width || outY0 > r.height - r.t.height) return;  // the whole block
   masked_tiles::scoreTile<MaskedPass::Scores>(r, outX0, outY0, chunkRows, maxWords, method, shared);

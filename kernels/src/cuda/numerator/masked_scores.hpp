@@ -75,7 +75,8 @@ Status maskedScoreMap(const uint8_t* image, std::size_t pitch, int width, int he
                       MaskedPass pass = MaskedPass::Scores, int64_t* windowSums = nullptr);
 
 // Every region's whole map in one launch on `stream` (never syncs). descs: `count` descriptors in
-// device memory; maxTemplateWidth, maxTemplateHeight the largest template sides among them;
+// device or mapped host memory (each block reads its own once); maxTemplateWidth,
+// maxTemplateHeight the largest template sides among them;
 // maxMapWidth, maxMapHeight the largest map sides.
 Status maskedRegionScores(const MaskedScoreDesc* descs, int count, int maxTemplateWidth, int maxTemplateHeight,
                           int maxMapWidth, int maxMapHeight, Method method, cudaStream_t stream);

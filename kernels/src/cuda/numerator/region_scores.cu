@@ -1,8 +1,10 @@
 #include "cuda/numerator/region_scores.hpp"
 
+#include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/numerator/fused_spatial_tiles.cuh"
 #include "cuda/peaks/peaks_device.cuh"
+#include "cuda/peaks/region_handoff.cuh"
 #include "cuda/peaks/region_peaks.hpp"
 #include "rules/score_rules.hpp"
 
@@ -88,7 +90,8 @@ __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const Reg
 // takes the best of the tiles' bests and tests the positions that reached the threshold with the
 // local-peak rule (their neighbours are all written by then), so no block scans the whole map.
 // Each block's stores are made visible (fence) before it counts its tile; the counters go back to
-// zero for the next launch. Every thread of the block calls it.
+// zero for the next launch, and the region is handed to the host (region_handoff.cuh). Every
+// thread of the block calls it.
 __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int mapWidth, int mapHeight,
                                                  const RegionPeakJob& job, Ranked threadBest) {
   __shared__ bool last;
@@ -120,15 +123,14 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
   for (int k = threadIdx.x; k < aboveCount; k += kThreads) {
     const int i = __ldcg(r.above + k);
     const int y = i / mapWidth, x = i - y * mapWidth;
-    if (isLocalPeak(good, x, y, good(x, y))) {
-      const int slot = atomicAdd(job.candidateCount, 1);
-      if (slot < job.capacity) job.candidates[slot] = sampleRegionPeak(good, r.map, region, x, y);
-    }
+    if (isLocalPeak(good, x, y, good(x, y)))
+      storeRegionCandidate(job, atomicAdd(job.candidateCount, 1), sampleRegionPeak(good, r.map, region, x, y));
   }
   if (threadIdx.x == 0) {
     job.tilesDone[region] = 0;
     job.aboveCount[region] = 0;
   }
+  finishRegionHandoff(job);
 }
 
 // Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator
@@ -140,7 +142,7 @@ template <Method kMethod>
 __global__ void __launch_bounds__(kThreads, 2)
     fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
-  const RegionScoreDesc r = descs[blockIdx.z];
+  const RegionScoreDesc r = blockDescriptor(descs + blockIdx.z);
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
   const int outX0 = blockIdx.x * kFusedTileWidth;
   const int outY0 = blockIdx.y * kFusedTileHeight;

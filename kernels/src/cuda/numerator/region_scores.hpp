@@ -15,7 +15,8 @@
 
 namespace nccmatch::cuda {
 
-// One region as the kernel reads it (an array of these lives in device memory).
+// One region as the kernel reads it (an array of these in device memory, or in mapped host memory:
+// each block reads its own once).
 struct RegionScoreDesc {
   const uint8_t* image = nullptr;  // device: the region's first pixel
   std::size_t pitch = 0;           // bytes between its rows
@@ -30,10 +31,11 @@ struct RegionScoreDesc {
 struct RegionPeakJob;  // peaks/region_peaks.hpp
 
 // Scores every region's whole map in one launch on `stream` (never syncs). descs: `count`
-// descriptors in device memory; maxTemplateHeight the tallest template among them; maxMapWidth,
+// descriptors in device or mapped host memory; maxTemplateHeight the tallest template among them; maxMapWidth,
 // maxMapHeight the largest map sides (the grid's x and y). peaks (optional): the block that
-// finishes a region's last tile then finds that region's peaks (region_peaks.cuh), so one launch
-// gives scores and peaks; its tilesDone counters must be zero and are left zero.
+// finishes a region's last tile then finds that region's peaks and hands them to the host
+// (region_handoff.cuh), so one launch gives scores and peaks; its counters must be zero and are
+// left zero.
 Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
                          int maxMapHeight, Method method, const RegionPeakJob* peaks, cudaStream_t stream);
 

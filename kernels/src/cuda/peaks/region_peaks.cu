@@ -1,6 +1,8 @@
 #include "cuda/peaks/region_peaks.hpp"
 
+#include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/peaks/region_handoff.cuh"
 #include "rules/peak_rules.hpp"
 
 namespace nccmatch::cuda {
@@ -36,8 +38,7 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
       if (myIndex < 0 || rankedBefore(g[u], i, myGood, myIndex)) myGood = g[u], myIndex = i;
       const int y = i / mapWidth, x = i - y * mapWidth;
       if (job.collect && g[u] >= job.goodEnough && isLocalPeak(good, x, y, g[u])) {
-        const int slot = atomicAdd(job.candidateCount, 1);
-        if (slot < job.capacity) job.candidates[slot] = sampleRegionPeak(good, r.map, region, x, y);
+        storeRegionCandidate(job, atomicAdd(job.candidateCount, 1), sampleRegionPeak(good, r.map, region, x, y));
       }
     }
   }
@@ -68,14 +69,18 @@ __global__ void __launch_bounds__(kThreads) regionPeaksKernel(const RegionScoreD
                                                                RegionPeakJob job) {
   __shared__ double bestGood[kThreads];
   __shared__ int bestIndex[kThreads];
-  scanRegion(descs[blockIdx.x], int(blockIdx.x), job, bestGood, bestIndex);
+  scanRegion(blockDescriptor(descs + blockIdx.x), int(blockIdx.x), job, bestGood, bestIndex);
+  finishRegionHandoff(job);
 }
 
 }  // namespace
 
 Status checkRegionPeakJob(const RegionPeakJob& job) {
-  if (job.bests == nullptr || job.candidateCount == nullptr || (job.collect && job.candidates == nullptr))
+  if (job.bests == nullptr || job.candidateCount == nullptr || job.hostCandidateCount == nullptr ||
+      job.regionsDone == nullptr || (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
     return Status::error("region peaks: buffers missing");
+  if (job.regionCount < 1 || job.firstRegion < 0 || job.hostCandidateSlots < 0)
+    return Status::error("region peaks: bad region count, first region or host slots");
   return Status();
 }
 

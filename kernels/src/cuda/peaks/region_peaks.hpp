@@ -17,18 +17,28 @@ namespace nccmatch::cuda {
 struct Ranked;  // peaks/peaks_kernels.hpp
 
 // What a region peak search writes, and where. sign and goodEnough: the rules' goodness sign and
-// sign * threshold; collect: max-matches > 0. candidates: room for `capacity` samples,
-// *candidateCount zeroed before; bests: one sample per region. The fused region kernel's own
-// hand-off, each per region and zeroed before: tilesDone (finished tiles: the last one finishes
+// sign * threshold; collect: max-matches > 0. The call's results go where the host reads them
+// without a copy back (mapped host memory, cuda/peaks/region_handoff.cuh): bests (one sample a
+// region), the first hostCandidateSlots candidates (hostCandidates) and, once the call's last
+// region is done, the candidate count (hostCandidateCount); candidates past those slots, up to
+// `capacity`, go to the device list `candidates` at their own index. Device counters, zero before
+// a call and left zero by it: candidateCount, regionsDone (regions finished, of regionCount in
+// the call: the fused launch and the peak launch after it count into the same total), and the
+// fused region kernel's own hand-off per region: tilesDone (finished tiles: the last one finishes
 // the region), aboveCount (positions in the region's RegionScoreDesc::above list), and tileBests
 // (tileStride slots a region, one a tile).
 struct RegionPeakJob {
   double sign = 1.0, goodEnough = 0.0;
   bool collect = false;
+  RegionPeak* hostCandidates = nullptr;
+  int hostCandidateSlots = 0;
+  int* hostCandidateCount = nullptr;
+  RegionPeak* bests = nullptr;
   RegionPeak* candidates = nullptr;
   int capacity = 0;
   int* candidateCount = nullptr;
-  RegionPeak* bests = nullptr;
+  unsigned* regionsDone = nullptr;
+  int regionCount = 0;
   unsigned* tilesDone = nullptr;
   int* aboveCount = nullptr;
   Ranked* tileBests = nullptr;
@@ -39,7 +49,8 @@ struct RegionPeakJob {
 // An error naming the missing buffer, if any.
 Status checkRegionPeakJob(const RegionPeakJob& job);
 
-// One block per region over the `count` descriptors in device memory (maps already scored).
+// One block per region over the `count` descriptors (device or mapped host memory; maps already
+// scored).
 // Enqueues on stream, never syncs.
 Status findRegionPeaks(const RegionScoreDesc* descs, int count, const RegionPeakJob& job, cudaStream_t stream);
 

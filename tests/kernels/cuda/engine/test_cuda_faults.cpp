@@ -1,5 +1,7 @@
 // The CUDA engine under injected faults (cuda/fault_injection.hpp): out of device memory at each
-// allocation in turn (setTemplates, the first frame, a larger frame, a larger bank), past a byte
+// allocation in turn (setTemplates, the first frame, a larger frame, a larger bank, matchRegions'
+// windows: its counters are left zero by each call for the next, and renewed after a failed one),
+// past a byte
 // limit mid-stream, out of pinned memory, a lost context at each checked call in turn, a device
 // that does not exist. Every failure is a Status naming the fault; no crash, no hang; once the
 // fault is lifted the same engine matches exactly as one that never failed.
@@ -12,8 +14,7 @@
 #include <vector>
 
 #include "cuda/fault_injection.hpp"
-#include "gpu_test_support.hpp"
-#include "test_support.hpp"
+#include "region_check.hpp"
 
 namespace nccmatch::test {
 namespace {
@@ -51,15 +52,18 @@ Workload makeWorkload() {
   return w;
 }
 
-// What each step of a workload gave: its Status and, when it matched, its result.
+// What each step of a workload gave: its Status and, when it matched, its result (a frame's, or
+// its windows' for matchRegions).
 struct Step {
   std::string name;
   Status status;
   FrameResult result;
+  std::vector<RegionResult> regions;
 };
 
-// setTemplates(bank), the small frame, the large frame, setTemplates(biggerBank), the large frame.
-// Stops at nothing: every step runs, so a step after a failed one shows that the engine goes on.
+// setTemplates(bank), the small frame, windows of it, the large frame, setTemplates(biggerBank), the
+// large frame, more windows of it. Stops at nothing: every step runs, so a step after a failed one
+// shows that the engine goes on.
 std::vector<Step> runWorkload(Engine& engine, const Workload& w) {
   std::vector<Step> steps;
   auto set = [&](const char* name, const std::vector<TemplateImage>& bank) {
@@ -70,11 +74,20 @@ std::vector<Step> runWorkload(Engine& engine, const Workload& w) {
     s.status = engine.match(image.view(), w.params, &s.result);
     steps.push_back(std::move(s));
   };
+  auto windows = [&](const char* name, const Image& image, const std::vector<RegionQuery>& regions) {
+    Step s{name, Status(), {}, {}};
+    s.status = engine.matchRegions(image.view(), regions, w.params, &s.regions);
+    steps.push_back(std::move(s));
+  };
   set("setTemplates(bank)", w.bank);
   match("small frame", w.small);
+  windows("windows of the small frame", w.small, {{10, 20, 40, 40, 0, nullptr}, {80, 50, 70, 50, 1, nullptr}});
   match("large frame", w.large);
   set("setTemplates(biggerBank)", w.biggerBank);
   match("large frame, bigger bank", w.large);
+  windows("windows of the large frame", w.large,
+          {{280, 180, 60, 50, 0, nullptr}, {30, 20, 90, 80, 1, nullptr}, {0, 0, 400, 300, 2, nullptr},
+           {100, 100, 30, 30, 3, nullptr}, {110, 90, 60, 50, 5, nullptr}});
   return steps;
 }
 
@@ -102,7 +115,18 @@ void expectClean(const std::vector<Step>& got, const std::vector<Step>& clean, c
   for (std::size_t i = 0; i < got.size(); ++i) {
     ASSERT_TRUE(got[i].status.ok()) << where << ", " << got[i].name << ": " << got[i].status.message();
     expectSameMatches(got[i].result, clean[i].result, where + ", " + got[i].name);
+    expectSameRegions(got[i].regions, clean[i].regions, where + ", " + got[i].name);
   }
+}
+
+// A windows step after a failed setTemplates: the regions name templates of the bank it was to set,
+// and matchRegions refuses them naming the bank that failing call left.
+bool refusedForAFailedBank(const std::vector<Step>& steps, std::size_t i) {
+  bool bankFailed = false;
+  for (std::size_t k = 0; k < i; ++k)
+    bankFailed = bankFailed || (steps[k].name.rfind("setTemplates", 0) == 0 && !steps[k].status.ok());
+  return bankFailed && steps[i].name.rfind("windows", 0) == 0 &&
+         steps[i].status.message().find("is outside the bank of") != std::string::npos;
 }
 
 bool namesOutOfMemory(const std::string& message) {
@@ -164,10 +188,13 @@ TEST_P(CudaFaults, OutOfDeviceMemoryAtEachAllocationThenRecovers) {
       ++failed;
       EXPECT_TRUE(namesOutOfMemory(created.message())) << where << ": " << created.message();
     } else {
-      for (const Step& step : runWorkload(*engine, workload_)) {
+      const std::vector<Step> steps = runWorkload(*engine, workload_);
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& step = steps[i];
         if (step.status.ok()) continue;
         ++failed;
-        EXPECT_TRUE(namesOutOfMemory(step.status.message())) << where << ", " << step.name << ": " << step.status.message();
+        EXPECT_TRUE(namesOutOfMemory(step.status.message()) || refusedForAFailedBank(steps, i))
+            << where << ", " << step.name << ": " << step.status.message();
       }
     }
     EXPECT_GT(failed, 0) << where << ": the workload makes " << allocations << " allocations";
@@ -257,13 +284,16 @@ TEST_P(CudaFaults, LostContextAtEachCheckedCallThenRecovers) {
       EXPECT_NE(created.message().find("cudaErrorLaunchFailure"), std::string::npos) << where << ": " << created.message();
     } else {
       bool failedBefore = false;
-      for (const Step& step : runWorkload(*engine, workload_)) {
+      const std::vector<Step> steps = runWorkload(*engine, workload_);
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& step = steps[i];
         if (failedBefore) {
           EXPECT_FALSE(step.status.ok()) << where << ", " << step.name << " after a lost context";
         }
         if (step.status.ok()) continue;
         failedBefore = anyFailed = true;
-        EXPECT_NE(step.status.message().find("cudaErrorLaunchFailure"), std::string::npos)
+        EXPECT_TRUE(step.status.message().find("cudaErrorLaunchFailure") != std::string::npos ||
+                    refusedForAFailedBank(steps, i))
             << where << ", " << step.name << ": " << step.status.message();
       }
     }

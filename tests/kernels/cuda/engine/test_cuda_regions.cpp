@@ -5,7 +5,8 @@
 // many regions of mixed sizes in one call; host frames in pinned and registered memory (read in
 // place by the kernels) and pageable ones through the mapped work buffer
 // (CudaPackedWindows::Mapped); copyPatch from device memory; refusals; every template shape the
-// fused region kernel takes (heights 1..64, widths around its K steps). Skips without a GPU.
+// fused region kernel takes (heights 1..64, widths around its K steps); one engine's successive
+// calls of every kind. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -131,6 +132,65 @@ TEST(CudaRegions, ManyRegionsOfMixedSizesInOneCall) {
     ASSERT_TRUE(st.ok()) << st.message();
     expectSameRegions(got, want, list == &windows ? "windows" : "random regions");
   }
+}
+
+// One engine's successive calls, each against the CPU: the kernels hand every call's results to
+// the host themselves and leave the call's device counters zero for the next, so a call after one
+// with more regions, fewer, only masked ones, more than 256 candidates (the rest copied back) or
+// no candidates collected must still give its own results.
+TEST(CudaRegions, SuccessiveCallsEachEqualTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  Image img = makeImage(640, 480, Fill::Random, 0);
+  std::vector<TemplateImage> bank = {makeTemplate(16, 16, Fill::Random, "t16"),
+                                     makeTemplate(65, 9, Fill::Random, "wide"), makeTemplate(7, 7, Fill::Random, "t7")};
+  paste(&img, bank[0], 100, 100);
+  paste(&img, bank[1], 300, 200);
+  std::mt19937_64& g = rng();
+  struct Call {
+    const char* name;
+    std::vector<RegionQuery> regions;
+    MatchParams params;
+  };
+  std::vector<Call> calls;
+  MatchParams usual;
+  usual.threshold = 0.5;
+  usual.maxMatches = 3;
+  MatchParams everyPeak = usual;  // every local peak of the map is a candidate
+  everyPeak.threshold = -2.0;
+  everyPeak.maxMatches = 2000;
+  MatchParams bestOnly = usual;
+  bestOnly.maxMatches = 0;
+  std::vector<RegionQuery> windows, random;
+  for (int k = 0; k < 12; ++k)
+    windows.push_back(RegionQuery{40 * k, int(g() % 400), 80, 80, uint32_t(k % 3 == 1 ? 2 : 0), nullptr});
+  for (int k = 0; k < 30; ++k) {
+    const int w = 1 + int(g() % 120), h = 1 + int(g() % 120);
+    random.push_back(RegionQuery{int(g() % (640 - w + 1)), int(g() % (480 - h + 1)), w, h, uint32_t(g() % 3), nullptr});
+  }
+  calls.push_back({"12 windows", windows, usual});
+  calls.push_back({"one region, every local peak", {RegionQuery{20, 30, 400, 300, 2, nullptr}}, everyPeak});
+  calls.push_back({"the masked kernel only", {RegionQuery{250, 150, 160, 100, 1, nullptr}}, usual});
+  calls.push_back({"30 random regions, bests only", random, bestOnly});
+  calls.push_back({"one region", {RegionQuery{60, 60, 100, 100, 0, nullptr}}, usual});
+  calls.push_back({"12 windows again", windows, usual});
+  calls.push_back({"30 random regions, every local peak", random, everyPeak});
+  auto cpu = makeEngine(Backend::Cpu);
+  auto gpu = makeEngine(Backend::Cuda);
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  bool manyCandidates = false;
+  for (int round = 0; round < 2; ++round)
+    for (const Call& c : calls) {
+      std::vector<RegionResult> want, got;
+      ASSERT_TRUE(cpu->matchRegions(img.view(), c.regions, c.params, &want).ok());
+      const Status st = gpu->matchRegions(img.view(), c.regions, c.params, &got);
+      ASSERT_TRUE(st.ok()) << c.name << ": " << st.message();
+      expectSameRegions(got, want, c.name);
+      std::size_t matches = 0;
+      for (const RegionResult& r : want) matches += r.matches.size();
+      manyCandidates = manyCandidates || matches > 256;
+    }
+  EXPECT_TRUE(manyCandidates) << "no call had more than 256 candidates: the copy back of the rest went untested";
 }
 
 // A copy of an image's bytes (padding included) in page-locked host memory the device reads in
