@@ -10,6 +10,8 @@ source scripts/deps.sh
 nccmatch_install_deps "${nccmatch_plot_packages[@]}"
 if [ "${1:-}" = --readme ]; then
   # The integrated GPU suite run: nccmatch, NPP and OpenCV per template size in one table.
-  exec /usr/bin/python3 bench/plots/plots.py --ncc "bench/RESULTS.md#Integrated GPU suite, one run"
+  # Bank size against time, and the producers, from the sections the README names.
+  exec /usr/bin/python3 bench/plots/plots.py --ncc "bench/RESULTS.md#Integrated GPU suite, one run" \
+    --stream "bench/RESULTS.md#Session 9, run 8 on the H200" --producers "bench/RESULTS.md#Session 15 on the H200"
 fi
 exec /usr/bin/python3 bench/plots/plots.py "$@"

@@ -155,17 +155,25 @@ def plot_bank(lines, out):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     by_frame = {}
     for r in rows:
-        m = re.match(r"^(\d+)\s*x\s*(\d+)\s*x\s*(\d+)", r[idx["bank"]].replace("×", "x"))
-        if not m:
+        bank = r[idx["bank"]].replace("×", "x")
+        m = re.match(r"^(\d+)\s*x\s*(\d+)\s*x\s*(\d+)", bank)  # 16 x 32x32
+        square = re.match(r"^(\d+)\s*x\s*(\d+)²", bank)  # 16 x 32²
+        if m:
+            count, w, h = (int(g) for g in m.groups())
+        elif square:
+            count, w = (int(g) for g in square.groups())
+            h = w
+        else:
             continue
-        count, w, h = (int(g) for g in m.groups())
         for name in ("match", "streamed?"):
             if idx[name] is None:
                 continue
             us = micros(r[idx[name]])
             if us is not None:
                 label = f"{r[idx['frame']]}, {'match()' if name == 'match' else '2 frames in flight'}"
-                by_frame.setdefault(label, []).append((count * w * h, us, f"{count}×{w}²"))
+                by_frame.setdefault(label, []).append((count * w * h, us, f"{count}×{w}²" if w == h else f"{count}×{w}x{h}"))
+    if not by_frame:
+        sys.exit("bench_stream table: no row with a bank like '16 x 32x32' or '16 x 32²' and a time")
     for label, points in by_frame.items():
         # Points, not lines: banks of equal size (16 x 32² and 1 x 128²) differ in kind.
         ax.plot([p[0] for p in points], [p[1] for p in points], ls="", marker="o" if "match" in label else "s",
