@@ -68,12 +68,15 @@ int main(int argc, char** argv) {
   }
   // Options: --gemm-only (no fused loop), --method NAME (default ccoeff-normed), --case N (one row),
   // --sliced (also the sparse GEMM launched in slices of GemmBank::sliceRows, as an engine does
-  // while another engine of the process shares the device: the cost of slicing).
+  // while another engine of the process shares the device: the cost of slicing), --flat-frame (a
+  // black frame instead of noise: every window flat, as a camera's black or saturated areas, where
+  // a normed method scores every pair of a template the same constant).
   bool withLoop = true;
   Method method = Method::CCoeffNormed;
   int onlyCase = -1;
   int maxNTiles = 4;  // the widest n-tiles the GEMM may take (8: one block an SM; 4, 2: two)
   bool sliced = false;
+  bool flatFrame = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
@@ -81,8 +84,11 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) onlyCase = std::atoi(argv[++i]);
     else if (a == "--max-n-tiles" && i + 1 < argc) maxNTiles = std::atoi(argv[++i]);
     else if (a == "--sliced") sliced = true;
+    else if (a == "--flat-frame") flatFrame = true;
     else {
-      std::fprintf(stderr, "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced]\n");
+      std::fprintf(stderr,
+                   "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced] "
+                   "[--flat-frame]\n");
       return 2;
     }
   }
@@ -90,10 +96,10 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   bool wgmma = false;
   bench::exitOnError(gemmBankUsesWgmma(&wgmma));
-  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d, GEMM numerator %s\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
+  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d, GEMM numerator %s, %s frame\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
               "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
               prop.name, prop.multiProcessorCount, maxNTiles, wgmma ? "wgmma (sm_90a)" : "mma.sync",
-              methodName(method), kRuns, kInt8PeakTops);
+              flatFrame ? "black (flat)" : "noise", methodName(method), kRuns, kInt8PeakTops);
   std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
               "|---|---|---|---|---|---|---|---|\n");
   struct Case {
@@ -108,7 +114,7 @@ int main(int argc, char** argv) {
     const Case& c = cases[ci];
     const std::size_t frameBytes = std::size_t(c.W) * c.H;
     std::vector<uint8_t> frame(frameBytes);
-    for (auto& v : frame) v = uint8_t(gen());
+    for (auto& v : frame) v = flatFrame ? 0 : uint8_t(gen());
     uint8_t* dFrame = nullptr;
     BENCH_CUDA_CHECK(cudaMalloc(&dFrame, frameBytes));
     BENCH_CUDA_CHECK(cudaMemcpy(dFrame, frame.data(), frameBytes, cudaMemcpyHostToDevice));

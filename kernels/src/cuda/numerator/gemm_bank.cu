@@ -56,7 +56,10 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int ty = firstTileRow + tile / tilesX, tx = tile % tilesX;
     const int x0 = tx * kGemmTileWidth, y0 = ty * kGemmTileRows;
-    if (int(threadIdx.x) < kChunk) s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
+    if (int(threadIdx.x) < kChunk) {
+      s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
+      s.tieKeys[threadIdx.x] = 0;  // no tie
+    }
     if (threadIdx.x == 0) *s.candidateCount = 0;
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);

@@ -198,12 +198,28 @@ __device__ __forceinline__ int orderedBits(float f) {
 }
 __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
 
+// A pair whose screened goodness is exact, as one key: atomicMax on keys keeps the higher
+// goodness and, among equal ones, the earlier position (the rules' order, rankedBefore). Never 0
+// (the low word of a position >= 0 has its top bit set): 0 is "no tie".
+__device__ __forceinline__ unsigned long long screenTieKey(float goodness, int index) {
+  return (static_cast<unsigned long long>(uint32_t(orderedBits(goodness)) ^ 0x80000000u) << 32) | ~uint32_t(index);
+}
+__device__ __forceinline__ Ranked screenTieOf(unsigned long long key) {
+  return Ranked{double(orderedFloat(int(uint32_t(key >> 32) ^ 0x80000000u))), int(~uint32_t(key))};
+}
+
 // The tile epilogue (sparse maps), first tier: each warp screens its row's pairs, raises the
 // tile's running floor under each template's exact best (the highest screened goodness less its
 // bound, in floorBits) and pushes each pair whose ceiling reaches the floor it sees then, or the
 // threshold, onto the tile's candidate list. A pair left out cannot be its template's tile best:
 // the tile's final floor is at least the one it was compared with. Pushes beyond the capacity are
-// only counted (the tile then takes the row epilogue).
+// only counted (the tile then takes the row epilogue). A pair whose screened goodness is its exact
+// one (a normed method's flat window or flat template: the rules' constant, bound 0) and that
+// does not reach the threshold is never pushed: its goodness is at most the floor it raised, and
+// where it equals the floor only the earliest such pair can be the best, so one key per template
+// keeps it (tieKeys). On flat content (a black frame: every pair the same constant) every pair
+// would otherwise tie with the floor and be pushed, overflowing the list into the row epilogue's
+// exact scores for every pair.
 template <int kNTiles, bool kCentred>
 __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                                  int count, int w, int pixels, const TileGeometry& tile,
@@ -255,18 +271,28 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       const int member = 8 * n + 2 * t + j;
       // A candidate reaches the floor seen now or the threshold; a pair that is none (ceiling
       // -inf) never does.
-      float reach = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
-      if (rule.collect) reach = fminf(reach, goodEnoughFloor);
+      const float floorNow = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      float reach = rule.collect ? fminf(floorNow, goodEnoughFloor) : floorNow;
       reach = fmaxf(reach, -FLT_MAX);
+      const bool flatTemplate = screenFlatTemplate(screenRule, s.desc[min(member, count - 1)].screen);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           const float ceil = ceiling[j][m][half];
           if (ceil >= reach) {
+            const Place place = placeOf(m, half);
+            const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
+            // Outside the map: no pair (its ceiling may be the method's lowest goodness, not -inf).
+            if (f.offset == -INFINITY) continue;
+            // Exact (flat template or flat window) and short of the threshold: at most the floor.
+            const bool exact = flatTemplate || f.gw == 0.0f;
+            if (exact && !(rule.collect && ceil >= goodEnoughFloor)) {
+              if (ceil >= floorNow) atomicMax(s.tieKeys + member, screenTieKey(ceil, tile.index(place)));
+              continue;
+            }
             const int slot = atomicAdd(s.candidateCount, 1);
             if (slot < kCapacity) {
-              const Place place = placeOf(m, half);
               s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
               s.cross[slot] = acc[m][n][2 * half + j];
               s.ceiling[slot] = ceil;
@@ -280,7 +306,8 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
 // The tile epilogue, second tier (after a barrier, every candidate on the list): the block
 // scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
 // floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them),
-// then each template's tile best among them goes to its blockBest[tile].
+// then each template's tile best among them and its exact tie (screenCandidates: a goodness
+// below the final floor is never the best) goes to its blockBest[tile].
 __device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
                                                 const TileGeometry& tile, Method method, const FusedBankRule& rule,
                                                 float goodEnoughFloor, int tileIndex) {
@@ -306,7 +333,14 @@ __device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candida
     for (int k = lane; k < candidates; k += 32)
       if (int(s.where[k] >> 16) == member && better(exact[k], best)) best = exact[k];
     best = warpBest(best);
-    if (lane == 0) s.desc[member].blockBest[tileIndex] = best;
+    if (lane == 0) {
+      const unsigned long long key = s.tieKeys[member];
+      if (key != 0) {
+        const Ranked tie = screenTieOf(key);
+        if (tie.goodness >= double(orderedFloat(s.floorBits[member])) && better(tie, best)) best = tie;
+      }
+      s.desc[member].blockBest[tileIndex] = best;
+    }
   }
 }
 

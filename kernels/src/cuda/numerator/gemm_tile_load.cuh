@@ -64,12 +64,16 @@ struct GemmShared {
   Ranked* best;  // kGemmTileRows x chunkTemplates; the candidates' exact scores in the tile epilogue
   // The tile epilogue's candidates (capacity kGemmTileRows x chunkTemplates): per template the
   // running floor under its exact tile best (orderedBits), the number pushed, and per candidate
-  // its place (template << 16 | tile row << 8 | column), cross sum c and screened ceiling.
+  // its place (template << 16 | tile row << 8 | column), cross sum c and screened ceiling. Per
+  // template, the best of its pairs whose screened goodness is their exact one and equals the
+  // floor (flat windows or a flat template, ties by the thousand on flat content), kept as one
+  // key (screenTieKey) instead of pushed each.
   int* floorBits;
   int* candidateCount;
   uint32_t* where;
   uint32_t* cross;
   float* ceiling;
+  unsigned long long* tieKeys;
 };
 
 struct SharedLayout {
@@ -91,7 +95,8 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
   l.prefix = std::size_t(kGemmTileRows) * kPrefixPitch * 4;
   l.desc = std::size_t(chunkTemplates) * sizeof(MemberDesc);
   l.best = std::size_t(kGemmTileRows) * chunkTemplates * sizeof(Ranked);
-  l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 + 15) /
+  l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 +
+                  std::size_t(chunkTemplates) * 8 + 15) /
                  16 * 16;
   return l;
 }
@@ -125,6 +130,9 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   s.where = reinterpret_cast<uint32_t*>(s.candidateCount + 4);
   s.cross = s.where + capacity;
   s.ceiling = reinterpret_cast<float*>(s.cross + capacity);
+  // 8-byte aligned: the floors (a multiple of 8 ints), 4 ints, then 3 x capacity words (capacity a
+  // multiple of 8).
+  s.tieKeys = reinterpret_cast<unsigned long long*>(s.ceiling + capacity);
   return s;
 }
 

@@ -1,7 +1,9 @@
 // The GEMM bank numerator: banks of 1 to 1000 templates of one size, every map bit-identical to
 // the CPU Reference engine's, every tile best and above-threshold list what the map implies, for
 // frames whose sizes are no multiple of a tile, odd strides, sub-frames at odd addresses, bands
-// of output rows, all-255 frames and templates, and every method.
+// of output rows, all-255 frames and templates, flat frames with textured templates (every window
+// flat: a template's pairs all tie at the rules' constant, and its tile best is the first), and
+// every method.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -25,11 +27,12 @@ struct GemmCase {
   Fill fill;             // Flat: frame and templates all 255 (the largest sums)
   int bandRows;          // output rows per launch (a multiple of 16); 0: one launch
   std::vector<Method> methods;
+  bool texturedTemplates = false;  // with Fill::Flat: the frame flat, the templates as for other fills
 };
 
 std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
   return os << describe(c.frameW, c.frameH, c.padding) << " offset " << c.offset << ", " << c.count << " x "
-            << c.tplW << "x" << c.tplH << " bands " << c.bandRows;
+            << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "");
 }
 
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
@@ -45,7 +48,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
   Image img = makeImage(c.frameW, c.frameH, flat ? Fill::Flat : c.fill, c.padding, 255);
   std::vector<TemplateImage> templates;
   for (int i = 0; i < c.count; ++i) {
-    if (flat) {
+    if (flat && !c.texturedTemplates) {
       templates.push_back(makeTemplate(c.tplW, c.tplH, Fill::Flat, "t", 255));
     } else if (i % 3 == 1) {  // cut from the frame: some windows score near 1
       const int x = int(rng()() % (c.frameW - c.tplW + 1)), y = int(rng()() % (c.frameH - c.tplH + 1));
@@ -160,6 +163,8 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{64, 48,    0,  0,  8, 8,   1000,   Fill::Random, 16,   {Method::CCoeffNormed}},
     GemmCase{100, 90,   0,  0,  64, 64, 9,      Fill::Flat,   0,    kAll},  // all 255: the largest sums
     GemmCase{40, 40,    0,  0,  32, 32, 17,     Fill::Flat,   0,    kAll},
+    GemmCase{190, 120,  0,  0,  32, 32, 40,     Fill::Flat,   0,    kAll, true},  // flat windows only
+    GemmCase{130, 100,  3,  0,  16, 16, 70,     Fill::Flat,   32,   kAll, true},
     GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
 
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
