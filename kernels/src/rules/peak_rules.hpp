@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "nccmatch/sat.hpp"  // NCC_HOST_DEVICE
 #include "nccmatch/types.hpp"
@@ -72,6 +73,26 @@ NCC_HOST_DEVICE inline bool rankedBefore(double goodnessA, Raster rasterA, doubl
 NCC_HOST_DEVICE inline uint64_t rasterKey(int x, int y) {
   return (uint64_t(uint32_t(y)) << 32) | uint32_t(x);
 }
+
+// A float goodness (not NaN) and a map index >= 0 as one key whose unsigned order is the order
+// above (rankedBefore): the higher goodness first, then the earlier index; so one 64-bit atomicMax
+// keeps the better of two. Never 0 (the low word of an index >= 0 has its top bit set): 0 can mean
+// "none".
+NCC_HOST_DEVICE inline uint64_t rankedKey(float goodness, int index) {
+  if (goodness == 0.0f) goodness = 0.0f;  // -0 ranks as +0
+  uint32_t bits;
+  memcpy(&bits, &goodness, sizeof bits);
+  const uint32_t ordered = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;  // float order as unsigned
+  return (uint64_t(ordered) << 32) | ~uint32_t(index);
+}
+NCC_HOST_DEVICE inline float rankedKeyGoodness(uint64_t key) {
+  const uint32_t ordered = uint32_t(key >> 32);
+  const uint32_t bits = (ordered & 0x80000000u) != 0 ? ordered & 0x7fffffffu : ~ordered;
+  float goodness;
+  memcpy(&goodness, &bits, sizeof goodness);
+  return goodness;
+}
+NCC_HOST_DEVICE inline int rankedKeyIndex(uint64_t key) { return int(~uint32_t(key)); }
 
 // A score map read as goodness: sign * map[y * width + x], the offset formed in Index (int on
 // the device, std::size_t on the host).

@@ -1,7 +1,9 @@
 // Peak finding on constructed maps: threshold direction, NMS, max-matches, ordering, sub-pixel.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
+#include <vector>
 
 #include "common/peaks.hpp"
 #include "test_support.hpp"
@@ -98,6 +100,31 @@ TEST(Peaks, BestTieBreaksByRasterOrder) {
   ASSERT_TRUE(best);
   EXPECT_EQ(best->x, 0);
   EXPECT_EQ(best->y, 0);
+}
+
+// rankedKey: one 64-bit key a pair whose unsigned order is rankedBefore's (the GEMM bank keeps a
+// template's tied pairs as the atomicMax of their keys), and it gives back the goodness and index.
+TEST(Peaks, RankedKeysOrderAsRankedBefore) {
+  auto& gen = test::rng();
+  std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1e-38f, -1e-38f, 1e-45f, -1e-45f,
+                               3.4e38f, -3.4e38f, INFINITY, -INFINITY, 0.25f, 0.2500001f};
+  for (int k = 0; k < 200; ++k) values.push_back(std::ldexp(float(int(gen() % 2001) - 1000), -int(gen() % 40)));
+  const int indices[] = {0, 1, 2, 1919, 1920, 2073600, 2147483646, 2147483647};
+  for (float a : values)
+    for (float b : values)
+      for (int ia : indices)
+        for (int ib : indices) {
+          if (a == b && ia == ib) continue;
+          const uint64_t ka = rankedKey(a, ia), kb = rankedKey(b, ib);
+          ASSERT_NE(ka, 0u);
+          ASSERT_EQ(ka > kb, rankedBefore(double(a), ia, double(b), ib))
+              << a << "@" << ia << " against " << b << "@" << ib;
+        }
+  for (float a : values)
+    for (int i : indices) {
+      EXPECT_EQ(double(rankedKeyGoodness(rankedKey(a, i))), double(a)) << a;
+      EXPECT_EQ(rankedKeyIndex(rankedKey(a, i)), i);
+    }
 }
 
 TEST(Peaks, SubPixelFromParabola) {

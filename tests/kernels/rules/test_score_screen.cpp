@@ -60,7 +60,7 @@ ScreenedRange foldedRange(Method m, const ScreenMethod& sm, const ScreenTemplate
 
 // Pairs whose folded range was checked, and those of them compared bit for bit with screenPair's
 // (the test checks that is most of them: only sqdiff-normed's clamp is left out).
-long foldedPairs = 0, unclampedPairs = 0;
+long foldedPairs = 0, unclampedPairs = 0, exactFlatPairs = 0;
 
 // Checks one window against one template for every method and every rsqrt perturbation.
 // tight: also check the bound is small (noise windows of 64 pixels or more: near-flat windows
@@ -120,6 +120,16 @@ void expectWithinBound(const std::vector<uint8_t>& window, const std::vector<uin
                 << what << " " << methodName(m) << " ulps " << du << "," << tu;
             ASSERT_EQ(r.floor, pairGoodness - p.bound) << what << " " << methodName(m) << " ulps " << du << "," << tu;
           }
+          // A normed method's flat window: the screened goodness is the exact one, bit for bit as
+          // a double (the tile epilogue keeps such pairs as ties without scoring them again).
+          if (isNormed(m) && w.scale == 0.0f) {
+            ++exactFlatPairs;
+            ASSERT_EQ(r.ceiling, r.floor) << what << " " << methodName(m);
+            ASSERT_EQ(double(r.ceiling), goodness) << what << " " << methodName(m);
+          }
+        } else {
+          // A normed flat template: every window's exact goodness is the constant the epilogue takes.
+          ASSERT_EQ(double(sign * sm.flatTemplateScore), double(sign) * exact) << what << " " << methodName(m);
         }
         // Tight enough to tell scores apart: within a millionth or so of the score's scale
         // (1 for the normed methods; the largest sum for the others).
@@ -157,6 +167,7 @@ TEST(ScoreScreen, EveryMethodWithinItsBoundOnEveryKindOfWindow) {
     }
   }
   EXPECT_GT(unclampedPairs, foldedPairs * 3 / 4) << unclampedPairs << " of " << foldedPairs << " folded pairs";
+  EXPECT_GT(exactFlatPairs, 100) << "flat windows of normed methods seen";
 }
 
 TEST(ScoreScreen, FlatWindowsAndTemplatesScreenToTheExactConstants) {
@@ -203,6 +214,13 @@ TEST(ScoreScreen, FlatWindowsAndTemplatesScreenToTheExactConstants) {
                                               screenFoldWindow(sm, black, sign, false), -INFINITY, 7);
     EXPECT_EQ(outside.ceiling, -INFINITY) << methodName(m);
     EXPECT_EQ(outside.floor, -INFINITY) << methodName(m);
+    // With the method's own lowest goodness the ceiling of a window outside the map is that
+    // lowest (sqdiff-normed: -1), not -inf: the tile epilogue tests the window's offset instead.
+    const float lowest = screenLowestGoodness(sm, sign);
+    const ScreenedRange clamped = foldedRange(m, sm, screenTemplate(m, stats),
+                                              screenFoldWindow(sm, black, sign, false), lowest, 7);
+    EXPECT_EQ(clamped.ceiling, lowest) << methodName(m);
+    EXPECT_EQ(screenFoldWindow(sm, black, sign, false).offset, -INFINITY) << methodName(m);
     // Constant pixels flatten only the centred normed method's template; all zeros every normed one.
     EXPECT_EQ(screenFlatTemplate(sm, screenTemplate(m, flat)), m == Method::CCoeffNormed) << methodName(m);
     TemplateImage zeros = t;

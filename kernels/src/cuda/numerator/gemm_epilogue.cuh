@@ -198,16 +198,6 @@ __device__ __forceinline__ int orderedBits(float f) {
 }
 __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
 
-// A pair whose screened goodness is exact, as one key: atomicMax on keys keeps the higher
-// goodness and, among equal ones, the earlier position (the rules' order, rankedBefore). Never 0
-// (the low word of a position >= 0 has its top bit set): 0 is "no tie".
-__device__ __forceinline__ unsigned long long screenTieKey(float goodness, int index) {
-  return (static_cast<unsigned long long>(uint32_t(orderedBits(goodness)) ^ 0x80000000u) << 32) | ~uint32_t(index);
-}
-__device__ __forceinline__ Ranked screenTieOf(unsigned long long key) {
-  return Ranked{double(orderedFloat(int(uint32_t(key >> 32) ^ 0x80000000u))), int(~uint32_t(key))};
-}
-
 // The tile epilogue (sparse maps), first tier: each warp screens its row's pairs, raises the
 // tile's running floor under each template's exact best (the highest screened goodness less its
 // bound, in floorBits) and pushes each pair whose ceiling reaches the floor it sees then, or the
@@ -217,9 +207,9 @@ __device__ __forceinline__ Ranked screenTieOf(unsigned long long key) {
 // one (a normed method's flat window or flat template: the rules' constant, bound 0) and that
 // does not reach the threshold is never pushed: its goodness is at most the floor it raised, and
 // where it equals the floor only the earliest such pair can be the best, so one key per template
-// keeps it (tieKeys). On flat content (a black frame: every pair the same constant) every pair
-// would otherwise tie with the floor and be pushed, overflowing the list into the row epilogue's
-// exact scores for every pair.
+// keeps it (tieKeys: rankedKey, rules/peak_rules.hpp). On flat content (a black frame: every pair
+// the same constant) every pair would otherwise tie with the floor and be pushed, overflowing the
+// list into the row epilogue's exact scores for every pair.
 template <int kNTiles, bool kCentred>
 __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                                  int count, int w, int pixels, const TileGeometry& tile,
@@ -288,7 +278,7 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
             // Exact (flat template or flat window) and short of the threshold: at most the floor.
             const bool exact = flatTemplate || f.gw == 0.0f;
             if (exact && !(rule.collect && ceil >= goodEnoughFloor)) {
-              if (ceil >= floorNow) atomicMax(s.tieKeys + member, screenTieKey(ceil, tile.index(place)));
+              if (ceil >= floorNow) atomicMax(s.tieKeys + member, rankedKey(ceil, tile.index(place)));
               continue;
             }
             const int slot = atomicAdd(s.candidateCount, 1);
@@ -336,7 +326,7 @@ __device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candida
     if (lane == 0) {
       const unsigned long long key = s.tieKeys[member];
       if (key != 0) {
-        const Ranked tie = screenTieOf(key);
+        const Ranked tie{double(rankedKeyGoodness(key)), rankedKeyIndex(key)};
         if (tie.goodness >= double(orderedFloat(s.floorBits[member])) && better(tie, best)) best = tie;
       }
       s.desc[member].blockBest[tileIndex] = best;

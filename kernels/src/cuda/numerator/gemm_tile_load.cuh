@@ -67,7 +67,7 @@ struct GemmShared {
   // its place (template << 16 | tile row << 8 | column), cross sum c and screened ceiling. Per
   // template, the best of its pairs whose screened goodness is their exact one and equals the
   // floor (flat windows or a flat template, ties by the thousand on flat content), kept as one
-  // key (screenTieKey) instead of pushed each.
+  // key (rankedKey) instead of pushed each.
   int* floorBits;
   int* candidateCount;
   uint32_t* where;
