@@ -3,6 +3,7 @@
 #include "common/integer_math.hpp"
 #include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/numerator/chunk_shift.hpp"
 
 namespace nccmatch::cuda {
@@ -11,6 +12,8 @@ namespace {
 
 constexpr int kThreads = 64;      // one block: kRowsPerBlock rows of a window
 constexpr int kRowsPerBlock = 8;  // 128-pixel rows: one 16-byte chunk a thread
+
+using WindowCopies = DescriptorParam<WindowCopy, kInlineWindowCopies>;
 
 // Loads the 16-byte aligned block at `p`.
 __device__ __forceinline__ void loadBlock(const uint8_t* p, uint32_t (&words)[4]) {
@@ -50,9 +53,11 @@ __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, co
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
-// Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time.
-__global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const WindowCopy* copies) {
-  const WindowCopy c = blockDescriptor(copies + blockIdx.x);
+// Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time. The
+// scoring kernel after it may be launched at once (it waits for this grid's end before its loads).
+__global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const __grid_constant__ WindowCopies copies) {
+  allowDependentLaunch();
+  const WindowCopy c = blockDescriptor(copies.at(int(blockIdx.x)));
   const int firstRow = blockIdx.y * kRowsPerBlock;
   if (firstRow >= c.height) return;
   const int rows = min(kRowsPerBlock, c.height - firstRow);
@@ -68,12 +73,12 @@ __global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const WindowCopy
 
 }  // namespace
 
-Status gatherWindows(const WindowCopy* copies, int count, int maxHeight, cudaStream_t stream) {
+Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
+                     cudaStream_t stream) {
   if (count <= 0 || maxHeight <= 0) return Status();
   const dim3 grid(unsigned(count), unsigned(ceilDiv(maxHeight, kRowsPerBlock)));
-  gatherWindowsKernel<<<grid, kThreads, 0, stream>>>(copies);
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return Status();
+  return launchKernel(gatherWindowsKernel, grid, dim3(kThreads), 0, stream, false,
+                      WindowCopies::of(copies, hostCopies, count));
 }
 
 }  // namespace nccmatch::cuda

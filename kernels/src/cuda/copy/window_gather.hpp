@@ -23,11 +23,18 @@ struct WindowCopy {
   int width = 0, height = 0;
 };
 
+// Up to this many copies travel in the kernel's parameters (a tracker's windows): none is read
+// over the bus before the pixels.
+constexpr int kInlineWindowCopies = 32;
+
 // Copies each window's `width` x `height` bytes on `stream` (never syncs); the bytes of a target
 // row past `width`, up to its 16-byte boundary, are written too (the source bytes past the
-// window, or zeros). copies: `count` descriptors in device or mapped host memory; maxHeight the
-// tallest window. The source is read in 16-byte aligned blocks, never outside the window's first
-// to last byte.
-Status gatherWindows(const WindowCopy* copies, int count, int maxHeight, cudaStream_t stream);
+// window, or zeros). copies: `count` descriptors in device or mapped host memory; hostCopies
+// (optional): the same in host memory, passed to the kernel in its parameters when there are at
+// most kInlineWindowCopies (then `copies` is not read). maxHeight the tallest window. The source
+// is read in 16-byte aligned blocks, never outside the window's first to last byte. A kernel
+// launched after it overlapping it (dependent_launch.cuh) may start while it runs.
+Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
+                     cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

@@ -8,6 +8,7 @@
 #include "common/region_peaks.hpp"
 #include "cuda/copy/window_gather.hpp"
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/engine/host_memory.hpp"
 #include "cuda/numerator/masked_scores.hpp"
 #include "cuda/numerator/region_scores.hpp"
@@ -353,9 +354,14 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   int* hostCount = reinterpret_cast<int*>(host + layout.count);
   *hostCount = -1;  // until the call's last region hands over the count
   const Status enqueued = [&]() -> Status {
-    if (gathered)
-      NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(hostMapped + layout.copies),
+    // The scoring kernel overlaps the gather where the device can (it reads its descriptors while
+    // the windows come over the bus).
+    bool overlapGather = false;
+    if (gathered) {
+      NCC_RETURN_IF_ERROR(dependentLaunchSupported(&overlapGather));
+      NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(hostMapped + layout.copies), copies,
                                         int(windowCopies), maxCopyHeight, stream));
+    }
     const RegionScoreDesc* mappedDescs = reinterpret_cast<const RegionScoreDesc*>(hostMapped + layout.descs);
     uint8_t* counters = counters_.as<uint8_t>();
     const CounterLayout counted(scored.size());
@@ -376,8 +382,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.aboveCount = reinterpret_cast<int*>(counters + counted.aboveCount);
     job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
     job.tileStride = tileStride;
-    NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, int(fusedCount), maxFusedHeight, maxFusedMapW, maxFusedMapH,
-                                          params.method, &job, stream));
+    NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, descs, int(fusedCount), maxFusedHeight, maxFusedMapW,
+                                          maxFusedMapH, params.method, &job, overlapGather, stream));
     if (maskedCount > 0) {
       NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(hostMapped + layout.maskedDescs),
                                              int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,

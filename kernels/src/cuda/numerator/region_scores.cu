@@ -2,6 +2,7 @@
 
 #include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/numerator/fused_spatial_tiles.cuh"
 #include "cuda/peaks/peaks_device.cuh"
 #include "cuda/peaks/region_handoff.cuh"
@@ -15,6 +16,7 @@ namespace {
 using fused_spatial::kEpilogueOutputs;
 using fused_spatial::kPrefixPitch;
 using fused_spatial::SharedTile;
+using RegionDescs = DescriptorParam<RegionScoreDesc, kInlineRegionDescs>;
 
 // The wide block (fused_spatial::kWideThreads, 16 warps): warp w scores tile row w.
 constexpr int kThreads = fused_spatial::kWideThreads;
@@ -135,18 +137,20 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
 
 // Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator
 // (template rows in four parts), scores; with a peak job, the region's last tile also finds its
-// peaks.
+// peaks. Launched overlapping the gather that writes its pixels, it reads its descriptor while the
+// gather runs and waits for the gather's end before anything else.
 // One instance per method: a kernel holds one method's epilogue, not six (a short kernel's warps
 // otherwise wait on instruction fetch).
 template <Method kMethod>
 __global__ void __launch_bounds__(kThreads, 2)
-    fusedRegionKernel(const RegionScoreDesc* __restrict__ descs, RegionPeakJob job, bool peaks) {
+    fusedRegionKernel(const __grid_constant__ RegionDescs descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
-  const RegionScoreDesc r = blockDescriptor(descs + blockIdx.z);
+  const RegionScoreDesc r = blockDescriptor(descs.at(int(blockIdx.z)));
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
   const int outX0 = blockIdx.x * kFusedTileWidth;
   const int outY0 = blockIdx.y * kFusedTileHeight;
   if (outX0 >= mapWidth || outY0 >= mapHeight) return;  // the whole block: no barrier is skipped by some
+  waitForPreviousGrid();
   const SharedTile s = fused_spatial::carveSharedTile(shared);
   const int words = (r.templateWidth + 3) / 4;
   const int tileRows = kFusedTileHeight + r.templateHeight - 1;
@@ -162,20 +166,20 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 template <Method kMethod>
-Status launchRegionKernel(dim3 grid, int shared, const RegionScoreDesc* descs, const RegionPeakJob& job, bool peaks,
-                          cudaStream_t stream) {
+Status launchRegionKernel(dim3 grid, int shared, const RegionDescs& descs, const RegionPeakJob& job, bool peaks,
+                          bool overlapPrevious, cudaStream_t stream) {
   if (shared > fused_spatial::kStaticSharedLimit)
     NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel<kMethod>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         fused_spatial::kMaxSharedBytes));
-  fusedRegionKernel<kMethod><<<grid, kThreads, shared, stream>>>(descs, job, peaks);
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return Status();
+  return launchKernel(fusedRegionKernel<kMethod>, grid, dim3(kThreads), std::size_t(shared), stream, overlapPrevious,
+                      descs, job, peaks);
 }
 
 }  // namespace
 
-Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
-                         int maxMapHeight, Method method, const RegionPeakJob* peaks, cudaStream_t stream) {
+Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* hostDescs, int count,
+                         int maxTemplateHeight, int maxMapWidth, int maxMapHeight, Method method,
+                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream) {
   if (count <= 0) return Status();
   if (descs == nullptr) return Status::error("fusedRegionScores: descriptors missing");
   if (peaks != nullptr) {
@@ -190,16 +194,21 @@ Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplat
   const int shared = fused_spatial::sharedBytesFor(maxTemplateHeight);
   const dim3 grid(ceilDiv(maxMapWidth, kFusedTileWidth), ceilDiv(maxMapHeight, kFusedTileHeight), count);
   const RegionPeakJob job = peaks != nullptr ? *peaks : RegionPeakJob();
+  const RegionDescs list = RegionDescs::of(descs, hostDescs, count);
+  const bool withPeaks = peaks != nullptr;
   switch (method) {
-    case Method::SqDiff: return launchRegionKernel<Method::SqDiff>(grid, shared, descs, job, peaks != nullptr, stream);
+    case Method::SqDiff:
+      return launchRegionKernel<Method::SqDiff>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::SqDiffNormed:
-      return launchRegionKernel<Method::SqDiffNormed>(grid, shared, descs, job, peaks != nullptr, stream);
-    case Method::CCorr: return launchRegionKernel<Method::CCorr>(grid, shared, descs, job, peaks != nullptr, stream);
+      return launchRegionKernel<Method::SqDiffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
+    case Method::CCorr:
+      return launchRegionKernel<Method::CCorr>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCorrNormed:
-      return launchRegionKernel<Method::CCorrNormed>(grid, shared, descs, job, peaks != nullptr, stream);
-    case Method::CCoeff: return launchRegionKernel<Method::CCoeff>(grid, shared, descs, job, peaks != nullptr, stream);
+      return launchRegionKernel<Method::CCorrNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
+    case Method::CCoeff:
+      return launchRegionKernel<Method::CCoeff>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCoeffNormed:
-      return launchRegionKernel<Method::CCoeffNormed>(grid, shared, descs, job, peaks != nullptr, stream);
+      return launchRegionKernel<Method::CCoeffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
   }
   return Status::error("fusedRegionScores: unknown method " + std::to_string(int(method)));
 }

@@ -30,13 +30,22 @@ struct RegionScoreDesc {
 
 struct RegionPeakJob;  // peaks/region_peaks.hpp
 
+// Up to this many descriptors travel in the kernel's parameters (a tracker's windows): no block
+// reads its descriptor over the bus.
+constexpr int kInlineRegionDescs = 32;
+
 // Scores every region's whole map in one launch on `stream` (never syncs). descs: `count`
-// descriptors in device or mapped host memory; maxTemplateHeight the tallest template among them; maxMapWidth,
+// descriptors in device or mapped host memory; hostDescs (optional): the same in host memory,
+// passed in the kernel's parameters when there are at most kInlineRegionDescs (then `descs` is not
+// read). overlapPrevious: launched overlapping the stream's previous kernel, the window gather
+// (dependent_launch.cuh: only where dependentLaunchSupported); its blocks wait for that kernel's
+// end before they read any pixel. maxTemplateHeight the tallest template among them; maxMapWidth,
 // maxMapHeight the largest map sides (the grid's x and y). peaks (optional): the block that
 // finishes a region's last tile then finds that region's peaks and hands them to the host
 // (region_handoff.cuh), so one launch gives scores and peaks; its counters must be zero and are
 // left zero.
-Status fusedRegionScores(const RegionScoreDesc* descs, int count, int maxTemplateHeight, int maxMapWidth,
-                         int maxMapHeight, Method method, const RegionPeakJob* peaks, cudaStream_t stream);
+Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* hostDescs, int count,
+                         int maxTemplateHeight, int maxMapWidth, int maxMapHeight, Method method,
+                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

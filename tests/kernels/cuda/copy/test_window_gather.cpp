@@ -83,7 +83,6 @@ void checkGather(int frameWidth, int frameHeight, std::size_t pitch, const std::
   uint8_t* target = nullptr;
   WindowCopy* copies = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&target), targetBytes), cudaSuccess);
-  ASSERT_EQ(cudaMemset(target, kUntouched, targetBytes), cudaSuccess);
   std::vector<WindowCopy> hostCopies;
   for (std::size_t k = 0; k < windows.size(); ++k) {
     const WindowCase& w = windows[k];
@@ -93,23 +92,30 @@ void checkGather(int frameWidth, int frameHeight, std::size_t pitch, const std::
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&copies), hostCopies.size() * sizeof(WindowCopy)), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(copies, hostCopies.data(), hostCopies.size() * sizeof(WindowCopy), cudaMemcpyHostToDevice),
             cudaSuccess);
-  const Status st = gatherWindows(copies, int(windows.size()), maxHeight, nullptr);
-  ASSERT_TRUE(st.ok()) << st.message();
-  std::vector<uint8_t> got(targetBytes);
-  ASSERT_EQ(cudaMemcpy(got.data(), target, targetBytes, cudaMemcpyDeviceToHost), cudaSuccess);
-  for (std::size_t k = 0; k < windows.size(); ++k) {
-    const WindowCase& w = windows[k];
-    const std::size_t targetPitch = alignUp16(std::size_t(w.width));
-    int wrong = 0, touched = 0;
-    for (int y = 0; y <= w.height; ++y) {
-      for (std::size_t x = 0; x < targetPitch; ++x) {
-        const uint8_t b = got[offsets[k] + std::size_t(y) * targetPitch + x];
-        if (y == w.height) touched += b != kUntouched;  // the spare row
-        else if (x < std::size_t(w.width)) wrong += b != frame[std::size_t(w.y + y) * pitch + std::size_t(w.x) + x];
+  // The copies read by the kernel in device memory, then (up to kInlineWindowCopies) passed in its
+  // parameters.
+  for (bool inParameters : {false, true}) {
+    SCOPED_TRACE(inParameters ? "copies in the kernel's parameters" : "copies read in device memory");
+    ASSERT_EQ(cudaMemset(target, kUntouched, targetBytes), cudaSuccess);
+    const Status st = gatherWindows(copies, inParameters ? hostCopies.data() : nullptr, int(windows.size()), maxHeight,
+                                    nullptr);
+    ASSERT_TRUE(st.ok()) << st.message();
+    std::vector<uint8_t> got(targetBytes);
+    ASSERT_EQ(cudaMemcpy(got.data(), target, targetBytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (std::size_t k = 0; k < windows.size(); ++k) {
+      const WindowCase& w = windows[k];
+      const std::size_t targetPitch = alignUp16(std::size_t(w.width));
+      int wrong = 0, touched = 0;
+      for (int y = 0; y <= w.height; ++y) {
+        for (std::size_t x = 0; x < targetPitch; ++x) {
+          const uint8_t b = got[offsets[k] + std::size_t(y) * targetPitch + x];
+          if (y == w.height) touched += b != kUntouched;  // the spare row
+          else if (x < std::size_t(w.width)) wrong += b != frame[std::size_t(w.y + y) * pitch + std::size_t(w.x) + x];
+        }
       }
+      EXPECT_EQ(wrong, 0) << "window " << k << ": " << w.width << "x" << w.height << " at " << w.x << "," << w.y;
+      EXPECT_EQ(touched, 0) << "window " << k << ": the row under it was written";
     }
-    EXPECT_EQ(wrong, 0) << "window " << k << ": " << w.width << "x" << w.height << " at " << w.x << "," << w.y;
-    EXPECT_EQ(touched, 0) << "window " << k << ": the row under it was written";
   }
   cudaFree(copies);
   cudaFree(target);
@@ -133,6 +139,13 @@ TEST(WindowGather, EveryOffsetWidthAndHeight) {
   for (Source from : {Source::MallocHost, Source::RegisteredOddAddress, Source::Device}) {
     checkGather(frameWidth, frameHeight, std::size_t(frameWidth), windows, from);
     checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + 37, windows, from);  // odd pitch
+  }
+  // The same windows in launches of at most kInlineWindowCopies: their copies in the parameters.
+  for (std::size_t first = 0; first < windows.size(); first += kInlineWindowCopies) {
+    const std::vector<WindowCase> some(windows.begin() + std::ptrdiff_t(first),
+                                       windows.begin() + std::ptrdiff_t(std::min(windows.size(), first + kInlineWindowCopies)));
+    for (Source from : {Source::MallocHost, Source::Device})
+      checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + 37, some, from);
   }
 }
 
@@ -164,7 +177,7 @@ TEST(WindowGather, SixteenTrackerWindowsOfA1080pFrame) {
 
 TEST(WindowGather, NothingToCopy) {
   SKIP_WITHOUT_GPU();
-  EXPECT_TRUE(gatherWindows(nullptr, 0, 0, nullptr).ok());
+  EXPECT_TRUE(gatherWindows(nullptr, nullptr, 0, 0, nullptr).ok());
 }
 
 }  // namespace

@@ -282,19 +282,22 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
     // With the whole frame among them a pageable frame's regions are packed as the rectangle
     // holding them all; without it, one by one where their rows are fewer bytes than that
     // rectangle (the 1920- and 301-wide frames), as the rectangle again on the small frames.
-    std::vector<RegionQuery> all, eachPacked;
+    // `many`: the regions without the whole frame six times over, more than the scoring kernel
+    // takes in its parameters (it reads their descriptors over the bus).
+    std::vector<RegionQuery> all, eachPacked, many;
     for (const RegionCase& c : cases) {
       const RegionQuery q{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr};
       all.push_back(q);
       if (c.w < W || c.h < H) eachPacked.push_back(q);
     }
+    for (int k = 0; k < 6; ++k) many.insert(many.end(), eachPacked.begin(), eachPacked.end());
     ASSERT_TRUE(cpu->setTemplates(bank).ok());
     ASSERT_TRUE(gpu->setTemplates(bank).ok());
     ASSERT_TRUE(mapped->setTemplates(bank).ok());
     ASSERT_TRUE(inPlace->setTemplates(bank).ok());
     const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
     const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
-    for (const std::vector<RegionQuery>* list : {&all, &eachPacked}) {
+    for (const std::vector<RegionQuery>* list : {&all, &eachPacked, &many}) {
       for (int m = 0; m <= 5; ++m) {
         const std::vector<RegionQuery>& regions = *list;
         MatchParams params;
@@ -303,7 +306,9 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
         params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
         params.nmsIou = 0.2;
         const std::string what = std::string(fc.what) + ", " + methodName(params.method) +
-                                 (list == &all ? ", with the whole frame, " : ", without the whole frame, ");
+                                 (list == &all         ? ", with the whole frame, "
+                                  : list == &eachPacked ? ", without the whole frame, "
+                                                        : ", 48 regions, ");
         std::vector<RegionResult> want, pageable, got;
         ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
         Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
