@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "nccmatch/engine.hpp"
@@ -100,7 +101,8 @@ class Tracker {
   // The id the next new track will get.
   uint64_t nextId() const { return nextId_; }
 
-  struct Track;  // the tracker's own record of one track (track/track.hpp)
+  struct Track;    // the tracker's own record of one track (track/track.hpp)
+  struct Scratch;  // a frame's working memory, kept from frame to frame (tracker.cpp)
 
  private:
   Status trackFrame(Engine& engine, const FrameView& frame, const MatchParams& params, const ScaledBank* scaled,
@@ -113,6 +115,7 @@ class Tracker {
   int64_t frame_ = 0;               // frames tracked so far
   int64_t lastFullSearch_ = -1;     // the frame of the last full-frame search, -1: none yet
   bool anyMatchedLastFrame_ = false;
+  std::unique_ptr<Scratch> scratch_;  // made by the first frame (none in a moved-from tracker)
 };
 
 }  // namespace nccmatch
