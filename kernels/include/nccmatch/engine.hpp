@@ -108,7 +108,7 @@ class Engine {
   // (naming the region) for a region outside the frame, a template index outside the bank or its
   // set, a set this engine does not hold, or a region naming both an image and a set; the CUDA
   // backend refuses while frames are in flight. Frames may be in host or (CUDA backend) device
-  // memory.
+  // memory. *results is replaced, whatever it held (a caller may pass the same vector every frame).
   virtual Status matchRegions(const FrameView& frame, const std::vector<RegionQuery>& regions,
                               const MatchParams& params, std::vector<RegionResult>* results) = 0;
 
