@@ -410,10 +410,13 @@ int main(int argc, char** argv) {
     st = unregisterPinnedHost(pixels.data());
     if (!registeredOk || !st.ok()) return std::fprintf(stderr, "registered frame: %s\n", st.message().c_str()), 1;
 
-    // The frame in device memory: the windows are read where they lie.
+    // The frame in device memory: the windows are read where they lie. A pageable cudaMemcpy may
+    // return before its DMA ends, and the engine's stream does not wait for the default stream:
+    // the frame is complete before the first call.
     uint8_t* device = nullptr;
     if (cudaMalloc(reinterpret_cast<void**>(&device), pixels.size()) != cudaSuccess ||
-        cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess)
+        cudaMemcpy(device, pixels.data(), pixels.size(), cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
       return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
     const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
     if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions)) return 1;

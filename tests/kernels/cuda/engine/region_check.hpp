@@ -50,6 +50,9 @@ struct DeviceImage {
 inline FrameView upload(const Image& img, DeviceImage* d) {
   EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d->data), img.bytes.size()), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(d->data, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  // A pageable cudaMemcpy may return before its DMA ends, and the engine's stream does not wait for
+  // the default stream: the frame is complete before it is matched, as a decoder's frame is.
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   FrameView v = img.view();
   v.data = d->data;
   v.memory = MemoryKind::Device;
