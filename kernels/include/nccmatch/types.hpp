@@ -41,7 +41,9 @@ struct TemplateImage {
   std::vector<uint8_t> mask;
 };
 
-// Where frame pixels live.
+// Where frame pixels live. Device: CUDA device memory of the engine's device, its pixels written
+// when the call is made (the work writing them complete: the engine's stream does not wait for
+// other streams, and a pageable cudaMemcpy may return before its copy has landed).
 enum class MemoryKind { Host, Device };
 
 // A view of one 8-bit grayscale frame (e.g. the luma plane of I420/NV12). stride is in bytes.
