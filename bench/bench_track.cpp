@@ -14,7 +14,8 @@
 // matchRegions results are checked against the pageable frame's. Where Tracker::track's time goes
 // beyond its matchRegions call: the tracker on an unchanged frame, and matchRegions after the CPU
 // rewrote the frame or wrote 2 MB elsewhere (a frame loop's gap), and the tracker's own host work
-// (an engine that answers at once), and a call's fixed cost (one window on the device frame).
+// (an engine that answers at once), and a call's fixed cost (one window on the device frame); and
+// detect on the pinned and on the device frame, each compared with the tracked frames there.
 // Medians; prints a markdown table.
 //   bench_track [--backend auto|cpu|cuda] [--frames N] [--threads N]   (auto: CUDA where usable)
 #include <algorithm>
@@ -320,10 +321,25 @@ int main(int argc, char** argv) {
   std::vector<double> deviceRegions, deviceTrack, pinnedRegions, pinnedTrack, inPlaceRegions, inPlaceTrack,
       mappedRegions, packWindows, uploadWindows, launchFloor, pinnedRewritten, pinnedGap, pinnedStillTrack, deviceGap,
       deviceStillTrack, pinnedTrackRegions, inPlaceTrackRegions, deviceTrackRegions, trackerWindowsPageable,
-      trackerWindowsPinned, trackerWindowsDevice, registeredRegions, oneWindowDevice;
+      trackerWindowsPinned, trackerWindowsDevice, registeredRegions, oneWindowDevice, detectPinned, detectDevice;
   int trackerWindowWidth = 0, trackerWindowHeight = 0;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
+    // detect on `frame` (the last scene frame in pinned or device memory): the full-frame search in the
+    // same memory as the tracked rows it is compared with (the first call warms up).
+    const auto timeDetect = [&](const FrameView& frame, const char* what, std::vector<double>* ms) {
+      for (int rep = 0; rep < frames; ++rep) {
+        FrameResult r;
+        const double t0 = nowMs();
+        const Status s = engine->match(frame, params, &r);
+        if (rep > 0) ms->push_back(nowMs() - t0);
+        if (!s.ok() || r.matches.size() != std::size_t(kObjects))
+          return std::fprintf(stderr, "detect (%s): %s, %zu matches\n", what, s.message().c_str(),
+                              r.matches.size()),
+                 false;
+      }
+      return true;
+    };
     // Where Tracker::track's time beyond its one matchRegions call goes. A frame loop writes a frame
     // between two calls, the matchRegions rows above do not: these rows time matchRegions after the
     // CPU rewrote the pinned frame (as a producer does) or wrote 2 MB elsewhere (a gap that leaves
@@ -393,6 +409,7 @@ int main(int argc, char** argv) {
         !timeRegionsAfter(*engine, inPinned, "pinned frame, 2 MB written elsewhere before each call", &pinnedGap,
                           writeElsewhere))
       return 1;
+    if (!timeDetect(inPinned, "pinned frame", &detectPinned)) return 1;
     cudaFreeHost(pinnedFrame);
     // The pageable frame, its windows packed into the mapped work buffer and read there by the
     // kernels (CudaPackedWindows::Mapped) instead of uploaded (the default, the rows above).
@@ -419,7 +436,9 @@ int main(int argc, char** argv) {
         cudaDeviceSynchronize() != cudaSuccess)
       return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
     const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
-    if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions)) return 1;
+    if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions) ||
+        !timeDetect(onDevice, "device frame", &detectDevice))
+      return 1;
     Tracker onGpu(to);
     TimedEngine timedDevice(*engine);
     for (int n = 0; n < frames; ++n) {
@@ -553,6 +572,10 @@ int main(int argc, char** argv) {
     row("matchRegions alone on the tracker's windows, pinned frame", trackerWindowsPinned);
     row("matchRegions alone on the tracker's windows, device frame", trackerWindowsDevice);
     row("matchRegions alone, one window, device frame (a call's fixed cost)", oneWindowDevice);
+    // The same comparison in one memory: detect and track both on pinned, both on device frames.
+    const double dp = bench::median(detectPinned), dd = bench::median(detectDevice);
+    std::printf("| detect, frame in pinned host memory | %.3f | track there: 1/%.1f of it |\n", dp, dp / pt);
+    std::printf("| detect, frame in device memory | %.3f | track there: 1/%.1f of it |\n", dd, dd / dt);
     row("track, pinned frame unchanged between calls", pinnedStillTrack);
     row("matchRegions, pinned frame rewritten by the CPU before each call", pinnedRewritten);
     row("matchRegions, pinned frame, 2 MB written elsewhere before each call", pinnedGap);

@@ -142,8 +142,8 @@ TEST(WindowGather, EveryOffsetWidthAndHeight) {
   }
   // The same windows in launches of at most kInlineWindowCopies: their copies in the parameters.
   for (std::size_t first = 0; first < windows.size(); first += kInlineWindowCopies) {
-    const std::vector<WindowCase> some(windows.begin() + std::ptrdiff_t(first),
-                                       windows.begin() + std::ptrdiff_t(std::min(windows.size(), first + kInlineWindowCopies)));
+    const std::size_t end = std::min(windows.size(), first + kInlineWindowCopies);
+    const std::vector<WindowCase> some(windows.begin() + std::ptrdiff_t(first), windows.begin() + std::ptrdiff_t(end));
     for (Source from : {Source::MallocHost, Source::Device})
       checkGather(frameWidth, frameHeight, std::size_t(frameWidth) + 37, some, from);
   }
