@@ -14,6 +14,7 @@ constexpr int kThreads = 64;      // one block: kRowsPerBlock rows of a window
 constexpr int kRowsPerBlock = 8;  // 128-pixel rows: one 16-byte chunk a thread
 
 using WindowCopies = DescriptorParam<WindowCopy, kInlineWindowCopies>;
+static_assert(sizeof(WindowCopies) <= 4096, "every architecture and driver takes 4 KB of kernel parameters");
 
 // Loads the 16-byte aligned block at `p`.
 __device__ __forceinline__ void loadBlock(const uint8_t* p, uint32_t (&words)[4]) {

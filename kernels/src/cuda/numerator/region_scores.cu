@@ -17,6 +17,8 @@ using fused_spatial::kEpilogueOutputs;
 using fused_spatial::kPrefixPitch;
 using fused_spatial::SharedTile;
 using RegionDescs = DescriptorParam<RegionScoreDesc, kInlineRegionDescs>;
+// Every architecture and driver takes 4 KB of kernel parameters.
+static_assert(sizeof(RegionDescs) + sizeof(RegionPeakJob) + sizeof(bool) <= 4096, "the region kernel's parameters");
 
 // The wide block (fused_spatial::kWideThreads, 16 warps): warp w scores tile row w.
 constexpr int kThreads = fused_spatial::kWideThreads;
