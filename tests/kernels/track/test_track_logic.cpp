@@ -3,7 +3,12 @@
 // combined, and the options' ranges.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <tuple>
+
 #include "nccmatch/tracker.hpp"
+#include "test_support.hpp"
 #include "track/region_detections.hpp"
 #include "track/template_blend.hpp"
 #include "track/track_assignment.hpp"
@@ -104,6 +109,64 @@ TEST(TrackAssignment, EmptyInputsAndTiesAreDeterministic) {
   // Two predictions at the same distance from one candidate: the first prediction takes it.
   const std::vector<int> a = assignGreedy({{0, {0, 0}, 10}, {0, {4, 0}, 10}}, {{0, {2, 0}}});
   EXPECT_EQ(a, std::vector<int>({0, -1}));
+}
+
+// The assignment as its header states it, written plainly: every gated pair of one template,
+// sorted by distance, then prediction, then candidate, taken greedily.
+std::vector<int> assignByDefinition(const std::vector<Prediction>& p, const std::vector<Candidate>& c) {
+  std::vector<std::tuple<double, int, int>> pairs;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    for (std::size_t j = 0; j < c.size(); ++j) {
+      const bool gated = withinGate(p[i].corner, p[i].margin, c[j].corner.x, c[j].corner.y);
+      if (p[i].templateIndex != c[j].templateIndex || !gated) continue;
+      const double dx = c[j].corner.x - p[i].corner.x, dy = c[j].corner.y - p[i].corner.y;
+      pairs.emplace_back(dx * dx + dy * dy, int(i), int(j));
+    }
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<int> assigned(p.size(), -1);
+  std::vector<bool> taken(c.size(), false);
+  for (const auto& [distance, i, j] : pairs) {
+    if (assigned[i] >= 0 || taken[j]) continue;
+    assigned[i] = j;
+    taken[j] = true;
+  }
+  return assigned;
+}
+
+// Random frames (seed printed by test_support): few templates, candidates grouped by template (as
+// a frame's matches are) or shuffled, sparse (each prediction its own candidate) or crowded
+// (contested candidates); both overloads, the scratch one reused from frame to frame, equal the
+// definition.
+TEST(TrackAssignment, RandomFramesEqualTheDefinition) {
+  std::mt19937_64& g = test::rng();
+  AssignScratch scratch;
+  std::vector<int> reused;
+  for (int frame = 0; frame < 2000; ++frame) {
+    const bool crowded = frame % 2 == 1, grouped = frame % 4 < 2;
+    const int templates = 1 + int(g() % 4), predictions = int(g() % 12), candidates = int(g() % 12);
+    const double spread = crowded ? 40.0 : 2000.0;
+    std::uniform_real_distribution<double> at(0.0, spread);
+    std::vector<Prediction> p;
+    for (int i = 0; i < predictions; ++i)
+      p.push_back(Prediction{uint32_t(g() % templates), Point{at(g), at(g)}, 4 + int(g() % 30)});
+    std::vector<Candidate> c;
+    for (int j = 0; j < candidates; ++j) {
+      // Some candidates near a prediction, some exactly between two (ties), the rest anywhere.
+      const int kind = int(g() % 3);
+      Point where{at(g), at(g)};
+      if (kind == 0 && !p.empty()) where = p[g() % p.size()].corner;
+      if (kind == 1 && p.size() >= 2)
+        where = Point{(p[0].corner.x + p[1].corner.x) / 2, (p[0].corner.y + p[1].corner.y) / 2};
+      c.push_back(Candidate{uint32_t(g() % templates), where});
+    }
+    if (grouped)
+      std::stable_sort(c.begin(), c.end(),
+                       [](const Candidate& a, const Candidate& b) { return a.templateIndex < b.templateIndex; });
+    const std::vector<int> want = assignByDefinition(p, c);
+    ASSERT_EQ(assignGreedy(p, c), want) << "frame " << frame;
+    assignGreedy(p, c, &scratch, &reused);
+    ASSERT_EQ(reused, want) << "frame " << frame << " (scratch reused)";
+  }
 }
 
 TEST(TrackSchedule, WholeFrameWhileNothingIsMatchedElseEveryInterval) {
