@@ -66,12 +66,10 @@ void continueTrack(const Match& m, int64_t now, Track* t) {
 // that entry's image (a match at another scale, or no copy yet).
 bool restartsOwnCopy(const Track& t, uint32_t entry) { return t.entry != entry || t.own.pixels.empty(); }
 
-// Lets a track's own copy go (template-update off); nothing to do when it has none.
+// Lets a track's own copy go (template-update off); nothing to do when it has none (a copy is only
+// ever made by startBlend, from a bank image, which has pixels).
 void dropOwnCopy(Track* t) {
-  const TemplateImage& own = t->own;
-  if (t->blend.empty() && own.name.empty() && own.width == 0 && own.height == 0 && own.pixels.empty() &&
-      own.mask.empty())
-    return;
+  if (t->blend.empty() && t->own.pixels.empty()) return;
   t->blend.clear();
   t->own = TemplateImage();
 }
