@@ -120,6 +120,17 @@ const uint8_t* mappedHostFrame(const FrameView& frame) {
   return hostRange(frame.data, (std::size_t(frame.height) - 1) * frame.stride + std::size_t(frame.width)).device;
 }
 
+// Zeroes the first `bytes` of `buffer` on `stream`; where that fails the buffer is released, so
+// that the next call allocates and zeroes it again instead of using it unzeroed.
+Status zeroOrRelease(DeviceBuffer* buffer, std::size_t bytes, cudaStream_t stream) {
+  const Status zeroed = [&]() -> Status {
+    NCC_CUDA_CHECK(cudaMemsetAsync(buffer->as<void>(), 0, bytes, stream));
+    return Status();
+  }();
+  if (!zeroed.ok()) buffer->release();
+  return zeroed;
+}
+
 void toFrame(const RegionQuery& r, Match* m) {
   m->x += r.x;
   m->y += r.y;
@@ -134,12 +145,7 @@ Status RegionSearch::reserveCounters(std::size_t regions, cudaStream_t stream) {
   releaseCounters();
   const CounterLayout layout(regions);
   NCC_RETURN_IF_ERROR(counters_.reserve(layout.end));
-  const Status zeroed = [&]() -> Status {
-    NCC_CUDA_CHECK(cudaMemsetAsync(counters_.as<void>(), 0, layout.end, stream));
-    return Status();
-  }();
-  if (!zeroed.ok()) releaseCounters();
-  NCC_RETURN_IF_ERROR(zeroed);
+  NCC_RETURN_IF_ERROR(zeroOrRelease(&counters_, layout.end, stream));
   counterRegions_ = regions;
   return Status();
 }
@@ -252,13 +258,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
     // The copy back of the candidates past the host's slots reads whole RegionPeaks, their padding
     // included, which no kernel writes: zeroed once, so it never reads bytes nothing wrote
-    // (compute-sanitizer initcheck). Not zeroed: dropped, so that the next call zeroes it.
-    const Status zeroed = [&]() -> Status {
-      NCC_CUDA_CHECK(cudaMemsetAsync(work_.as<void>(), 0, work_.capacity(), stream));
-      return Status();
-    }();
-    if (!zeroed.ok()) work_.release();
-    NCC_RETURN_IF_ERROR(zeroed);
+    // (compute-sanitizer initcheck).
+    NCC_RETURN_IF_ERROR(zeroOrRelease(&work_, work_.capacity(), stream));
   }
   NCC_RETURN_IF_ERROR(reserveCounters(scored.size(), stream));
   NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.hostEnd));
