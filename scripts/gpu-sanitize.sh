@@ -26,6 +26,10 @@
 #   GPU_SANITIZE_OPTIONS  more compute-sanitizer options for every run, split at spaces (e.g.
 #                         "--kernel-name-exclude kns=fft" to leave cuFFT's own kernels out of a run
 #                         whose time they take; the summary line names them)
+#   GPU_SANITIZE_MAX_RSS_GB  a run whose processes hold more host memory than this (GB) is killed
+#                         and counted as failed ("killed: host memory"), so that it does not take
+#                         the runs beside it down with it (default 0: no limit). Every run's peak
+#                         goes to its log and progress line either way
 #   GPU_SANITIZE_PROGRESS a file that gets one line per (tool, binary) run as it ends (tool,
 #                         binary, exit status, reports): under a time limit that may cut the whole
 #                         suite short (the device tool's 600 s a command), put it under $OUT so
@@ -136,16 +140,42 @@ run_one() {
   fi
   # Every test's start and end in the log, line by line (stdbuf: the test's output is not held in a
   # buffer that a run cut by its time limit would lose), so a cut run shows which test it was in.
+  # timeout puts the run in a process group of its own (its pid): the guard below sums that group's
+  # resident memory, keeps the peak, and kills the group past GPU_SANITIZE_MAX_RSS_GB.
   GTEST_TOTAL_SHARDS=$total GTEST_SHARD_INDEX=$shard timeout "$limit" "${line_buffered[@]}" "$sanitizer" \
-    "${options[@]}" --error-exitcode 99 "$b" "${args[@]}" >"$log" 2>&1
+    "${options[@]}" --error-exitcode 99 "$b" "${args[@]}" >"$log" 2>&1 &
+  local group=$! peakKb=0 killedForMemory=0 kb
+  local maxKb=$(( ${GPU_SANITIZE_MAX_RSS_GB:-0} * 1024 * 1024 ))
+  while kill -0 "$group" 2>/dev/null; do
+    kb=$(group_rss_kb "$group")
+    [ "$kb" -gt "$peakKb" ] && peakKb=$kb
+    if [ "$maxKb" -gt 0 ] && [ "$kb" -gt "$maxKb" ]; then
+      killedForMemory=1
+      kill -KILL -- "-$group" 2>/dev/null
+      break
+    fi
+    sleep 2
+  done
+  wait "$group" 2>/dev/null  # (a group killed for memory: no "Killed" line from the shell)
   local rc=$?
+  local peak="$((peakKb / 1048576)).$(((peakKb % 1048576) * 10 / 1048576)) GB"
+  if [ "$killedForMemory" = 1 ]; then
+    echo "killed by gpu-sanitize.sh: host memory above GPU_SANITIZE_MAX_RSS_GB=$GPU_SANITIZE_MAX_RSS_GB GB" >>"$log"
+    rc=memory
+  fi
+  echo "host memory peak: $peak" >>"$log"
   echo $rc >"$log.rc"
   if [ -n "${GPU_SANITIZE_PROGRESS:-}" ]; then
     local n
     n=$(reports_in "$log")
     grep -q 'terminated before first instrumented API call' "$log" && n="none (no CUDA call)"
-    echo "$tool $(basename "$b") shard $shard/$total exit=$rc reports=${n:-none}" >>"$GPU_SANITIZE_PROGRESS"
+    echo "$tool $(basename "$b") shard $shard/$total exit=$rc reports=${n:-none} host-memory-peak=$peak" \
+      >>"$GPU_SANITIZE_PROGRESS"
   fi
+}
+# Resident memory (kB) of every process in process group $1.
+group_rss_kb() {
+  ps -eo pgid=,rss= 2>/dev/null | awk -v g="$1" '$1 == g { s += $2 } END { print s + 0 }'
 }
 known_tool() {
   case $1 in
@@ -218,10 +248,11 @@ for tool in $tools; do
       0 | 77) ;;  # 77: every test skipped (no device)
       99) ;;      # the tool's own reports, counted above
       124) failed+=("$name (timed out)") ;;
+      memory) failed+=("$name (killed: host memory above ${GPU_SANITIZE_MAX_RSS_GB} GB)") ;;
     not-started) failed+=("$name (not started: GPU_SANITIZE_DEADLINE)") ;;
       *) failed+=("$name (exit $rc)") ;;
     esac
-    [ -z "$n" ] && [ "$rc" != 124 ] && [ "$rc" != not-started ] && failed+=("$name (no summary line)")
+    [ -z "$n" ] && [ "$rc" != 124 ] && [ "$rc" != not-started ] && [ "$rc" != memory ] && failed+=("$name (no summary line)")
   done
   line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#counted[@]}")
   unset counted

@@ -357,9 +357,13 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   const Status enqueued = [&]() -> Status {
     // The scoring kernel overlaps the gather where the device can (it reads its descriptors while
     // the windows come over the bus).
-    bool overlapGather = false;
+    if (gathered && !overlapGather_) {
+      bool supported = false;
+      NCC_RETURN_IF_ERROR(dependentLaunchSupported(&supported));
+      overlapGather_ = supported;
+    }
+    const bool overlapGather = gathered && *overlapGather_;
     if (gathered) {
-      NCC_RETURN_IF_ERROR(dependentLaunchSupported(&overlapGather));
       NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(hostMapped + layout.copies), copies,
                                         int(windowCopies), maxCopyHeight, stream));
     }

@@ -24,6 +24,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,8 @@ class RegionSearch {
   DeviceBuffer work_, maps_;
   DeviceBuffer counters_;  // region_search.cpp: CounterLayout; zero between calls
   std::size_t counterRegions_ = 0;
+  // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
+  std::optional<bool> overlapGather_;
 };
 
 }  // namespace nccmatch::cuda
