@@ -8,7 +8,7 @@
 # names it elsewhere: the GPU pack's gpu-pack/bench/bench_producers). Each run is one pipeline of
 # FRAMES (default 600) buffers whose steady-state rate bench_producers takes at the sink between
 # buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
-# (default 3). Producers missing on this machine are reported and skipped.
+# (default 3), taken round-robin over the variants. Producers missing on this machine are reported and skipped.
 # Prints markdown tables: fps per producer and variant, and the ratio to the producer alone.
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
 # PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
@@ -87,7 +87,11 @@ fi
 
 steady_fps() {  # head tail -> frames per second after start-up, or "fail"
   local out
-  if ! out=$("$probe" --warmup "$warmup" ${1//@N@/$frames} $2 2>"$work/run.log"); then echo fail; return; fi
+  if ! out=$("$probe" --warmup "$warmup" ${1//@N@/$frames} $2 2>"$work/run.log"); then
+    cp "$work/run.log" "$work/failed.log"
+    echo fail
+    return
+  fi
   awk '{print $2}' <<<"$out"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
@@ -107,18 +111,25 @@ for p in "${producers[@]}"; do
   case $head in *clip@N@*) [ -f "$work/clip$frames.mkv" ] || { echo "| $name | (no H.264 clip: x264enc missing) |"; continue; };; esac
   row="| $name"
   alone=""
-  for v in "${variants[@]}"; do
-    tail=${v#*|}
-    runs=()
-    for r in $(seq "$repeats"); do runs+=("$(steady_fps "$head" "$tail")"); done
-    if printf '%s\n' "${runs[@]}" | grep -q fail; then
+  # Repeats round-robin over the variants (every variant once, then again), so that a slow spell of
+  # the host falls on every variant alike instead of on one cell.
+  declare -A runs=()
+  for r in $(seq "$repeats"); do
+    for i in "${!variants[@]}"; do runs[$i]+=" $(steady_fps "$head" "${variants[$i]#*|}")"; done
+  done
+  for i in "${!variants[@]}"; do
+    v=${variants[$i]}
+    # shellcheck disable=SC2086  # the runs of a cell, split at spaces
+    if grep -qw fail <<<"${runs[$i]}"; then
       row+=" | fail"
-      echo "  ($name, ${v%%|*}: $(tail -2 "$work/run.log" | tr '\n' ' '))" >&2
+      echo "  ($name, ${v%%|*}: $(tail -2 "$work/failed.log" | tr '\n' ' '))" >&2
       continue
     fi
-    fps=$(median "${runs[@]}")
+    # shellcheck disable=SC2086
+    fps=$(median ${runs[$i]})
     if [ -z "$alone" ]; then alone=$fps; row+=" | $fps"
     else row+=" | $fps ($(awk -v a="$fps" -v b="$alone" 'BEGIN {printf "%d", 100 * a / b}')%)"; fi
   done
+  unset runs
   echo "$row |"
 done
