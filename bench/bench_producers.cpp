@@ -2,7 +2,9 @@
 // element (a fakesink named `sink`, added when the description has none) are counted by a pad
 // probe, and the rate is taken between buffer --warmup and the last one, so that start-up (plugin
 // loading, template decoding, the first negotiation and allocation) never enters it. Prints one
-// line: `fps N buffers B seconds S`. bench/producers.sh runs it once per cell and repeat.
+// line: `fps N buffers B seconds S`, and where the pipeline has an nccmatch, its stats at EOS:
+// `streaming-us X engine-us Y` (the element's mean time a buffer in the streaming thread, and its
+// engine's a frame: plugin/README.md, `stats`). bench/producers.sh runs it once per cell and repeat.
 //   bench_producers [--warmup N] PIPELINE...   (the words are joined, as gst-launch-1.0 does)
 #include <gst/gst.h>
 
@@ -32,6 +34,33 @@ GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
   if (c->buffers - n < c->warmup && c->buffers >= c->warmup) c->first = now;
   c->last = now;
   return GST_PAD_PROBE_OK;
+}
+
+// The first nccmatch's stats as " streaming-us X engine-us Y", or "" when there is none.
+std::string elementStats(GstElement* pipeline) {
+  std::string out;
+  GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline));
+  GValue item = G_VALUE_INIT;
+  while (out.empty() && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+    auto* element = GST_ELEMENT(g_value_get_object(&item));
+    GstElementFactory* factory = gst_element_get_factory(element);
+    if (factory != nullptr && std::strcmp(GST_OBJECT_NAME(factory), "nccmatch") == 0) {
+      GstStructure* stats = nullptr;
+      g_object_get(element, "stats", &stats, nullptr);
+      double streaming = 0, engine = 0;
+      if (stats != nullptr && gst_structure_get_double(stats, "streaming-us", &streaming) &&
+          gst_structure_get_double(stats, "mean-us", &engine)) {
+        char line[96];
+        std::snprintf(line, sizeof line, " streaming-us %.1f engine-us %.1f", streaming, engine);
+        out = line;
+      }
+      if (stats != nullptr) gst_structure_free(stats);
+    }
+    g_value_reset(&item);
+  }
+  g_value_unset(&item);
+  gst_iterator_free(it);
+  return out;
 }
 
 }  // namespace
@@ -84,6 +113,7 @@ int main(int argc, char** argv) {
   }
   gst_message_unref(msg);
   gst_object_unref(bus);
+  const std::string stats = elementStats(pipeline);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(pipeline);
   if (rc != 0) return rc;
@@ -91,7 +121,7 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "only %ld buffers: fewer than --warmup %ld + 2\n", counter.buffers, warmup), 1;
   const double seconds = std::chrono::duration<double>(counter.last - counter.first).count();
   const long counted = counter.buffers - warmup;
-  std::printf("fps %.1f buffers %ld seconds %.4f\n", seconds > 0 ? double(counted) / seconds : 0.0,
-              counter.buffers, seconds);
+  std::printf("fps %.1f buffers %ld seconds %.4f%s\n", seconds > 0 ? double(counted) / seconds : 0.0,
+              counter.buffers, seconds, stats.c_str());
   return 0;
 }

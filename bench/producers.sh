@@ -9,7 +9,8 @@
 # FRAMES (default 600) buffers whose steady-state rate bench_producers takes at the sink between
 # buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
 # (default 3), taken round-robin over the variants. Producers missing on this machine are reported and skipped.
-# Prints markdown tables: fps per producer and variant, and the ratio to the producer alone.
+# Prints markdown tables: fps per producer and variant with the ratio to the producer alone, then
+# the element's own time a buffer in the producer's streaming thread (its stats' streaming-us).
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
 # PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
 # pool-less variants with register-upstream=true (the producer's own memories page-locked on their
@@ -85,20 +86,21 @@ if [ "${REGISTER_UPSTREAM:-0}" = 1 ]; then
              "16x32² no pool, registered|! identity drop-allocation=true ! $ncc16 register-upstream=true")
 fi
 
-steady_fps() {  # head tail -> frames per second after start-up, or "fail"
+steady_fps() {  # head tail -> "FPS STREAMING_US" after start-up (STREAMING_US "-" without nccmatch), or "fail"
   local out
   if ! out=$("$probe" --warmup "$warmup" ${1//@N@/$frames} $2 2>"$work/run.log"); then
     cp "$work/run.log" "$work/failed.log"
     echo fail
     return
   fi
-  awk '{print $2}' <<<"$out"
+  awk '{s = "-"; for (i = 1; i < NF; ++i) if ($i == "streaming-us") s = $(i + 1); print $2 "/" s}' <<<"$out"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 header="| producer"
 rule="|---"
 for v in "${variants[@]}"; do header+=" | ${v%%|*}"; rule+="|---"; done
+streamingRows=()
 echo "frames=$frames warmup=$warmup repeats=$repeats ${W}x${H} ELEMENT_ARGS='${ELEMENT_ARGS:-}'"
 echo "$header |"
 echo "$rule|"
@@ -110,26 +112,38 @@ for p in "${producers[@]}"; do
   if [ -n "$missing" ]; then echo "| $name | (missing:$missing) |"; continue; fi
   case $head in *clip@N@*) [ -f "$work/clip$frames.mkv" ] || { echo "| $name | (no H.264 clip: x264enc missing) |"; continue; };; esac
   row="| $name"
+  streamingRow="| $name"
   alone=""
   # Repeats round-robin over the variants (every variant once, then again), so that a slow spell of
-  # the host falls on every variant alike instead of on one cell.
+  # the host falls on every variant alike instead of on one cell. Each run gives FPS/STREAMING_US.
   declare -A runs=()
   for r in $(seq "$repeats"); do
     for i in "${!variants[@]}"; do runs[$i]+=" $(steady_fps "$head" "${variants[$i]#*|}")"; done
   done
   for i in "${!variants[@]}"; do
     v=${variants[$i]}
-    # shellcheck disable=SC2086  # the runs of a cell, split at spaces
     if grep -qw fail <<<"${runs[$i]}"; then
       row+=" | fail"
+      streamingRow+=" | -"
       echo "  ($name, ${v%%|*}: $(tail -2 "$work/failed.log" | tr '\n' ' '))" >&2
       continue
     fi
+    # shellcheck disable=SC2086  # the runs of a cell, split at spaces
+    fps=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f1))
     # shellcheck disable=SC2086
-    fps=$(median ${runs[$i]})
+    streaming=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f2 | grep -v '^-$'))
+    streamingRow+=" | ${streaming:--}"
     if [ -z "$alone" ]; then alone=$fps; row+=" | $fps"
     else row+=" | $fps ($(awk -v a="$fps" -v b="$alone" 'BEGIN {printf "%d", 100 * a / b}')%)"; fi
   done
   unset runs
+  streamingRows+=("$streamingRow |")
   echo "$row |"
 done
+# The element's own time a buffer in the producer's streaming thread (its stats' streaming-us,
+# median of the repeats): what a producer without a queue waits for each frame.
+echo
+echo "streaming-us: the element's mean time a buffer in the streaming thread (µs, median of the repeats)"
+echo "${header/| producer/| streaming µs} |"
+echo "$rule|"
+printf '%s\n' "${streamingRows[@]}"

@@ -11,11 +11,17 @@ void FrameStats::add(int64_t microseconds) {
   maxUs_ = std::max(maxUs_, microseconds);
 }
 
+void FrameStats::addStreaming(int64_t microseconds, bool input) {
+  if (input) ++inputs_;
+  streamingUs_ += std::max<int64_t>(microseconds, 0);
+}
+
 GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,
                                  int threads) {
   return gst_structure_new("nccmatch-stats", "frames", G_TYPE_UINT64, guint64(stats.frames()), "mean-us",
                            G_TYPE_DOUBLE, stats.meanMicroseconds(), "max-us", G_TYPE_DOUBLE,
-                           double(stats.maxMicroseconds()), "backend", G_TYPE_STRING, backend.c_str(), "memory",
+                           double(stats.maxMicroseconds()), "streaming-us", G_TYPE_DOUBLE,
+                           stats.streamingMeanMicroseconds(), "backend", G_TYPE_STRING, backend.c_str(), "memory",
                            G_TYPE_STRING, memory.c_str(), "threads", G_TYPE_INT, threads, nullptr);
 }
 

@@ -305,13 +305,10 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   return TRUE;
 }
 
-// GstBaseTransform calls this after each input buffer and again until it hands back nothing:
-// the new buffer (made writable, as an in-place transform) is submitted, and the oldest frame is
-// finished and handed back once more than frames-in-flight - 1 are held. (QoS dropping happens
-// before this, in GstBaseTransform's submit_input_buffer.)
-GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
-  GstNccMatch* self = GST_NCCMATCH(trans);
-  nccmatch::plugin::StreamingSection section(self);
+// The new buffer (made writable, as an in-place transform) is submitted, and the oldest frame is
+// finished and handed back once more than frames-in-flight - 1 are held.
+GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
   StreamState& stream = *self->stream;
   *outbuf = nullptr;
   if (GstBuffer* input = trans->queued_buf) {
@@ -331,6 +328,22 @@ GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** 
   stream.inFlight.pop_front();
   *outbuf = finishFrame(self, f);
   return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
+}
+
+// GstBaseTransform calls this after each input buffer and again until it hands back nothing
+// (generateOutput), timed for the stats' streaming-us. (QoS dropping happens before this, in
+// GstBaseTransform's submit_input_buffer.)
+GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  nccmatch::plugin::StreamingSection section(self);
+  const bool input = trans->queued_buf != nullptr;
+  const gint64 begin = g_get_monotonic_time();
+  const GstFlowReturn flow = generateOutput(self, outbuf);
+  const gint64 spent = g_get_monotonic_time() - begin;
+  NCCMATCH_OBJECT_LOCK(self);
+  self->published->stats.addStreaming(spent, input);
+  NCCMATCH_OBJECT_UNLOCK(self);
+  return flow;
 }
 
 // GstVideoFilter's proposal (in place: downstream's answer), asked once per caps: equal caps get

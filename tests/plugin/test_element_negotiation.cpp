@@ -428,6 +428,12 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   EXPECT_TRUE(gst_structure_get_double(s, "max-us", &max));
   EXPECT_GE(mean, 0.0);
   EXPECT_GE(max, mean);
+  // The element's time in the streaming thread holds each frame's engine time (every frame was
+  // submitted and collected inside generate_output: one out for one in), and more.
+  double streaming = -1;
+  EXPECT_TRUE(gst_structure_get_double(s, "streaming-us", &streaming));
+  EXPECT_GT(streaming, 0.0);
+  EXPECT_GE(streaming, mean);
   gst_structure_free(s);
 
   ASSERT_TRUE(gst_harness_push_event(harness_, gst_event_new_eos()));
@@ -446,6 +452,8 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   s = stats();
   EXPECT_TRUE(gst_structure_get_uint64(s, "frames", &frames));
   EXPECT_EQ(frames, 0u);
+  EXPECT_TRUE(gst_structure_get_double(s, "streaming-us", &streaming));
+  EXPECT_EQ(streaming, 0.0);
   gst_structure_free(s);
 }
 
