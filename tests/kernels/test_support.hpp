@@ -63,3 +63,8 @@ struct ScoreMapCase {
 std::ostream& operator<<(std::ostream& os, const ScoreMapCase& c);
 
 }  // namespace nccmatch::test
+
+namespace nccmatch {
+// gtest prints a Method parameter by its name (found by argument-dependent lookup).
+inline void PrintTo(Method method, std::ostream* os) { *os << methodName(method); }
+}  // namespace nccmatch

@@ -117,12 +117,15 @@ struct SampledCase {
   Fill frameFill;
 };
 
-class CudaSampledMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, SampledCase>> {};
+// One method a test: each case is a process of its own under compute-sanitizer's shards (a 4K
+// frame's three methods ran past 600 s under racecheck as one test).
+class CudaSampledMap : public ::testing::TestWithParam<std::tuple<CudaNumerator, SampledCase, Method>> {};
 
 TEST_P(CudaSampledMap, SampledPositionsMatchTheDefinition) {
   SKIP_WITHOUT_GPU();
   const CudaNumerator numerator = std::get<0>(GetParam());
   const SampledCase c = std::get<1>(GetParam());
+  const Method method = std::get<2>(GetParam());
   Image img = makeImage(c.frameW, c.frameH, c.frameFill);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, Fill::Random);
   const int px = int(rng()() % (c.frameW - c.tplW + 1)), py = int(rng()() % (c.frameH - c.tplH + 1));
@@ -130,20 +133,18 @@ TEST_P(CudaSampledMap, SampledPositionsMatchTheDefinition) {
   auto gpu = makeEngine(Backend::Cuda, numerator);
   ASSERT_TRUE(gpu->setTemplates({t}).ok());
   const int mapW = c.frameW - c.tplW + 1, mapH = c.frameH - c.tplH + 1;
-  for (Method method : {Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed}) {
-    std::vector<double> got;
-    Status s = gpu->scoreMap(img.view(), method, 0, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
-    ASSERT_EQ(got.size(), std::size_t(mapW) * mapH);
-    for (double v : got) ASSERT_TRUE(std::isfinite(v));
-    std::vector<std::pair<int, int>> at = {{px, py}, {0, 0}, {mapW - 1, mapH - 1}};
-    for (int k = 0; k < 60; ++k) at.push_back({int(rng()() % mapW), int(rng()() % mapH)});
-    for (auto [x, y] : at) {
-      const double want = bruteForceScore(img, t, method, x, y);
-      double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t)
-                   : method == Method::SqDiff ? 0.0 : 1e-9 * std::max(1.0, std::fabs(want));
-      ASSERT_NEAR(got[std::size_t(y) * mapW + x], want, tol) << methodName(method) << " at " << x << "," << y;
-    }
+  std::vector<double> got;
+  Status s = gpu->scoreMap(img.view(), method, 0, &got);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(got.size(), std::size_t(mapW) * mapH);
+  for (double v : got) ASSERT_TRUE(std::isfinite(v));
+  std::vector<std::pair<int, int>> at = {{px, py}, {0, 0}, {mapW - 1, mapH - 1}};
+  for (int k = 0; k < 60; ++k) at.push_back({int(rng()() % mapW), int(rng()() % mapH)});
+  for (auto [x, y] : at) {
+    const double want = bruteForceScore(img, t, method, x, y);
+    double tol = numerator == CudaNumerator::Fft ? fftTolerance(method, t)
+                 : method == Method::SqDiff ? 0.0 : 1e-9 * std::max(1.0, std::fabs(want));
+    ASSERT_NEAR(got[std::size_t(y) * mapW + x], want, tol) << methodName(method) << " at " << x << "," << y;
   }
 }
 
@@ -154,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          SampledCase{1920, 1080, 1920, 1080, Fill::Random},  // template == frame
                                          SampledCase{3840, 2160, 128, 128, Fill::Random},
                                          SampledCase{3840, 2160, 256, 256, Fill::Smooth},
-                                         SampledCase{3840, 2160, 9, 13, Fill::Random})));
+                                         SampledCase{3840, 2160, 9, 13, Fill::Random}),
+                       ::testing::Values(Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed)));
 
 // Matches equal the CPU engine's: same boxes; scores equal (spatial) or within 1e-4 (fft).
 void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exact) {
@@ -290,8 +292,13 @@ TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
 // sub-pixel neighbours are rescored from the frame; the matches still equal the CPU engine's,
 // sub-pixel offsets included, for every method, with no matches kept, a few (select) and many
 // (sorted NMS), beside a group small enough for the fused loop.
-TEST(CudaEngine, GemmGroupsWithSparseMapsMatchTheCpuEngine) {
+// One method a test (each a process of its own under compute-sanitizer's shards: the six as
+// one test took more than 100 GB of host memory under racecheck).
+class CudaGemmGroups : public ::testing::TestWithParam<Method> {};
+
+TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
   SKIP_WITHOUT_GPU();
+  const Method method = GetParam();
   Image img = makeImage(301, 203, Fill::Smooth, 3);
   std::vector<TemplateImage> bank;
   const std::vector<std::pair<int, int>> sizes = {{16, 16}, {24, 20}, {33, 31}, {40, 36}, {12, 12}};
@@ -313,27 +320,30 @@ TEST(CudaEngine, GemmGroupsWithSparseMapsMatchTheCpuEngine) {
   auto cpu = makeEngine(Backend::Cpu);
   ASSERT_TRUE(gpu->setTemplates(bank).ok());
   ASSERT_TRUE(cpu->setTemplates(bank).ok());
-  for (int m = 0; m <= 5; ++m)
-    for (int maxMatches : {0, 3, 80}) {
-      MatchParams p;
-      p.method = static_cast<Method>(m);
-      p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.9
-                    : p.method == Method::SqDiffNormed                                  ? 0.1
-                    : p.method == Method::SqDiff                                        ? 20000.0
-                    : p.method == Method::CCorr                                         ? 2e7
-                                                                                        : 1e5;
-      p.maxMatches = maxMatches;
-      p.nmsIou = 0.3;
-      FrameResult want, got;
-      Status s = cpu->match(img.view(), p, &want);
-      ASSERT_TRUE(s.ok()) << s.message();
-      s = gpu->match(img.view(), p, &got);
-      ASSERT_TRUE(s.ok()) << s.message();
-      SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches));
-      expectSameMatches(got, want, true);
-      if (HasFatalFailure()) return;
-    }
+  for (int maxMatches : {0, 3, 80}) {
+    MatchParams p;
+    p.method = method;
+    p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.9
+                  : p.method == Method::SqDiffNormed                                  ? 0.1
+                  : p.method == Method::SqDiff                                        ? 20000.0
+                  : p.method == Method::CCorr                                         ? 2e7
+                                                                                      : 1e5;
+    p.maxMatches = maxMatches;
+    p.nmsIou = 0.3;
+    FrameResult want, got;
+    Status s = cpu->match(img.view(), p, &want);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches));
+    expectSameMatches(got, want, true);
+    if (HasFatalFailure()) return;
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(Methods, CudaGemmGroups,
+                         ::testing::Values(Method::SqDiff, Method::SqDiffNormed, Method::CCorr, Method::CCorrNormed,
+                                           Method::CCoeff, Method::CCoeffNormed));
 
 // DeviceShare counts the live engines of each device: shared while two or more are.
 TEST(DeviceShare, CountsTheEnginesOfEachDevice) {

@@ -231,20 +231,21 @@ struct HostFrameCopy {
 // mapped work buffer, against the CPU Reference and the CUDA engine on the pageable frame: frames
 // with odd strides, starting unaligned, regions at the frame's borders, at x a multiple of 16 (a
 // pinned frame's cp.async path where the stride is too) and not, the fused and the masked kernel,
-// every method.
-TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
+// every method. One frame a test (each a process of its own under compute-sanitizer's shards:
+// the four as one test ran past 600 s under racecheck).
+struct HostFrameCase {
+  int width, height;
+  std::size_t padding, offset;  // stride = width + padding; the frame starts offset bytes in
+  const char* what;
+};
+
+std::ostream& operator<<(std::ostream& os, const HostFrameCase& c) { return os << c.what; }
+
+class CudaRegionHostFrames : public ::testing::TestWithParam<HostFrameCase> {};
+
+TEST_P(CudaRegionHostFrames, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
   SKIP_WITHOUT_GPU();
-  struct FrameCase {
-    int width, height;
-    std::size_t padding, offset;  // stride = width + padding; the frame starts offset bytes in
-    const char* what;
-  };
-  const std::vector<FrameCase> frames = {
-      {1920, 120, 0, 0, "1920x120, stride 1920"},
-      {301, 203, 32, 0, "301x203, stride 333"},
-      {157, 99, 6, 5, "157x99, stride 163, starting 5 bytes in"},
-      {160, 96, 0, 16, "160x96, stride 160, starting 16 bytes in"},
-  };
+  const HostFrameCase& fc = GetParam();
   EngineOptions mappedOptions;
   mappedOptions.backend = Backend::Cuda;
   mappedOptions.cudaPackedWindows = CudaPackedWindows::Mapped;
@@ -258,81 +259,85 @@ TEST(CudaRegions, PinnedRegisteredAndMappedHostFramesEqualTheCpuReference) {
   ASSERT_TRUE(Engine::create(inPlaceOptions, &inPlace).ok());
   auto cpu = makeEngine(Backend::Cpu);
   auto gpu = makeEngine(Backend::Cuda);
-  for (const FrameCase& fc : frames) {
-    SCOPED_TRACE(fc.what);
-    const Image img = makeImage(fc.width, fc.height, Fill::Random, fc.padding);
-    const int W = fc.width, H = fc.height;
-    std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
-                                       cutTemplate(img, 30, 20, 32, 32, "c32"), cutTemplate(img, 50, 40, 21, 21, "ring"),
-                                       makeTemplate(65, 20, Fill::Random, "wide")};
-    bank[3].mask = makeMask(21, 21, MaskShape::Ring);
-    const TemplateImage own = cutTemplate(img, W - 19, H - 13, 19, 13, "own");
-    const std::vector<RegionCase> cases = {
-        // x       y       w    h  template
-        {0, 0, W, H, 2},               // the whole frame
-        {0, 0, 1, 1, 0},               // 1x1 at the first pixel
-        {W - 40, H - 37, 40, 37, 1},   // bottom-right corner
-        {16, 8, 64, 50, 2},            // x a multiple of 16
-        {23, 11, 70, 60, 2},           // x not
-        {W - 77, 3, 77, 66, 3},        // right border, odd x, masked template (masked kernel)
-        {5, H - 45, 100, 45, 4},       // bottom border, 65 wide (masked kernel)
-        {W - 19, H - 13, 19, 13, -1},  // own image, exactly at its place in the corner
-        {40, 40, 20, 20, 2},           // smaller than its template: nothing
-    };
-    // With the whole frame among them a pageable frame's regions are packed as the rectangle
-    // holding them all; without it, one by one where their rows are fewer bytes than that
-    // rectangle (the 1920- and 301-wide frames), as the rectangle again on the small frames.
-    // `many`: the regions without the whole frame six times over, more than the scoring kernel
-    // takes in its parameters (it reads their descriptors over the bus).
-    std::vector<RegionQuery> all, eachPacked, many;
-    for (const RegionCase& c : cases) {
-      const RegionQuery q{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr};
-      all.push_back(q);
-      if (c.w < W || c.h < H) eachPacked.push_back(q);
-    }
-    for (int k = 0; k < 6; ++k) many.insert(many.end(), eachPacked.begin(), eachPacked.end());
-    ASSERT_TRUE(cpu->setTemplates(bank).ok());
-    ASSERT_TRUE(gpu->setTemplates(bank).ok());
-    ASSERT_TRUE(mapped->setTemplates(bank).ok());
-    ASSERT_TRUE(inPlace->setTemplates(bank).ok());
-    const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
-    const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
-    for (const std::vector<RegionQuery>* list : {&all, &eachPacked, &many}) {
-      for (int m = 0; m <= 5; ++m) {
-        const std::vector<RegionQuery>& regions = *list;
-        MatchParams params;
-        params.method = Method(m);
-        params.maxMatches = 5;
-        params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
-        params.nmsIou = 0.2;
-        const std::string what = std::string(fc.what) + ", " + methodName(params.method) +
-                                 (list == &all         ? ", with the whole frame, "
-                                  : list == &eachPacked ? ", without the whole frame, "
-                                                        : ", 48 regions, ");
-        std::vector<RegionResult> want, pageable, got;
-        ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
-        Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
-        ASSERT_TRUE(st.ok()) << st.message();
-        expectSameRegions(pageable, want, what + "pageable frame");
-        for (const HostFrameCopy* copy : {&pinned, &registered}) {
-          for (Engine* engine : {gpu.get(), inPlace.get()}) {
-            const std::string how = engine == gpu.get() ? " (gathered)" : " (read in place)";
-            st = engine->matchRegions(copy->view, regions, params, &got);
-            ASSERT_TRUE(st.ok()) << st.message();
-            expectSameRegions(got, pageable, what + copy->name() + how + " against the pageable frame");
-            expectSameRegions(got, want, what + copy->name() + how);
-          }
+  const Image img = makeImage(fc.width, fc.height, Fill::Random, fc.padding);
+  const int W = fc.width, H = fc.height;
+  std::vector<TemplateImage> bank = {makeTemplate(1, 1, Fill::Random, "one"), makeTemplate(7, 5, Fill::Random, "a"),
+                                     cutTemplate(img, 30, 20, 32, 32, "c32"), cutTemplate(img, 50, 40, 21, 21, "ring"),
+                                     makeTemplate(65, 20, Fill::Random, "wide")};
+  bank[3].mask = makeMask(21, 21, MaskShape::Ring);
+  const TemplateImage own = cutTemplate(img, W - 19, H - 13, 19, 13, "own");
+  const std::vector<RegionCase> cases = {
+      // x       y       w    h  template
+      {0, 0, W, H, 2},               // the whole frame
+      {0, 0, 1, 1, 0},               // 1x1 at the first pixel
+      {W - 40, H - 37, 40, 37, 1},   // bottom-right corner
+      {16, 8, 64, 50, 2},            // x a multiple of 16
+      {23, 11, 70, 60, 2},           // x not
+      {W - 77, 3, 77, 66, 3},        // right border, odd x, masked template (masked kernel)
+      {5, H - 45, 100, 45, 4},       // bottom border, 65 wide (masked kernel)
+      {W - 19, H - 13, 19, 13, -1},  // own image, exactly at its place in the corner
+      {40, 40, 20, 20, 2},           // smaller than its template: nothing
+  };
+  // With the whole frame among them a pageable frame's regions are packed as the rectangle
+  // holding them all; without it, one by one where their rows are fewer bytes than that
+  // rectangle (the 1920- and 301-wide frames), as the rectangle again on the small frames.
+  // `many`: the regions without the whole frame six times over, more than the scoring kernel
+  // takes in its parameters (it reads their descriptors over the bus).
+  std::vector<RegionQuery> all, eachPacked, many;
+  for (const RegionCase& c : cases) {
+    const RegionQuery q{c.x, c.y, c.w, c.h, c.tpl < 0 ? 2u : uint32_t(c.tpl), c.tpl == -1 ? &own : nullptr};
+    all.push_back(q);
+    if (c.w < W || c.h < H) eachPacked.push_back(q);
+  }
+  for (int k = 0; k < 6; ++k) many.insert(many.end(), eachPacked.begin(), eachPacked.end());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(mapped->setTemplates(bank).ok());
+  ASSERT_TRUE(inPlace->setTemplates(bank).ok());
+  const HostFrameCopy pinned(img, HostFrameCopy::MallocHost, fc.offset);
+  const HostFrameCopy registered(img, HostFrameCopy::Registered, fc.offset);
+  for (const std::vector<RegionQuery>* list : {&all, &eachPacked, &many}) {
+    for (int m = 0; m <= 5; ++m) {
+      const std::vector<RegionQuery>& regions = *list;
+      MatchParams params;
+      params.method = Method(m);
+      params.maxMatches = 5;
+      params.threshold = lowerIsBetter(params.method) ? 1e12 : -1e12;
+      params.nmsIou = 0.2;
+      const std::string what = std::string(fc.what) + ", " + methodName(params.method) +
+                               (list == &all         ? ", with the whole frame, "
+                                : list == &eachPacked ? ", without the whole frame, "
+                                                      : ", 48 regions, ");
+      std::vector<RegionResult> want, pageable, got;
+      ASSERT_TRUE(cpu->matchRegions(img.view(), regions, params, &want).ok());
+      Status st = gpu->matchRegions(img.view(), regions, params, &pageable);
+      ASSERT_TRUE(st.ok()) << st.message();
+      expectSameRegions(pageable, want, what + "pageable frame");
+      for (const HostFrameCopy* copy : {&pinned, &registered}) {
+        for (Engine* engine : {gpu.get(), inPlace.get()}) {
+          const std::string how = engine == gpu.get() ? " (gathered)" : " (read in place)";
+          st = engine->matchRegions(copy->view, regions, params, &got);
+          ASSERT_TRUE(st.ok()) << st.message();
+          expectSameRegions(got, pageable, what + copy->name() + how + " against the pageable frame");
+          expectSameRegions(got, want, what + copy->name() + how);
         }
-        st = mapped->matchRegions(img.view(), regions, params, &got);
-        ASSERT_TRUE(st.ok()) << st.message();
-        expectSameRegions(got, want, what + "pageable frame, mapped work buffer");
-        st = mapped->matchRegions(pinned.view, regions, params, &got);
-        ASSERT_TRUE(st.ok()) << st.message();
-        expectSameRegions(got, want, what + "cudaMallocHost frame, engine with the mapped work buffer");
       }
+      st = mapped->matchRegions(img.view(), regions, params, &got);
+      ASSERT_TRUE(st.ok()) << st.message();
+      expectSameRegions(got, want, what + "pageable frame, mapped work buffer");
+      st = mapped->matchRegions(pinned.view, regions, params, &got);
+      ASSERT_TRUE(st.ok()) << st.message();
+      expectSameRegions(got, want, what + "cudaMallocHost frame, engine with the mapped work buffer");
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Frames, CudaRegionHostFrames,
+                         ::testing::Values(HostFrameCase{1920, 120, 0, 0, "1920x120, stride 1920"},
+                                           HostFrameCase{301, 203, 32, 0, "301x203, stride 333"},
+                                           HostFrameCase{157, 99, 6, 5, "157x99, stride 163, starting 5 bytes in"},
+                                           HostFrameCase{160, 96, 0, 16,
+                                                         "160x96, stride 160, starting 16 bytes in"}));
 
 TEST(CudaRegions, CopyPatchFromDeviceMemoryAndRefusals) {
   SKIP_WITHOUT_GPU();
