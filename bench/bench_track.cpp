@@ -233,17 +233,28 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> pixels;
   auto view = [&] { return FrameView{pixels.data(), kWidth, kHeight, std::size_t(kWidth), MemoryKind::Host}; };
 
-  // detect: the whole frame, every frame.
+  // detect: Engine::match of the whole frame `frames` times, each on frameFor(n) (the scene's frame
+  // n, or one frame in pinned or device memory); the first call warms up (plans, scratch).
+  const auto timeDetect = [&](const auto& frameFor, const char* what, std::vector<double>* ms) {
+    for (int n = 0; n < frames; ++n) {
+      const FrameView frame = frameFor(n);
+      FrameResult r;
+      const double t0 = nowMs();
+      const Status s = engine->match(frame, params, &r);
+      if (n > 0) ms->push_back(nowMs() - t0);
+      if (!s.ok() || r.matches.size() != std::size_t(kObjects))
+        return std::fprintf(stderr, "detect (%s) frame %d: %s, %zu matches\n", what, n, s.message().c_str(),
+                            r.matches.size()),
+               false;
+    }
+    return true;
+  };
   std::vector<double> detect;
-  for (int n = 0; n < frames; ++n) {
+  const auto sceneFrame = [&](int n) {
     scene.frame(n, &pixels);
-    FrameResult r;
-    const double t0 = nowMs();
-    st = engine->match(view(), params, &r);
-    if (n > 0) detect.push_back(nowMs() - t0);  // frame 0 warms up (plans, scratch)
-    if (!st.ok() || r.matches.size() != std::size_t(kObjects))
-      return std::fprintf(stderr, "detect frame %d: %s, %zu matches\n", n, st.message().c_str(), r.matches.size()), 1;
-  }
+    return view();
+  };
+  if (!timeDetect(sceneFrame, "pageable frame", &detect)) return 1;
 
   // track: the first frame searched whole, then the 16 windows only.
   TrackerOptions to;
@@ -325,21 +336,6 @@ int main(int argc, char** argv) {
   int trackerWindowWidth = 0, trackerWindowHeight = 0;
 #ifdef NCCMATCH_HAVE_CUDA
   if (engine->backend() == Backend::Cuda) {
-    // detect on `frame` (the last scene frame in pinned or device memory): the full-frame search in the
-    // same memory as the tracked rows it is compared with (the first call warms up).
-    const auto timeDetect = [&](const FrameView& frame, const char* what, std::vector<double>* ms) {
-      for (int rep = 0; rep < frames; ++rep) {
-        FrameResult r;
-        const double t0 = nowMs();
-        const Status s = engine->match(frame, params, &r);
-        if (rep > 0) ms->push_back(nowMs() - t0);
-        if (!s.ok() || r.matches.size() != std::size_t(kObjects))
-          return std::fprintf(stderr, "detect (%s): %s, %zu matches\n", what, s.message().c_str(),
-                              r.matches.size()),
-                 false;
-      }
-      return true;
-    };
     // Where Tracker::track's time beyond its one matchRegions call goes. A frame loop writes a frame
     // between two calls, the matchRegions rows above do not: these rows time matchRegions after the
     // CPU rewrote the pinned frame (as a producer does) or wrote 2 MB elsewhere (a gap that leaves
@@ -409,7 +405,7 @@ int main(int argc, char** argv) {
         !timeRegionsAfter(*engine, inPinned, "pinned frame, 2 MB written elsewhere before each call", &pinnedGap,
                           writeElsewhere))
       return 1;
-    if (!timeDetect(inPinned, "pinned frame", &detectPinned)) return 1;
+    if (!timeDetect([&](int) { return inPinned; }, "pinned frame", &detectPinned)) return 1;
     cudaFreeHost(pinnedFrame);
     // The pageable frame, its windows packed into the mapped work buffer and read there by the
     // kernels (CudaPackedWindows::Mapped) instead of uploaded (the default, the rows above).
@@ -437,7 +433,7 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
     const FrameView onDevice{device, kWidth, kHeight, std::size_t(kWidth), MemoryKind::Device};
     if (!timeRegions(*engine, onDevice, "device frame", &deviceRegions) ||
-        !timeDetect(onDevice, "device frame", &detectDevice))
+        !timeDetect([&](int) { return onDevice; }, "device frame", &detectDevice))
       return 1;
     Tracker onGpu(to);
     TimedEngine timedDevice(*engine);
