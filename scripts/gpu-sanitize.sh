@@ -9,7 +9,8 @@
 #   GPU_SANITIZE_TOOLS    tools to run (default "memcheck racecheck synccheck initcheck")
 #   GPU_SANITIZE_TESTS    binaries to run (names; default: gpu-tests.txt, else every test_* binary)
 #   GPU_SANITIZE_FILTER   a gtest filter for every binary (e.g. "CudaEngine.*"; default all tests)
-#   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600)
+#   GPU_SANITIZE_TIMEOUT  seconds per binary and tool (default 600; with GPU_SANITIZE_DEADLINE
+#                         and no timeout given, a run may take whatever the deadline leaves)
 #   GPU_SANITIZE_DEADLINE seconds from the script's start by which every run has ended: a run
 #                         started late gets what is left (cut with exit 124, its progress line
 #                         written), one with under 5 s left is not started (a line says so). Under
@@ -127,6 +128,9 @@ run_one() {
     args=("--gtest_filter=$filter")
   done
   local limit=${GPU_SANITIZE_TIMEOUT:-600}
+  # A deadline without a timeout (the detached runs: scripts/gpu-sanitize-detached.sh) is the only
+  # limit: a test may take longer than 600 s under racecheck.
+  [ -n "${GPU_SANITIZE_DEADLINE:-}" ] && [ -z "${GPU_SANITIZE_TIMEOUT:-}" ] && limit=$GPU_SANITIZE_DEADLINE
   if [ -n "${GPU_SANITIZE_DEADLINE:-}" ]; then
     local left=$((GPU_SANITIZE_DEADLINE - SECONDS))
     if [ "$left" -lt 5 ]; then
