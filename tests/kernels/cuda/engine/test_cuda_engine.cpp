@@ -158,6 +158,16 @@ INSTANTIATE_TEST_SUITE_P(
                                          SampledCase{3840, 2160, 9, 13, Fill::Random}),
                        ::testing::Values(Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed)));
 
+// One frame matched by the CPU engine (want) and the CUDA engine (got); a fatal failure when
+// either call fails.
+void matchOnBoth(Engine& cpu, Engine& gpu, const FrameView& frame, const MatchParams& p, FrameResult* want,
+                 FrameResult* got) {
+  Status s = cpu.match(frame, p, want);
+  ASSERT_TRUE(s.ok()) << s.message();
+  s = gpu.match(frame, p, got);
+  ASSERT_TRUE(s.ok()) << s.message();
+}
+
 // Matches equal the CPU engine's: same boxes; scores equal (spatial) or within 1e-4 (fft).
 void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exact) {
   const double tol = exact ? 0.0 : 1e-4;
@@ -227,10 +237,7 @@ TEST_P(CudaBank, MatchesEqualTheCpuEngine) {
     p.maxMatches = 3;
     p.nmsIou = 0.3;
     FrameResult want, got;
-    Status s = cpu->match(img.view(), p, &want);
-    ASSERT_TRUE(s.ok()) << s.message();
-    s = gpu->match(img.view(), p, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), p, &want, &got));
     const bool exact = numerator == CudaNumerator::Spatial;
     if (method == Method::CCorr && !exact) continue;  // raw ccorr on fft: ties within rounding
     SCOPED_TRACE(methodName(method));
@@ -278,10 +285,7 @@ TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
                                                                                       : 1e18;
     p.maxMatches = 2;
     FrameResult want, got;
-    Status s = cpu->match(img.view(), p, &want);
-    ASSERT_TRUE(s.ok()) << s.message();
-    s = gpu->match(img.view(), p, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), p, &want, &got));
     SCOPED_TRACE(methodName(p.method));
     expectSameMatches(got, want, true);
   }
@@ -331,10 +335,7 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
     p.maxMatches = maxMatches;
     p.nmsIou = 0.3;
     FrameResult want, got;
-    Status s = cpu->match(img.view(), p, &want);
-    ASSERT_TRUE(s.ok()) << s.message();
-    s = gpu->match(img.view(), p, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), p, &want, &got));
     SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches));
     expectSameMatches(got, want, true);
     if (HasFatalFailure()) return;
