@@ -3,7 +3,8 @@
 // ccoeff-normed, automatic numerator, 1920x1080 and 3840x2160, one template of 8..256 and a bank
 // of 16 x 32x32. Frames: 4 distinct pinned host frames cycled (what the element's pinned pool
 // gives). Baseline in the same run: the host-to-device copy of one frame alone (CUDA events), the
-// floor of any stream that uploads its frames. Figures are medians of 5 runs of wall-clock time
+// floor of any stream that uploads its frames. Also the host's own time in submit() and collect()
+// when frames come slower than the engine matches them (what the element costs a producer's thread). Figures are medians of 5 runs of wall-clock time
 // per frame over >= 0.3 s of frames, after warm-up.
 //   bench_stream
 #include <cuda_runtime_api.h>
@@ -70,6 +71,41 @@ RunTimes runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, cons
   return RunTimes{elapsed / done, submitted > 0 ? inSubmit / submitted : 0.0};
 }
 
+// The host's time in submit() and in collect() a frame, 2 in flight, when the frames come slower
+// than the engine matches them (`paceMicros` apart, as from a producer slower than the engine:
+// the element behind a decoder or a camera): collect() then finds the frame done, so both are the
+// calls' own host cost (enqueueing; reading and decoding the results), not a wait for the GPU.
+struct HostCalls {
+  double submit = 0, collect = 0;
+};
+
+HostCalls pacedHostMicros(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, double paceMicros) {
+  using Clock = std::chrono::steady_clock;
+  const auto micros = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  };
+  FrameResult r;
+  std::vector<double> submit, collect;
+  auto due = Clock::now();
+  for (int n = 0; n < 400; ++n) {
+    while (Clock::now() < due) {
+    }
+    due += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(paceMicros));
+    auto a = Clock::now();
+    check(e.submit(frames[std::size_t(n) % frames.size()], p), "submit");
+    auto b = Clock::now();
+    if (n >= 20) submit.push_back(micros(a, b));  // the first frames warm up
+    if (e.framesInFlight() == 2) {
+      a = Clock::now();
+      check(e.collect(&r), "collect");
+      b = Clock::now();
+      if (n >= 20) collect.push_back(micros(a, b));
+    }
+  }
+  while (e.framesInFlight() > 0) check(e.collect(&r), "collect");
+  return HostCalls{median(submit), median(collect)};
+}
+
 RunTimes medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
   runMicrosPerFrame(e, frames, p, depth);  // warm-up: plans, buffers, clocks
   std::vector<double> perFrame, submit;
@@ -120,10 +156,13 @@ int main() {
   std::printf("GPU: %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
               "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
-              "submit (host): time the host spends enqueueing one frame's work, 2 in flight.\n\n",
+              "submit (host): time the host spends enqueueing one frame's work, 2 in flight;\n"
+              "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
+              "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
               prop.name, kRuns);
-  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) | match / best |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
+              "| paced submit (host) | paced collect (host) | match / best |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 gen(12345);
   struct Bank {
     int count, side;
@@ -175,8 +214,10 @@ int main() {
         if (k == 2) submit = t.submit;
       }
       const double best = *std::min_element(inFlight, inFlight + 3);
-      std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", W, H, bank.count,
-                  bank.side, bank.side, single, inFlight[0], inFlight[1], inFlight[2], upload, submit, single / best);
+      const HostCalls paced = pacedHostMicros(*e, frames, p, 2.0 * inFlight[1]);
+      std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx |\n", W, H,
+                  bank.count, bank.side, bank.side, single, inFlight[0], inFlight[1], inFlight[2], upload, submit,
+                  paced.submit, paced.collect, single / best);
       std::fflush(stdout);
     }
     for (void* b : blocks) freePinnedHost(b);
