@@ -4,7 +4,8 @@
 // of 16 x 32x32. Frames: 4 distinct pinned host frames cycled (what the element's pinned pool
 // gives). Baseline in the same run: the host-to-device copy of one frame alone (CUDA events), the
 // floor of any stream that uploads its frames. Also the host's own time in submit() and collect()
-// when frames come slower than the engine matches them (what the element costs a producer's thread). Figures are medians of 5 runs of wall-clock time
+// when frames come slower than the engine matches them (what the element costs a producer's thread),
+// and for pageable frames the staging copy made by the calling thread or by a host function. Figures are medians of 5 runs of wall-clock time
 // per frame over >= 0.3 s of frames, after warm-up.
 //   bench_stream
 #include <cuda_runtime_api.h>
@@ -143,6 +144,51 @@ double uploadMicros(const uint8_t* host, std::size_t bytes) {
   return median(t);
 }
 
+// Pageable frames (a producer that refuses the element's pinned pool), 1080p, 1 x 64² and
+// 16 x 32²: the staging copy made by the calling thread (default) or by a host function on the
+// copy stream (EngineOptions::cudaStagingCopy), 2 in flight and paced as above.
+void pageableStagingTable(std::mt19937& gen) {
+  const int W = 1920, H = 1080;
+  std::vector<std::vector<uint8_t>> pixels(kFrames, std::vector<uint8_t>(std::size_t(W) * H));
+  for (auto& frame : pixels)
+    for (auto& v : frame) v = uint8_t(gen());
+  std::vector<FrameView> frames;
+  for (const auto& frame : pixels) frames.push_back(FrameView{frame.data(), W, H, std::size_t(W), MemoryKind::Host});
+  std::printf("\npageable 1920x1080 frames: who copies them into the staging buffer (EngineOptions::cudaStagingCopy)\n\n"
+              "| bank | staging copy | 2 in flight | submit (host) | paced submit (host) | paced collect (host) |\n"
+              "|---|---|---|---|---|---|\n");
+  for (auto [count, side] : {std::pair{1, 64}, std::pair{16, 32}}) {
+    std::vector<TemplateImage> templates;
+    for (int i = 0; i < count; ++i) {
+      TemplateImage t;
+      t.name = "t" + std::to_string(i);
+      t.width = t.height = side;
+      t.pixels.resize(std::size_t(side) * side);
+      for (auto& v : t.pixels) v = uint8_t(gen());
+      templates.push_back(t);
+    }
+    for (auto& frame : pixels)
+      for (int y = 0; y < side; ++y)
+        std::memcpy(frame.data() + std::size_t(y + 100) * W + 200, templates[0].pixels.data() + std::size_t(y) * side,
+                    std::size_t(side));
+    for (CudaStagingCopy staging : {CudaStagingCopy::CallerThread, CudaStagingCopy::HostFunction}) {
+      EngineOptions o;
+      o.backend = Backend::Cuda;
+      o.cudaStagingCopy = staging;
+      std::unique_ptr<Engine> e;
+      check(Engine::create(o, &e), "engine");
+      check(e->setTemplates(templates), "templates");
+      MatchParams p;
+      p.threshold = 0.9;
+      const RunTimes streamed = medianMicrosPerFrame(*e, frames, p, 2);
+      const HostCalls paced = pacedHostMicros(*e, frames, p, 2.0 * streamed.perFrame);
+      std::printf("| %d x %d² | %s | %.1f | %.1f | %.1f | %.1f |\n", count, side, cudaStagingCopyName(staging),
+                  streamed.perFrame, streamed.submit, paced.submit, paced.collect);
+      std::fflush(stdout);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -222,5 +268,6 @@ int main() {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
+  pageableStagingTable(gen);
   return 0;
 }

@@ -63,6 +63,18 @@ inline const char* cudaMappedFramesName(CudaMappedFrames m) {
   return m == CudaMappedFrames::InPlace ? "in-place" : "gather";
 }
 
+// CUDA backend, Engine::submit on a pageable host frame: the copy into the engine's pinned
+// staging buffer, before the frame's upload, is made by the calling thread inside submit()
+// (CallerThread, default) or by a host function on the engine's copy stream (HostFunction:
+// submit() returns without touching the pixels, the CUDA runtime's callback thread copies them
+// while the caller goes on, e.g. a GStreamer producer's thread with its next frame; the frame
+// must stay valid until collected, as submit() requires anyway). match(), scoreMap() and
+// matchRegions() always copy on the calling thread (they wait for the result anyway).
+enum class CudaStagingCopy { CallerThread, HostFunction };
+inline const char* cudaStagingCopyName(CudaStagingCopy c) {
+  return c == CudaStagingCopy::HostFunction ? "host-function" : "caller-thread";
+}
+
 struct EngineOptions {
   Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
   int cudaDevice = -1;              // -1: the current/first device
@@ -71,6 +83,7 @@ struct EngineOptions {
   CudaNumerator cudaNumerator = CudaNumerator::Auto;  // CUDA backend only
   CudaPackedWindows cudaPackedWindows = CudaPackedWindows::Upload;  // CUDA backend only
   CudaMappedFrames cudaMappedFrames = CudaMappedFrames::Gather;     // CUDA backend only
+  CudaStagingCopy cudaStagingCopy = CudaStagingCopy::CallerThread;  // CUDA backend only
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

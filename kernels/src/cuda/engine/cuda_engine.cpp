@@ -55,6 +55,8 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
                          std::to_string(count) + " present");
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
   e->regions_ = RegionSearch(options.cudaPackedWindows, options.cudaMappedFrames);
+  e->submitStaging_ = options.cudaStagingCopy == CudaStagingCopy::HostFunction ? StagingCopy::HostFunction
+                                                                                : StagingCopy::CallerThread;
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());
@@ -120,14 +122,15 @@ Status CudaEngine::prepareSize(int width, int height) {
   return Status();
 }
 
-Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, UploadedFrame* uploaded) {
+Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, StagingCopy staging,
+                              UploadedFrame* uploaded) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
   // Every fitting template fused and no other frame in flight: several bands, so scores start
   // with the first rows. Behind a frame in flight the whole upload overlaps that frame's work
   // anyway, and one launch over all rows beats one per band (no partial waves).
   const bool banded = !size_.plan.needSat && inFlight_ == 0;
-  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, slot.upload, streams_.copy.get(), uploaded));
+  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, staging, slot.upload, streams_.copy.get(), uploaded));
   if (!size_.plan.needSat) return Status();  // every fitting template fused: no SAT, no FFT
   return buildTables(*uploaded);
 }
@@ -226,17 +229,21 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   if (inFlight_ > 0)
     return Status::error("match: " + std::to_string(inFlight_) +
                          " frames in flight; collect them first (or use submit/collect only)");
-  NCC_RETURN_IF_ERROR(submit(frame, params));
+  NCC_RETURN_IF_ERROR(submitStaged(frame, params, StagingCopy::CallerThread));  // the caller waits anyway
   return collect(result);
 }
 
 Status CudaEngine::submit(const FrameView& frame, const MatchParams& params) {
+  return submitStaged(frame, params, submitStaging_);
+}
+
+Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& params, StagingCopy staging) {
   if (inFlight_ >= kMaxFramesInFlight)
     return Status::error("submit: " + std::to_string(inFlight_) +
                          " frames already in flight; collect one first");
   NCC_RETURN_IF_ERROR(validateParams(params));
   NCC_RETURN_IF_ERROR(activate());
-  const Status status = submitInto(frame, params, nextSlot());
+  const Status status = submitInto(frame, params, staging, nextSlot());
   if (!status.ok()) {
     drainAfterError();
     return status;
@@ -259,9 +266,10 @@ void CudaEngine::drainAfterError() {
   cudaGetLastError();
 }
 
-Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot) {
+Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, StagingCopy staging,
+                              FrameSlot& slot) {
   UploadedFrame uploaded;
-  NCC_RETURN_IF_ERROR(buildFrame(frame, slot, &uploaded));
+  NCC_RETURN_IF_ERROR(buildFrame(frame, slot, staging, &uploaded));
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
   MatchParams bounded = params;
@@ -402,7 +410,7 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   if (inFlight_ > 0)
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   UploadedFrame uploaded;
-  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), &uploaded));
+  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), StagingCopy::CallerThread, &uploaded));
   NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(bank_.size(), stream()));
   MatchParams noMatches;
   noMatches.method = method;

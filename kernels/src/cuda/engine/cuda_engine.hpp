@@ -94,10 +94,13 @@ class CudaEngine final : public Engine {
 
   // Per bank and frame size: a no-op while neither changes.
   Status prepareSize(int width, int height);
-  // Validation, preparation, upload into the slot, SAT and forward FFT.
-  Status buildFrame(const FrameView& frame, FrameSlot& slot, UploadedFrame* uploaded);
+  // Validation, preparation, upload into the slot (a pageable frame staged by `staging`), SAT and
+  // forward FFT.
+  Status buildFrame(const FrameView& frame, FrameSlot& slot, StagingCopy staging, UploadedFrame* uploaded);
   Status buildTables(UploadedFrame& frame);
-  Status submitInto(const FrameView& frame, const MatchParams& params, FrameSlot& slot);
+  // submit() with the staging copy made by `staging` (match() stages on the calling thread).
+  Status submitStaged(const FrameView& frame, const MatchParams& params, StagingCopy staging);
+  Status submitInto(const FrameView& frame, const MatchParams& params, StagingCopy staging, FrameSlot& slot);
   // Whether the slot's matching can replay a graph: fixed pointers and no event from outside it
   // (a host frame in the slot's own buffer, uploaded in one band, no SAT, whose build is stamped
   // per call), and no allocation inside (the sorted NMS above kSelectRoundsLimit sizes its
@@ -123,6 +126,7 @@ class CudaEngine final : public Engine {
   bool useCurrentContext_ = false;
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
+  StagingCopy submitStaging_ = StagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
   Streams streams_;
 
   TemplateBank bank_;

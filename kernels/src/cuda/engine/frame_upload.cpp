@@ -18,6 +18,18 @@ int bandRowsFor(int height) {
   return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
 }
 
+// Copies a StagingJob's rows (a host function on the copy stream: no CUDA call in here).
+void CUDART_CB copyStagingRows(void* data) {
+  const StagingJob& job = *static_cast<const StagingJob*>(data);
+  const std::size_t width = std::size_t(job.width);
+  if (job.sourceStride == width) {  // rows back to back: one copy
+    std::memcpy(job.target, job.source, width * std::size_t(job.rows));
+    return;
+  }
+  for (int y = 0; y < job.rows; ++y)
+    std::memcpy(job.target + std::size_t(y) * width, job.source + std::size_t(y) * job.sourceStride, width);
+}
+
 }  // namespace
 
 Status UploadBuffers::createEvents() {
@@ -53,7 +65,7 @@ Status UploadedFrame::forEachBand(int mapHeight, int templateHeight, cudaStream_
   return Status();
 }
 
-Status uploadFrame(const FrameView& frame, bool banded, UploadBuffers& buffers,
+Status uploadFrame(const FrameView& frame, bool banded, StagingCopy staging, UploadBuffers& buffers,
                    cudaStream_t copyStream, UploadedFrame* uploaded) {
   UploadedFrame& out = *uploaded;
   out = UploadedFrame();
@@ -85,9 +97,13 @@ Status uploadFrame(const FrameView& frame, bool banded, UploadBuffers& buffers,
   for (int y0 = 0, band = 0; y0 < H; y0 += bandRows, ++band) {
     const int rows = std::min(bandRows, H - y0);
     if (!pinned) {
-      uint8_t* staged = buffers.staging.as<uint8_t>();
-      for (int y = y0; y < y0 + rows; ++y)
-        std::memcpy(staged + std::size_t(y) * W, frame.data + std::size_t(y) * frame.stride, W);
+      StagingJob& job = buffers.stagingJobs[std::size_t(band)];
+      job = StagingJob{buffers.staging.as<uint8_t>() + std::size_t(y0) * W, frame.data + std::size_t(y0) * frame.stride,
+                       frame.stride, W, rows};
+      if (staging == StagingCopy::HostFunction)
+        NCC_CUDA_CHECK(cudaLaunchHostFunc(copyStream, copyStagingRows, &job));
+      else
+        copyStagingRows(&job);
     }
     NCC_CUDA_CHECK(cudaMemcpy2DAsync(buffers.frame.as<uint8_t>() + std::size_t(y0) * pitch, pitch,
                                      source + std::size_t(y0) * sourcePitch, sourcePitch, W, rows,

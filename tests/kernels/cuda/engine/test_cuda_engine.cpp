@@ -566,6 +566,66 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
 // Banks of fused spatial templates upload host frames in bands of rows and score each band as
 // it arrives: the matches equal those of the same frame already on the device (one launch),
 // for templates straddling band edges and at the bottom rows, pinned and pageable.
+// EngineOptions::cudaStagingCopy = HostFunction: submit() leaves a pageable frame's copy into the
+// staging buffer to a host function on the copy stream. A stream of distinct pageable frames (odd
+// strides, the first banded with nothing in flight, then 1 to 3 in flight, a frame size change
+// on the way), a fused bank and one with a SAT (a 100x90 template): every result equals the
+// default engine's (the calling thread copies), bit for bit.
+TEST(CudaEngine, HostFunctionStagingGivesTheCallerThreadsMatches) {
+  SKIP_WITHOUT_GPU();
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  o.cudaNumerator = CudaNumerator::Spatial;
+  std::unique_ptr<Engine> caller, hostFunction;
+  ASSERT_TRUE(Engine::create(o, &caller).ok());
+  o.cudaStagingCopy = CudaStagingCopy::HostFunction;
+  ASSERT_TRUE(Engine::create(o, &hostFunction).ok());
+  const std::vector<std::vector<TemplateImage>> banks = {
+      {makeTemplate(16, 16, Fill::Random, "a"), makeTemplate(31, 17, Fill::Random, "b")},  // fused: banded uploads
+      {makeTemplate(16, 16, Fill::Random, "a"), makeTemplate(100, 90, Fill::Random, "large")}};  // SAT
+  for (std::size_t k = 0; k < banks.size(); ++k) {
+    ASSERT_TRUE(caller->setTemplates(banks[k]).ok());
+    ASSERT_TRUE(hostFunction->setTemplates(banks[k]).ok());
+    for (int depth = 1; depth <= hostFunction->maxFramesInFlight(); ++depth) {
+      SCOPED_TRACE("bank " + std::to_string(k) + ", " + std::to_string(depth) + " in flight");
+      // Each frame its own buffer, valid until collected; sizes change after the fourth.
+      std::vector<Image> frames;
+      for (int n = 0; n < 9; ++n) {
+        const int W = n < 4 ? 1920 : 641, H = n < 4 ? 1080 : 359;
+        frames.push_back(makeImage(W, H, Fill::Random, std::size_t(n % 3) * 7));
+        paste(&frames.back(), banks[k][0], 37 * n + 5, 19 * n + 3);
+      }
+      MatchParams p;
+      p.threshold = 0.5;
+      p.maxMatches = 3;
+      std::vector<FrameResult> want(frames.size()), got(frames.size());
+      for (std::size_t n = 0; n < frames.size(); ++n) {
+        Status s = caller->match(frames[n].view(), p, &want[n]);
+        ASSERT_TRUE(s.ok()) << s.message();
+      }
+      std::size_t collected = 0;
+      for (std::size_t n = 0; n < frames.size(); ++n) {
+        if (n == 4) {  // the size changes: the frames in flight first
+          while (hostFunction->framesInFlight() > 0) ASSERT_TRUE(hostFunction->collect(&got[collected++]).ok());
+        }
+        Status s = hostFunction->submit(frames[n].view(), p);
+        ASSERT_TRUE(s.ok()) << s.message();
+        if (hostFunction->framesInFlight() == depth) {
+          ASSERT_TRUE(hostFunction->collect(&got[collected++]).ok());
+        }
+      }
+      while (hostFunction->framesInFlight() > 0) ASSERT_TRUE(hostFunction->collect(&got[collected++]).ok());
+      ASSERT_EQ(collected, frames.size());
+      for (std::size_t n = 0; n < frames.size(); ++n) {
+        SCOPED_TRACE("frame " + std::to_string(n));
+        ASSERT_FALSE(got[n].matches.empty());
+        expectSameMatches(got[n], want[n], true);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 TEST(CudaEngine, BandedUploadsGiveTheDeviceFrameMatches) {
   SKIP_WITHOUT_GPU();
   for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
