@@ -263,7 +263,9 @@ TEST(FftEngine, ReportedMatchesPassTheThresholdWithTheirExactScores) {
           for (const Match& w : want.matches) found = found || (w.x == m.x && w.y == m.y && w.score == m.score);
           EXPECT_TRUE(found) << "at " << m.x << "," << m.y << " score " << m.score;
         }
-        if (threshold < 0) EXPECT_TRUE(got.matches.empty() && want.matches.empty());
+        if (threshold < 0) {
+          EXPECT_TRUE(got.matches.empty() && want.matches.empty());
+        }
       }
     }
   }

@@ -67,10 +67,10 @@ struct Step {
 std::vector<Step> runWorkload(Engine& engine, const Workload& w) {
   std::vector<Step> steps;
   auto set = [&](const char* name, const std::vector<TemplateImage>& bank) {
-    steps.push_back({name, engine.setTemplates(bank), {}});
+    steps.push_back({name, engine.setTemplates(bank), {}, {}});
   };
   auto match = [&](const char* name, const Image& image) {
-    Step s{name, Status(), {}};
+    Step s{name, Status(), {}, {}};
     s.status = engine.match(image.view(), w.params, &s.result);
     steps.push_back(std::move(s));
   };
