@@ -93,7 +93,7 @@ class ElementFaults : public ::testing::Test {
 };
 
 // The GStreamer elements of `names` that are not installed, joined by spaces.
-std::string missingElements(std::initializer_list<const char*> names) {
+[[maybe_unused]] std::string missingElements(std::initializer_list<const char*> names) {  // (CUDA builds only)
   std::string missing;
   for (const char* name : names) {
     GstElementFactory* factory = gst_element_factory_find(name);

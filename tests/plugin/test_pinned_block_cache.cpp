@@ -74,7 +74,9 @@ TEST(PinnedBlockCache, OtherSizesAllocateAndTheBoundsReleaseTheOldest) {
     EXPECT_EQ(cache.heldBlocks(), k.expected);
     EXPECT_EQ(c.released, int(k.given - k.expected));
     // The newest blocks stay: a take of the same size returns the last one given.
-    if (k.expected > 0) EXPECT_EQ(cache.take(100), blocks.back());
+    if (k.expected > 0) {
+      EXPECT_EQ(cache.take(100), blocks.back());
+    }
     const int before = c.allocated;
     void* other = cache.take(101);  // no held block of this size
     EXPECT_EQ(c.allocated, before + 1);
