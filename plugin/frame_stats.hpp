@@ -20,7 +20,6 @@ class FrameStats {
   uint64_t frames() const { return frames_; }
   double meanMicroseconds() const { return frames_ == 0 ? 0.0 : double(totalUs_) / double(frames_); }
   int64_t maxMicroseconds() const { return maxUs_; }
-  uint64_t inputs() const { return inputs_; }
   double streamingMeanMicroseconds() const { return inputs_ == 0 ? 0.0 : double(streamingUs_) / double(inputs_); }
 
  private:
@@ -33,8 +32,8 @@ class FrameStats {
 
 // "nccmatch-stats": frames (guint64), mean-us and max-us (double: wall-clock time of the engine's
 // work per frame, which for CUDA includes the wait for the GPU), streaming-us (double: the
-// element's mean time a buffer in the streaming thread, what a producer without a queue waits), backend (string: "cpu", "cuda",
-// or "none" before start), memory (string: "system" or "cuda", the negotiated input), threads
+// element's mean time a buffer in the streaming thread, what a producer without a queue waits),
+// backend (string: "cpu", "cuda", or "none" before start), memory (string: "system" or "cuda", the negotiated input), threads
 // (int: host threads the engine matches on, 0 before start).
 GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,
                                  int threads);

@@ -55,8 +55,7 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
                          std::to_string(count) + " present");
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
   e->regions_ = RegionSearch(options.cudaPackedWindows, options.cudaMappedFrames);
-  e->submitStaging_ = options.cudaStagingCopy == CudaStagingCopy::HostFunction ? StagingCopy::HostFunction
-                                                                                : StagingCopy::CallerThread;
+  e->submitStaging_ = options.cudaStagingCopy;
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());
@@ -122,7 +121,7 @@ Status CudaEngine::prepareSize(int width, int height) {
   return Status();
 }
 
-Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, StagingCopy staging,
+Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging,
                               UploadedFrame* uploaded) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
@@ -229,7 +228,7 @@ Status CudaEngine::match(const FrameView& frame, const MatchParams& params, Fram
   if (inFlight_ > 0)
     return Status::error("match: " + std::to_string(inFlight_) +
                          " frames in flight; collect them first (or use submit/collect only)");
-  NCC_RETURN_IF_ERROR(submitStaged(frame, params, StagingCopy::CallerThread));  // the caller waits anyway
+  NCC_RETURN_IF_ERROR(submitStaged(frame, params, CudaStagingCopy::CallerThread));  // the caller waits anyway
   return collect(result);
 }
 
@@ -237,7 +236,7 @@ Status CudaEngine::submit(const FrameView& frame, const MatchParams& params) {
   return submitStaged(frame, params, submitStaging_);
 }
 
-Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& params, StagingCopy staging) {
+Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging) {
   if (inFlight_ >= kMaxFramesInFlight)
     return Status::error("submit: " + std::to_string(inFlight_) +
                          " frames already in flight; collect one first");
@@ -266,7 +265,7 @@ void CudaEngine::drainAfterError() {
   cudaGetLastError();
 }
 
-Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, StagingCopy staging,
+Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging,
                               FrameSlot& slot) {
   UploadedFrame uploaded;
   NCC_RETURN_IF_ERROR(buildFrame(frame, slot, staging, &uploaded));
@@ -410,7 +409,7 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
   if (inFlight_ > 0)
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   UploadedFrame uploaded;
-  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), StagingCopy::CallerThread, &uploaded));
+  NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), CudaStagingCopy::CallerThread, &uploaded));
   NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(bank_.size(), stream()));
   MatchParams noMatches;
   noMatches.method = method;

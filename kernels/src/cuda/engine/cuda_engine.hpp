@@ -96,11 +96,11 @@ class CudaEngine final : public Engine {
   Status prepareSize(int width, int height);
   // Validation, preparation, upload into the slot (a pageable frame staged by `staging`), SAT and
   // forward FFT.
-  Status buildFrame(const FrameView& frame, FrameSlot& slot, StagingCopy staging, UploadedFrame* uploaded);
+  Status buildFrame(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging, UploadedFrame* uploaded);
   Status buildTables(UploadedFrame& frame);
   // submit() with the staging copy made by `staging` (match() stages on the calling thread).
-  Status submitStaged(const FrameView& frame, const MatchParams& params, StagingCopy staging);
-  Status submitInto(const FrameView& frame, const MatchParams& params, StagingCopy staging, FrameSlot& slot);
+  Status submitStaged(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging);
+  Status submitInto(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging, FrameSlot& slot);
   // Whether the slot's matching can replay a graph: fixed pointers and no event from outside it
   // (a host frame in the slot's own buffer, uploaded in one band, no SAT, whose build is stamped
   // per call), and no allocation inside (the sorted NMS above kSelectRoundsLimit sizes its
@@ -126,7 +126,7 @@ class CudaEngine final : public Engine {
   bool useCurrentContext_ = false;
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
-  StagingCopy submitStaging_ = StagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
+  CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
   Streams streams_;
 
   TemplateBank bank_;

@@ -65,7 +65,7 @@ Status UploadedFrame::forEachBand(int mapHeight, int templateHeight, cudaStream_
   return Status();
 }
 
-Status uploadFrame(const FrameView& frame, bool banded, StagingCopy staging, UploadBuffers& buffers,
+Status uploadFrame(const FrameView& frame, bool banded, CudaStagingCopy staging, UploadBuffers& buffers,
                    cudaStream_t copyStream, UploadedFrame* uploaded) {
   UploadedFrame& out = *uploaded;
   out = UploadedFrame();
@@ -100,7 +100,7 @@ Status uploadFrame(const FrameView& frame, bool banded, StagingCopy staging, Upl
       StagingJob& job = buffers.stagingJobs[std::size_t(band)];
       job = StagingJob{buffers.staging.as<uint8_t>() + std::size_t(y0) * W, frame.data + std::size_t(y0) * frame.stride,
                        frame.stride, W, rows};
-      if (staging == StagingCopy::HostFunction)
+      if (staging == CudaStagingCopy::HostFunction)
         NCC_CUDA_CHECK(cudaLaunchHostFunc(copyStream, copyStagingRows, &job));
       else
         copyStagingRows(&job);

@@ -13,6 +13,7 @@
 
 #include "cuda/engine/cuda_handles.hpp"
 #include "cuda/engine/device_buffer.hpp"
+#include "nccmatch/engine.hpp"
 #include "nccmatch/status.hpp"
 #include "nccmatch/types.hpp"
 
@@ -24,7 +25,7 @@ namespace nccmatch::cuda {
 constexpr int kMaxBands = 8;
 
 // Rows of a pageable frame to copy into the staging buffer: band b's, read by a host function on
-// the copy stream (StagingCopy::HostFunction) after uploadFrame returned.
+// the copy stream (CudaStagingCopy::HostFunction) after uploadFrame returned.
 struct StagingJob {
   uint8_t* target = nullptr;  // rows `width` bytes apart
   const uint8_t* source = nullptr;
@@ -32,17 +33,12 @@ struct StagingJob {
   int width = 0, rows = 0;
 };
 
-// Who copies a pageable frame into the staging buffer: the calling thread inside uploadFrame, or a
-// host function enqueued on the copy stream before each band's upload (the CUDA runtime's
-// callback thread, after uploadFrame has returned; the frame must stay valid until then).
-enum class StagingCopy { CallerThread, HostFunction };
-
 // What one frame slot's uploads write to and announce with.
 struct UploadBuffers {
   PinnedBuffer staging;  // a pageable frame is copied here first
   DeviceBuffer frame;    // the uploaded frame
   std::array<Event, kMaxBands> bandEvents;  // on the copy stream: rows of band b are on the device
-  std::array<StagingJob, kMaxBands> stagingJobs;  // read by StagingCopy::HostFunction's host functions
+  std::array<StagingJob, kMaxBands> stagingJobs;  // read by CudaStagingCopy::HostFunction's host functions
 
   Status createEvents();
 };
@@ -69,8 +65,9 @@ struct UploadedFrame {
 
 // Uploads a host frame on copyStream into `buffers` (the slot must be free: its last frame was
 // collected), in several bands when `banded`, a pageable one through the staging buffer copied by
-// `staging`; a device frame is used in place.
-Status uploadFrame(const FrameView& frame, bool banded, StagingCopy staging, UploadBuffers& buffers,
+// `staging` (the calling thread, or a host function before each band's upload: the frame must
+// stay valid until the upload is done); a device frame is used in place.
+Status uploadFrame(const FrameView& frame, bool banded, CudaStagingCopy staging, UploadBuffers& buffers,
                    cudaStream_t copyStream, UploadedFrame* uploaded);
 
 }  // namespace nccmatch::cuda
