@@ -3,10 +3,11 @@
 // ccoeff-normed, automatic numerator, 1920x1080 and 3840x2160, one template of 8..256 and a bank
 // of 16 x 32x32. Frames: 4 distinct pinned host frames cycled (what the element's pinned pool
 // gives). Baseline in the same run: the host-to-device copy of one frame alone (CUDA events), the
-// floor of any stream that uploads its frames. Also the host's own time in submit() and collect()
-// when frames come slower than the engine matches them (what the element costs a producer's thread),
-// and for pageable frames the staging copy made by the calling thread or by a host function. Figures are medians of 5 runs of wall-clock time
-// per frame over >= 0.3 s of frames, after warm-up.
+// floor of any stream that uploads its frames. Also the host's own time in submit() and
+// collect() when frames come slower than the engine matches them (what the element costs a
+// producer's thread), and for pageable frames the staging copy made by the calling thread or by a
+// host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
+// frames, after warm-up.
 //   bench_stream
 #include <cuda_runtime_api.h>
 
@@ -70,6 +71,26 @@ RunTimes runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, cons
   }
   while (e.framesInFlight() > 0) check(e.collect(&r), "collect");
   return RunTimes{elapsed / done, submitted > 0 ? inSubmit / submitted : 0.0};
+}
+
+// `count` random templates of side x side, the first pasted at (200, 100) into every frame (whose
+// memory the caller owns) so that each frame reports a match.
+std::vector<TemplateImage> randomBankInFrames(int count, int side, const std::vector<FrameView>& frames,
+                                              std::mt19937& gen) {
+  std::vector<TemplateImage> templates;
+  for (int i = 0; i < count; ++i) {
+    TemplateImage t;
+    t.name = "t" + std::to_string(i);
+    t.width = t.height = side;
+    t.pixels.resize(std::size_t(side) * side);
+    for (auto& v : t.pixels) v = uint8_t(gen());
+    templates.push_back(t);
+  }
+  for (const FrameView& f : frames)
+    for (int y = 0; y < side; ++y)
+      std::memcpy(const_cast<uint8_t*>(f.data) + std::size_t(y + 100) * f.stride + 200,
+                  templates[0].pixels.data() + std::size_t(y) * side, std::size_t(side));
+  return templates;
 }
 
 // The host's time in submit() and in collect() a frame, 2 in flight, when the frames come slower
@@ -158,19 +179,7 @@ void pageableStagingTable(std::mt19937& gen) {
               "| bank | staging copy | 2 in flight | submit (host) | paced submit (host) | paced collect (host) |\n"
               "|---|---|---|---|---|---|\n");
   for (auto [count, side] : {std::pair{1, 64}, std::pair{16, 32}}) {
-    std::vector<TemplateImage> templates;
-    for (int i = 0; i < count; ++i) {
-      TemplateImage t;
-      t.name = "t" + std::to_string(i);
-      t.width = t.height = side;
-      t.pixels.resize(std::size_t(side) * side);
-      for (auto& v : t.pixels) v = uint8_t(gen());
-      templates.push_back(t);
-    }
-    for (auto& frame : pixels)
-      for (int y = 0; y < side; ++y)
-        std::memcpy(frame.data() + std::size_t(y + 100) * W + 200, templates[0].pixels.data() + std::size_t(y) * side,
-                    std::size_t(side));
+    const std::vector<TemplateImage> templates = randomBankInFrames(count, side, frames, gen);
     for (CudaStagingCopy staging : {CudaStagingCopy::CallerThread, CudaStagingCopy::HostFunction}) {
       EngineOptions o;
       o.backend = Backend::Cuda;
@@ -231,20 +240,7 @@ int main() {
     for (const Bank& bank : banks) {
       // Every template of a bank keeps a map of doubles: the largest banks at 1080p only.
       if (bank.count > 64 && W > 1920) continue;
-      std::vector<TemplateImage> templates;
-      for (int i = 0; i < bank.count; ++i) {
-        TemplateImage t;
-        t.name = "t" + std::to_string(i);
-        t.width = t.height = bank.side;
-        t.pixels.resize(std::size_t(bank.side) * bank.side);
-        for (auto& v : t.pixels) v = uint8_t(gen());
-        templates.push_back(t);
-      }
-      // Paste template 0 into every frame so each frame reports a match.
-      for (const FrameView& f : frames)
-        for (int y = 0; y < bank.side; ++y)
-          std::memcpy(const_cast<uint8_t*>(f.data) + std::size_t(y + 100) * W + 200,
-                      templates[0].pixels.data() + std::size_t(y) * bank.side, std::size_t(bank.side));
+      const std::vector<TemplateImage> templates = randomBankInFrames(bank.count, bank.side, frames, gen);
       EngineOptions o;
       o.backend = Backend::Cuda;
       std::unique_ptr<Engine> e;
