@@ -544,9 +544,10 @@ void installProperties(GObjectClass* gobject_class) {
       gobject_class, PROP_STATS,
       g_param_spec_boxed("stats", "Statistics",
                          "Frames matched since start, mean and max wall-clock time of the engine's match per "
-                         "frame in microseconds (CUDA: including the wait for the GPU), the backend in use, the "
-                         "input memory and the host threads matching (nccmatch-stats structure; also posted as an "
-                         "element message at EOS)",
+                         "frame in microseconds (CUDA: including the wait for the GPU), the element's mean time a "
+                         "buffer in the streaming thread (streaming-us), the backend in use, the input memory and "
+                         "the host threads matching (nccmatch-stats structure; also posted as an element message "
+                         "at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
   g_object_class_install_property(
       gobject_class, PROP_SETTINGS_GENERATION,
