@@ -7,8 +7,9 @@
 // collect() when frames come slower than the engine matches them (what the element costs a
 // producer's thread), and for pageable frames the staging copy made by the calling thread or by a
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
-// frames, after warm-up.
-//   bench_stream
+// frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
+// device, pageable with either staging copy).
+//   bench_stream [--host-calls]   (--host-calls: that table only)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -165,42 +166,74 @@ double uploadMicros(const uint8_t* host, std::size_t bytes) {
   return median(t);
 }
 
-// Pageable frames (a producer that refuses the element's pinned pool), 1080p, 1 x 64² and
-// 16 x 32²: the staging copy made by the calling thread (default) or by a host function on the
-// copy stream (EngineOptions::cudaStagingCopy), 2 in flight and paced as above.
-void pageableStagingTable(std::mt19937& gen) {
+// What the host pays a frame, by where the frames lie, 1080p, 1 x 64² and 16 x 32², 2 in flight and
+// paced as above: pinned (the element's pool), device (a decoder's CUDA frames: no upload, so
+// pinned minus device is the upload's enqueueing), and pageable (a producer that refuses the pool)
+// with the staging copy made by the calling thread or by a host function on the copy stream
+// (EngineOptions::cudaStagingCopy).
+void hostCallsTable(std::mt19937& gen) {
   const int W = 1920, H = 1080;
-  std::vector<std::vector<uint8_t>> pixels(kFrames, std::vector<uint8_t>(std::size_t(W) * H));
-  for (auto& frame : pixels)
-    for (auto& v : frame) v = uint8_t(gen());
-  std::vector<FrameView> frames;
-  for (const auto& frame : pixels) frames.push_back(FrameView{frame.data(), W, H, std::size_t(W), MemoryKind::Host});
-  std::printf("\npageable 1920x1080 frames: who copies them into the staging buffer (EngineOptions::cudaStagingCopy)\n\n"
-              "| bank | staging copy | 2 in flight | submit (host) | paced submit (host) | paced collect (host) |\n"
-              "|---|---|---|---|---|---|\n");
+  const std::size_t bytes = std::size_t(W) * H;
+  std::vector<std::vector<uint8_t>> pageable(kFrames, std::vector<uint8_t>(bytes));
+  std::vector<void*> pinned(kFrames, nullptr), device(kFrames, nullptr);
+  std::vector<FrameView> pageableFrames, pinnedFrames, deviceFrames;
+  for (int f = 0; f < kFrames; ++f) {
+    for (auto& v : pageable[f]) v = uint8_t(gen());
+    pageableFrames.push_back(FrameView{pageable[f].data(), W, H, std::size_t(W), MemoryKind::Host});
+    check(allocatePinnedHost(bytes, &pinned[f]), "pinned frame");
+    pinnedFrames.push_back(FrameView{static_cast<uint8_t*>(pinned[f]), W, H, std::size_t(W), MemoryKind::Host});
+    BENCH_CUDA_CHECK(cudaMalloc(&device[f], bytes));
+    deviceFrames.push_back(FrameView{static_cast<uint8_t*>(device[f]), W, H, std::size_t(W), MemoryKind::Device});
+  }
+  std::printf("\nthe host's time a 1920x1080 frame by where the frames lie (2 in flight; paced: frames 2x that apart)\n\n"
+              "| bank | frames | staging copy | 2 in flight | submit (host) | paced submit (host) | paced collect (host) |\n"
+              "|---|---|---|---|---|---|---|\n");
   for (auto [count, side] : {std::pair{1, 64}, std::pair{16, 32}}) {
-    const std::vector<TemplateImage> templates = randomBankInFrames(count, side, frames, gen);
-    for (CudaStagingCopy staging : {CudaStagingCopy::CallerThread, CudaStagingCopy::HostFunction}) {
+    const std::vector<TemplateImage> templates = randomBankInFrames(count, side, pageableFrames, gen);
+    for (int f = 0; f < kFrames; ++f) {  // the same pixels (the pasted template) in every kind
+      std::memcpy(pinned[f], pageable[f].data(), bytes);
+      BENCH_CUDA_CHECK(cudaMemcpy(device[f], pageable[f].data(), bytes, cudaMemcpyHostToDevice));
+    }
+    struct Kind {
+      const char* name;
+      const std::vector<FrameView>* frames;
+      CudaStagingCopy staging;
+    };
+    const Kind kinds[] = {{"pinned", &pinnedFrames, CudaStagingCopy::CallerThread},
+                          {"device", &deviceFrames, CudaStagingCopy::CallerThread},
+                          {"pageable", &pageableFrames, CudaStagingCopy::CallerThread},
+                          {"pageable", &pageableFrames, CudaStagingCopy::HostFunction}};
+    for (const Kind& kind : kinds) {
       EngineOptions o;
       o.backend = Backend::Cuda;
-      o.cudaStagingCopy = staging;
+      o.cudaStagingCopy = kind.staging;
       std::unique_ptr<Engine> e;
       check(Engine::create(o, &e), "engine");
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
-      const RunTimes streamed = medianMicrosPerFrame(*e, frames, p, 2);
-      const HostCalls paced = pacedHostMicros(*e, frames, p, 2.0 * streamed.perFrame);
-      std::printf("| %d x %d² | %s | %.1f | %.1f | %.1f | %.1f |\n", count, side, cudaStagingCopyName(staging),
-                  streamed.perFrame, streamed.submit, paced.submit, paced.collect);
+      const RunTimes streamed = medianMicrosPerFrame(*e, *kind.frames, p, 2);
+      const HostCalls paced = pacedHostMicros(*e, *kind.frames, p, 2.0 * streamed.perFrame);
+      std::printf("| %d x %d² | %s | %s | %.1f | %.1f | %.1f | %.1f |\n", count, side, kind.name,
+                  kind.frames == &pageableFrames ? cudaStagingCopyName(kind.staging) : "none", streamed.perFrame,
+                  streamed.submit, paced.submit, paced.collect);
       std::fflush(stdout);
     }
+  }
+  for (int f = 0; f < kFrames; ++f) {
+    freePinnedHost(pinned[f]);
+    cudaFree(device[f]);
   }
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const bool hostCallsOnly = argc > 1 && std::string(argv[1]) == "--host-calls";
+  if (argc > 1 && !hostCallsOnly) {
+    std::fprintf(stderr, "usage: bench_stream [--host-calls]   (--host-calls: only the host's time by frame memory)\n");
+    return 2;
+  }
   std::string why;
   if (!cudaAvailable(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -215,10 +248,14 @@ int main() {
               "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
               "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
               prop.name, kRuns);
+  std::mt19937 gen(12345);
+  if (hostCallsOnly) {
+    hostCallsTable(gen);
+    return 0;
+  }
   std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
               "| paced submit (host) | paced collect (host) | match / best |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-  std::mt19937 gen(12345);
   struct Bank {
     int count, side;
   };
@@ -264,6 +301,6 @@ int main() {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  pageableStagingTable(gen);
+  hostCallsTable(gen);
   return 0;
 }
