@@ -273,6 +273,10 @@ nccmatch::Status newEngine(GstNccMatch* self, nccmatch::Backend backend, int dev
   options.cudaDevice = deviceId;
   options.threads = copySettings(self).cpuThreads;
   options.useCurrentCudaContext = context != nullptr;
+  // A pageable buffer (a producer that refused the pinned pool) is copied into the engine's
+  // staging buffer by a host function on its copy stream, not in the streaming thread: the
+  // element holds each buffer until its frame is finished, as submit() requires.
+  options.cudaStagingCopy = nccmatch::CudaStagingCopy::HostFunction;
   nccmatch::plugin::CudaContextScope scope(context);
   if (!scope.ok()) return nccmatch::Status::error("could not make the GStreamer CUDA context current");
   NCC_RETURN_IF_ERROR(nccmatch::Engine::create(options, &stream.engine));
