@@ -2,9 +2,12 @@
 // element (a fakesink named `sink`, added when the description has none) are counted by a pad
 // probe, and the rate is taken between buffer --warmup and the last one, so that start-up (plugin
 // loading, template decoding, the first negotiation and allocation) never enters it. Prints one
-// line: `fps N buffers B seconds S`, and where the pipeline has an nccmatch, its stats at EOS:
-// `streaming-us X engine-us Y` (the element's mean time a buffer in the streaming thread, and its
-// engine's a frame: plugin/README.md, `stats`). bench/producers.sh runs it once per cell and repeat.
+// line: `fps N buffers B seconds S`, and where the pipeline has an nccmatch, its stats over the same
+// steady state: `streaming-us X engine-us Y` (the element's mean time a buffer in the streaming
+// thread, and its engine's a frame: plugin/README.md, `stats`), from the stats read when buffer
+// --warmup reaches the sink and at EOS, so the first frames' one-off work (plans, buffers, graph
+// capture) is not spread over the mean; then the same means since start
+// (`since-start streaming-us X engine-us Y`). bench/producers.sh runs it once per cell and repeat.
 //   bench_producers [--warmup N] PIPELINE...   (the words are joined, as gst-launch-1.0 does)
 #include <gst/gst.h>
 
@@ -18,10 +21,38 @@
 
 namespace {
 
+// One reading of an nccmatch's stats: the frames and input buffers counted and their means.
+struct StatsReading {
+  bool valid = false;
+  guint64 frames = 0, inputs = 0;
+  double engineUs = 0, streamingUs = 0;
+};
+
+StatsReading readStats(GstElement* nccmatch) {
+  StatsReading r;
+  if (nccmatch == nullptr) return r;
+  GstStructure* stats = nullptr;
+  g_object_get(nccmatch, "stats", &stats, nullptr);
+  if (stats == nullptr) return r;
+  r.valid = gst_structure_get_uint64(stats, "frames", &r.frames) &&
+            gst_structure_get_uint64(stats, "streaming-buffers", &r.inputs) &&
+            gst_structure_get_double(stats, "mean-us", &r.engineUs) &&
+            gst_structure_get_double(stats, "streaming-us", &r.streamingUs);
+  gst_structure_free(stats);
+  return r;
+}
+
+// The mean of what was counted between readings a and b (a mean over n, then over m >= n).
+double meanBetween(double meanA, guint64 a, double meanB, guint64 b) {
+  return b > a ? (meanB * double(b) - meanA * double(a)) / double(b - a) : 0.0;
+}
+
 struct Counter {
   long warmup = 0;
   long buffers = 0;
   std::chrono::steady_clock::time_point first, last;
+  GstElement* nccmatch = nullptr;  // the first nccmatch, read when buffer `warmup` arrives
+  StatsReading atWarmup;
 };
 
 GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
@@ -31,36 +62,43 @@ GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
     n = long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
   const auto now = std::chrono::steady_clock::now();
   c->buffers += n;
-  if (c->buffers - n < c->warmup && c->buffers >= c->warmup) c->first = now;
+  if (c->buffers - n < c->warmup && c->buffers >= c->warmup) {
+    c->first = now;
+    c->atWarmup = readStats(c->nccmatch);
+  }
   c->last = now;
   return GST_PAD_PROBE_OK;
 }
 
-// The first nccmatch's stats as " streaming-us X engine-us Y", or "" when there is none.
-std::string elementStats(GstElement* pipeline) {
-  std::string out;
+// The pipeline's first nccmatch (a new reference), or null when it has none.
+GstElement* findNccmatch(GstElement* pipeline) {
+  GstElement* found = nullptr;
   GstIterator* it = gst_bin_iterate_recurse(GST_BIN(pipeline));
   GValue item = G_VALUE_INIT;
-  while (out.empty() && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
+  while (found == nullptr && gst_iterator_next(it, &item) == GST_ITERATOR_OK) {
     auto* element = GST_ELEMENT(g_value_get_object(&item));
     GstElementFactory* factory = gst_element_get_factory(element);
-    if (factory != nullptr && std::strcmp(GST_OBJECT_NAME(factory), "nccmatch") == 0) {
-      GstStructure* stats = nullptr;
-      g_object_get(element, "stats", &stats, nullptr);
-      double streaming = 0, engine = 0;
-      if (stats != nullptr && gst_structure_get_double(stats, "streaming-us", &streaming) &&
-          gst_structure_get_double(stats, "mean-us", &engine)) {
-        char line[96];
-        std::snprintf(line, sizeof line, " streaming-us %.1f engine-us %.1f", streaming, engine);
-        out = line;
-      }
-      if (stats != nullptr) gst_structure_free(stats);
-    }
+    if (factory != nullptr && std::strcmp(GST_OBJECT_NAME(factory), "nccmatch") == 0)
+      found = GST_ELEMENT(gst_object_ref(element));
     g_value_reset(&item);
   }
   g_value_unset(&item);
   gst_iterator_free(it);
-  return out;
+  return found;
+}
+
+// " streaming-us X engine-us Y since-start streaming-us X' engine-us Y'" (the steady state: between
+// the warm-up reading and the end), or "" without an nccmatch.
+std::string statsLine(const StatsReading& warm, const StatsReading& end) {
+  if (!end.valid) return "";
+  char line[160];
+  if (warm.valid && end.inputs > warm.inputs && end.frames > warm.frames)
+    std::snprintf(line, sizeof line, " streaming-us %.1f engine-us %.1f since-start streaming-us %.1f engine-us %.1f",
+                  meanBetween(warm.streamingUs, warm.inputs, end.streamingUs, end.inputs),
+                  meanBetween(warm.engineUs, warm.frames, end.engineUs, end.frames), end.streamingUs, end.engineUs);
+  else  // no reading after the warm-up (too few buffers): the means since start only
+    std::snprintf(line, sizeof line, " since-start streaming-us %.1f engine-us %.1f", end.streamingUs, end.engineUs);
+  return line;
 }
 
 }  // namespace
@@ -92,6 +130,7 @@ int main(int argc, char** argv) {
   GstPad* pad = gst_element_get_static_pad(sink, "sink");
   Counter counter;
   counter.warmup = warmup;
+  counter.nccmatch = findNccmatch(pipeline);
   gst_pad_add_probe(pad, GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST), countBuffer,
                     &counter, nullptr);
   gst_object_unref(pad);
@@ -113,8 +152,9 @@ int main(int argc, char** argv) {
   }
   gst_message_unref(msg);
   gst_object_unref(bus);
-  const std::string stats = elementStats(pipeline);
+  const std::string stats = statsLine(counter.atWarmup, readStats(counter.nccmatch));
   gst_element_set_state(pipeline, GST_STATE_NULL);
+  if (counter.nccmatch != nullptr) gst_object_unref(counter.nccmatch);
   gst_object_unref(pipeline);
   if (rc != 0) return rc;
   if (counter.buffers <= warmup + 1)

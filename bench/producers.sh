@@ -10,7 +10,7 @@
 # buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
 # (default 3), taken round-robin over the variants. Producers missing on this machine are reported and skipped.
 # Prints markdown tables: fps per producer and variant with the ratio to the producer alone, then
-# the element's own time a buffer in the producer's streaming thread (its stats' streaming-us).
+# the element's own time a buffer in the producer's streaming thread (its stats' streaming-us after the warm-up).
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
 # PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
 # pool-less variants with register-upstream=true (the producer's own memories page-locked on their
@@ -93,7 +93,8 @@ steady_fps() {  # head tail -> "FPS STREAMING_US" after start-up (STREAMING_US "
     echo fail
     return
   fi
-  awk '{s = "-"; for (i = 1; i < NF; ++i) if ($i == "streaming-us") s = $(i + 1); print $2 "/" s}' <<<"$out"
+  # The first streaming-us is the steady state's (bench_producers: after the warm-up).
+  awk '{s = "-"; for (i = 1; i < NF; ++i) if ($i == "streaming-us") { s = $(i + 1); break }; print $2 "/" s}' <<<"$out"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -140,10 +141,10 @@ for p in "${producers[@]}"; do
   streamingRows+=("$streamingRow |")
   echo "$row |"
 done
-# The element's own time a buffer in the producer's streaming thread (its stats' streaming-us,
-# median of the repeats): what a producer without a queue waits for each frame.
+# The element's own time a buffer in the producer's streaming thread (its stats' streaming-us
+# between the warm-up and the end, median of the repeats): what a producer without a queue waits for each frame.
 echo
-echo "streaming-us: the element's mean time a buffer in the streaming thread (µs, median of the repeats)"
+echo "streaming-us: the element's mean time a buffer in the streaming thread after the warm-up (µs, median of the repeats)"
 echo "${header/| producer/| streaming µs} |"
 echo "$rule|"
 printf '%s\n' "${streamingRows[@]}"

@@ -545,7 +545,8 @@ void installProperties(GObjectClass* gobject_class) {
       g_param_spec_boxed("stats", "Statistics",
                          "Frames matched since start, mean and max wall-clock time of the engine's match per "
                          "frame in microseconds (CUDA: including the wait for the GPU), the element's mean time a "
-                         "buffer in the streaming thread (streaming-us), the backend in use, the input memory and "
+                         "buffer in the streaming thread (streaming-us) over its input buffers (streaming-buffers), "
+                         "the backend in use, the input memory and "
                          "the host threads matching (nccmatch-stats structure; also posted as an element message "
                          "at EOS)",
                          GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));

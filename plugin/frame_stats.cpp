@@ -21,7 +21,8 @@ GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& bac
   return gst_structure_new("nccmatch-stats", "frames", G_TYPE_UINT64, guint64(stats.frames()), "mean-us",
                            G_TYPE_DOUBLE, stats.meanMicroseconds(), "max-us", G_TYPE_DOUBLE,
                            double(stats.maxMicroseconds()), "streaming-us", G_TYPE_DOUBLE,
-                           stats.streamingMeanMicroseconds(), "backend", G_TYPE_STRING, backend.c_str(), "memory",
+                           stats.streamingMeanMicroseconds(), "streaming-buffers", G_TYPE_UINT64,
+                           guint64(stats.streamingInputs()), "backend", G_TYPE_STRING, backend.c_str(), "memory",
                            G_TYPE_STRING, memory.c_str(), "threads", G_TYPE_INT, threads, nullptr);
 }
 

@@ -21,6 +21,7 @@ class FrameStats {
   double meanMicroseconds() const { return frames_ == 0 ? 0.0 : double(totalUs_) / double(frames_); }
   int64_t maxMicroseconds() const { return maxUs_; }
   double streamingMeanMicroseconds() const { return inputs_ == 0 ? 0.0 : double(streamingUs_) / double(inputs_); }
+  uint64_t streamingInputs() const { return inputs_; }
 
  private:
   uint64_t frames_ = 0;
@@ -33,6 +34,8 @@ class FrameStats {
 // "nccmatch-stats": frames (guint64), mean-us and max-us (double: wall-clock time of the engine's
 // work per frame, which for CUDA includes the wait for the GPU), streaming-us (double: the
 // element's mean time a buffer in the streaming thread, what a producer without a queue waits),
+// streaming-buffers (guint64: the input buffers that mean is over; with frames and mean-us, two
+// readings give the means between them, e.g. after a warm-up: bench_producers),
 // backend (string: "cpu", "cuda", or "none" before start), memory (string: "system" or "cuda", the negotiated input), threads
 // (int: host threads the engine matches on, 0 before start).
 GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,

@@ -406,6 +406,9 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   int threads = -1;
   EXPECT_TRUE(gst_structure_get_int(idle, "threads", &threads));
   EXPECT_EQ(threads, 0);
+  guint64 idleInputs = 99;
+  EXPECT_TRUE(gst_structure_get_uint64(idle, "streaming-buffers", &idleInputs));
+  EXPECT_EQ(idleInputs, 0u);
   gst_structure_free(idle);
 
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 80, 60, 0);
@@ -434,6 +437,9 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
   EXPECT_TRUE(gst_structure_get_double(s, "streaming-us", &streaming));
   EXPECT_GT(streaming, 0.0);
   EXPECT_GE(streaming, mean);
+  guint64 inputs = 0;
+  EXPECT_TRUE(gst_structure_get_uint64(s, "streaming-buffers", &inputs));
+  EXPECT_EQ(inputs, 5u) << "streaming-us is the mean over the 5 input buffers";
   gst_structure_free(s);
 
   ASSERT_TRUE(gst_harness_push_event(harness_, gst_event_new_eos()));
