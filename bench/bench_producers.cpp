@@ -92,7 +92,7 @@ GstElement* findNccmatch(GstElement* pipeline) {
 std::string statsLine(const StatsReading& warm, const StatsReading& end) {
   if (!end.valid) return "";
   char line[160];
-  if (warm.valid && end.inputs > warm.inputs && end.frames > warm.frames)
+  if (warm.valid && end.inputs > warm.inputs)  // engine-us 0 where no frame was matched (no templates)
     std::snprintf(line, sizeof line, " streaming-us %.1f engine-us %.1f since-start streaming-us %.1f engine-us %.1f",
                   meanBetween(warm.streamingUs, warm.inputs, end.streamingUs, end.inputs),
                   meanBetween(warm.engineUs, warm.frames, end.engineUs, end.frames), end.streamingUs, end.engineUs);
