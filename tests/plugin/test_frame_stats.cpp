@@ -46,11 +46,27 @@ TEST(FrameStats, NegativeTimesCountAsZero) {  // a clock step must not make the 
   EXPECT_EQ(stats.maxMicroseconds(), 10);
 }
 
+// streaming-us is the mean over the input buffers only (a call that found no input buffer, e.g.
+// draining at EOS, adds its time but is no buffer), and streaming-buffers counts them.
+TEST(FrameStats, StreamingMeanIsOverTheInputBuffers) {
+  FrameStats stats;
+  EXPECT_EQ(stats.streamingInputs(), 0u);
+  EXPECT_EQ(stats.streamingMeanMicroseconds(), 0.0);
+  stats.addStreaming(30, true);
+  stats.addStreaming(10, false);
+  stats.addStreaming(-4, true);  // a clock step counts as zero
+  EXPECT_EQ(stats.streamingInputs(), 2u);
+  EXPECT_DOUBLE_EQ(stats.streamingMeanMicroseconds(), 20.0);
+}
+
 TEST(FrameStats, StructureCarriesEveryField) {
   nccmatch::test::initGstreamer();
   FrameStats stats;
   stats.add(30);
   stats.add(50);
+  stats.addStreaming(40, true);
+  stats.addStreaming(80, true);
+  stats.addStreaming(30, true);
   GstStructure* s = makeStatsStructure(stats, "cuda", "system", 3);
   EXPECT_TRUE(gst_structure_has_name(s, "nccmatch-stats"));
   guint64 frames = 0;
@@ -61,6 +77,12 @@ TEST(FrameStats, StructureCarriesEveryField) {
   EXPECT_EQ(frames, 2u);
   EXPECT_DOUBLE_EQ(mean, 40.0);
   EXPECT_DOUBLE_EQ(max, 50.0);
+  double streaming = 0;
+  guint64 inputs = 0;
+  EXPECT_TRUE(gst_structure_get_double(s, "streaming-us", &streaming));
+  EXPECT_TRUE(gst_structure_get_uint64(s, "streaming-buffers", &inputs));
+  EXPECT_DOUBLE_EQ(streaming, 50.0);
+  EXPECT_EQ(inputs, 3u);
   EXPECT_STREQ(gst_structure_get_string(s, "backend"), "cuda");
   EXPECT_STREQ(gst_structure_get_string(s, "memory"), "system");
   int threads = 0;
