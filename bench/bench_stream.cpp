@@ -167,8 +167,9 @@ double uploadMicros(const uint8_t* host, std::size_t bytes) {
 }
 
 // What the host pays a frame, by where the frames lie, 1080p, 1 x 64² and 16 x 32², 2 in flight and
-// paced as above: pinned (the element's pool), device (a decoder's CUDA frames: no upload, so
-// pinned minus device is the upload's enqueueing), and pageable (a producer that refuses the pool)
+// paced as above: pinned (the element's pool), device (a decoder's CUDA frames: no upload, but
+// no captured graph either: CudaEngine::graphable takes only the slot's own upload buffer), and
+// pageable (a producer that refuses the pool)
 // with the staging copy made by the calling thread or by a host function on the copy stream
 // (EngineOptions::cudaStagingCopy).
 void hostCallsTable(std::mt19937& gen) {
