@@ -67,4 +67,5 @@ std::ostream& operator<<(std::ostream& os, const ScoreMapCase& c);
 namespace nccmatch {
 // gtest prints a Method parameter by its name (found by argument-dependent lookup).
 inline void PrintTo(Method method, std::ostream* os) { *os << methodName(method); }
+inline void PrintTo(MemoryKind memory, std::ostream* os) { *os << (memory == MemoryKind::Device ? "device" : "host"); }
 }  // namespace nccmatch
