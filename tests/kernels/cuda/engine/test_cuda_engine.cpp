@@ -159,15 +159,46 @@ INSTANTIATE_TEST_SUITE_P(
                                          SampledCase{3840, 2160, 9, 13, Fill::Random}),
                        ::testing::Values(Method::CCoeffNormed, Method::SqDiff, Method::CCorrNormed)));
 
-// One frame matched by the CPU engine (want) and the CUDA engine (got); a fatal failure when
-// either call fails.
-void matchOnBoth(Engine& cpu, Engine& gpu, const FrameView& frame, const MatchParams& p, FrameResult* want,
-                 FrameResult* got) {
+// One frame matched by the CPU engine (want, on `frame`) and the CUDA engine (got, on `gpuFrame`:
+// the same pixels, e.g. a DeviceCopy's view); a fatal failure when either call fails.
+void matchOnBoth(Engine& cpu, Engine& gpu, const FrameView& frame, const FrameView& gpuFrame, const MatchParams& p,
+                 FrameResult* want, FrameResult* got) {
   Status s = cpu.match(frame, p, want);
   ASSERT_TRUE(s.ok()) << s.message();
-  s = gpu.match(frame, p, got);
+  s = gpu.match(gpuFrame, p, got);
   ASSERT_TRUE(s.ok()) << s.message();
 }
+
+void matchOnBoth(Engine& cpu, Engine& gpu, const FrameView& frame, const MatchParams& p, FrameResult* want,
+                 FrameResult* got) {
+  matchOnBoth(cpu, gpu, frame, frame, p, want, got);
+}
+
+// An image copied into pitched device memory (a decoder's CUDA frame), freed with the object.
+// ok() is false when the allocation or the copy failed.
+class DeviceCopy {
+ public:
+  explicit DeviceCopy(const Image& img) : width_(img.width), height_(img.height) {
+    void* dev = nullptr;
+    if (cudaMallocPitch(&dev, &pitch_, std::size_t(img.width), std::size_t(img.height)) != cudaSuccess) return;
+    data_.reset(static_cast<uint8_t*>(dev));
+    copied_ = cudaMemcpy2D(dev, pitch_, img.bytes.data(), img.stride, std::size_t(img.width), std::size_t(img.height),
+                           cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  bool ok() const { return data_ != nullptr && copied_; }
+  uint8_t* data() const { return data_.get(); }
+  std::size_t pitch() const { return pitch_; }
+  FrameView view() const { return FrameView{data_.get(), width_, height_, pitch_, MemoryKind::Device}; }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const { cudaFree(p); }
+  };
+  std::unique_ptr<uint8_t, Free> data_;
+  std::size_t pitch_ = 0;
+  int width_, height_;
+  bool copied_ = false;
+};
 
 // Matches equal the CPU engine's: same boxes; scores equal (spatial) or within 1e-4 (fft).
 void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exact) {
@@ -327,17 +358,9 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
   auto cpu = makeEngine(Backend::Cpu);
   ASSERT_TRUE(gpu->setTemplates(bank).ok());
   ASSERT_TRUE(cpu->setTemplates(bank).ok());
-  FrameView gpuFrame = img.view();
-  std::unique_ptr<uint8_t, decltype(&cudaFree)> deviceFrame(nullptr, &cudaFree);
-  if (memory == MemoryKind::Device) {
-    uint8_t* dev = nullptr;
-    std::size_t pitch = 0;
-    ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
-    deviceFrame.reset(dev);
-    ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice),
-              cudaSuccess);
-    gpuFrame = FrameView{dev, img.width, img.height, pitch, MemoryKind::Device};
-  }
+  const DeviceCopy onDevice(img);
+  ASSERT_TRUE(onDevice.ok());
+  const FrameView gpuFrame = memory == MemoryKind::Device ? onDevice.view() : img.view();
   for (int maxMatches : {0, 3, 80}) {
     MatchParams p;
     p.method = method;
@@ -349,10 +372,7 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
     p.maxMatches = maxMatches;
     p.nmsIou = 0.3;
     FrameResult want, got;
-    Status st = cpu->match(img.view(), p, &want);
-    ASSERT_TRUE(st.ok()) << st.message();
-    st = gpu->match(gpuFrame, p, &got);
-    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), gpuFrame, p, &want, &got));
     SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches) +
                  (memory == MemoryKind::Device ? ", device frame" : ", host frame"));
     expectSameMatches(got, want, true);
@@ -478,11 +498,10 @@ TEST(CudaEngine, UnalignedDeviceSubFrameMatchesTheCpu) {
   TemplateImage small = makeTemplate(13, 11, Fill::Random, "small"), large = makeTemplate(96, 80, Fill::Random, "large");
   paste(&img, small, 405, 301);
   paste(&img, large, 700, 500);
-  uint8_t* dev = nullptr;
-  std::size_t pitch = 0;
-  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice),
-            cudaSuccess);
+  const DeviceCopy onDevice(img);
+  ASSERT_TRUE(onDevice.ok());
+  const uint8_t* dev = onDevice.data();
+  const std::size_t pitch = onDevice.pitch();
   auto cpu = makeEngine(Backend::Cpu);
   ASSERT_TRUE(cpu->setTemplates({small, large}).ok());
   MatchParams p;
@@ -504,7 +523,6 @@ TEST(CudaEngine, UnalignedDeviceSubFrameMatchesTheCpu) {
       expectSameMatches(got, want, numerator == CudaNumerator::Spatial);
     }
   }
-  cudaFree(dev);
 }
 
 TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
@@ -525,13 +543,12 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   EXPECT_EQ(pageable.matches[1].x, 1500);
   EXPECT_EQ(pageable.matches[1].y, 900);
 
-  uint8_t* dev = nullptr;
-  std::size_t pitch = 0;
-  ASSERT_EQ(cudaMallocPitch(reinterpret_cast<void**>(&dev), &pitch, img.width, img.height), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy2D(dev, pitch, img.bytes.data(), img.stride, img.width, img.height, cudaMemcpyHostToDevice), cudaSuccess);
-  FrameView dv{dev, img.width, img.height, pitch, MemoryKind::Device};
-  Status s = gpu->match(dv, p, &device);
-  cudaFree(dev);
+  Status s;
+  {
+    const DeviceCopy dev(img);
+    ASSERT_TRUE(dev.ok());
+    s = gpu->match(dev.view(), p, &device);
+  }
   ASSERT_TRUE(s.ok()) << s.message();
 
   uint8_t* host = nullptr;
