@@ -170,8 +170,8 @@ double uploadMicros(const uint8_t* host, std::size_t bytes) {
 // paced as above: pinned (the element's pool), device (a decoder's CUDA frames: no upload, but
 // no captured graph either: CudaEngine::graphable takes only the slot's own upload buffer), and
 // pageable (a producer that refuses the pool)
-// with the staging copy made by the calling thread or by a host function on the copy stream
-// (EngineOptions::cudaStagingCopy).
+// with the staging copy made by the calling thread or by a host function on the slot's staging
+// stream (EngineOptions::cudaStagingCopy).
 void hostCallsTable(std::mt19937& gen) {
   const int W = 1920, H = 1080;
   const std::size_t bytes = std::size_t(W) * H;

@@ -65,11 +65,12 @@ inline const char* cudaMappedFramesName(CudaMappedFrames m) {
 
 // CUDA backend, Engine::submit on a pageable host frame: the copy into the engine's pinned
 // staging buffer, before the frame's upload, is made by the calling thread inside submit()
-// (CallerThread, default) or by a host function on the engine's copy stream (HostFunction:
-// submit() returns without touching the pixels, the CUDA runtime's callback thread copies them
-// while the caller goes on, e.g. a GStreamer producer's thread with its next frame; the frame
-// must stay valid until collected, as submit() requires anyway). match(), scoreMap() and
-// matchRegions() always copy on the calling thread (they wait for the result anyway).
+// (CallerThread, default) or by a host function on a stream of the frame's slot, its upload
+// waiting for it (HostFunction: submit() returns without touching the pixels, the CUDA runtime's
+// callback thread copies them while the caller goes on, e.g. a GStreamer producer's thread with
+// its next frame, and while the previous frame uploads; the frame must stay valid until
+// collected, as submit() requires anyway). match(), scoreMap() and matchRegions() always copy on
+// the calling thread (they wait for the result anyway). The element uses HostFunction.
 enum class CudaStagingCopy { CallerThread, HostFunction };
 inline const char* cudaStagingCopyName(CudaStagingCopy c) {
   return c == CudaStagingCopy::HostFunction ? "host-function" : "caller-thread";

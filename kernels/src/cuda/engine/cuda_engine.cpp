@@ -31,6 +31,7 @@ Status CudaEngine::activate() const {
 CudaEngine::~CudaEngine() {
   if (!streams_.stream) return;
   activate();
+  for (const FrameSlot& slot : slots_) slot.upload.finishStaging();
   cudaStreamSynchronize(streams_.stream.get());
   if (streams_.copy) cudaStreamSynchronize(streams_.copy.get());
   if (streams_.fft) cudaStreamSynchronize(streams_.fft.get());
@@ -71,7 +72,7 @@ Status CudaEngine::createStreamsAndEvents() {
   NCC_RETURN_IF_ERROR(createEvent(&streams_.transformed));
   for (FrameSlot& slot : slots_) {
     NCC_RETURN_IF_ERROR(createEvent(&slot.done));
-    NCC_RETURN_IF_ERROR(slot.upload.createEvents());
+    NCC_RETURN_IF_ERROR(slot.upload.create());
   }
   return Status();
 }
@@ -259,6 +260,7 @@ void CudaEngine::drainAfterError() {
     cudaStreamEndCapture(stream(), &abandoned);
     if (abandoned != nullptr) cudaGraphDestroy(abandoned);
   }
+  for (const FrameSlot& slot : slots_) slot.upload.finishStaging();  // they read the caller's frames
   cudaStreamSynchronize(streams_.copy.get());
   cudaStreamSynchronize(streams_.fft.get());
   cudaStreamSynchronize(stream());

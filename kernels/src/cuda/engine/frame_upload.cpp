@@ -18,7 +18,7 @@ int bandRowsFor(int height) {
   return int(roundUp(std::size_t(rows), std::size_t(kFusedTileHeight)));
 }
 
-// Copies a StagingJob's rows (a host function on the copy stream: no CUDA call in here).
+// Copies a StagingJob's rows (a host function on the staging stream: no CUDA call in here).
 void CUDART_CB copyStagingRows(void* data) {
   const StagingJob& job = *static_cast<const StagingJob*>(data);
   const std::size_t width = std::size_t(job.width);
@@ -32,9 +32,14 @@ void CUDART_CB copyStagingRows(void* data) {
 
 }  // namespace
 
-Status UploadBuffers::createEvents() {
+Status UploadBuffers::create() {
   for (Event& event : bandEvents) NCC_RETURN_IF_ERROR(createEvent(&event));
-  return Status();
+  for (Event& event : stagedEvents) NCC_RETURN_IF_ERROR(createEvent(&event));
+  return createStream(&stagingStream);
+}
+
+void UploadBuffers::finishStaging() const {
+  if (stagingStream) cudaStreamSynchronize(stagingStream.get());
 }
 
 Status UploadedFrame::waitForRows(int rows, cudaStream_t stream) {
@@ -100,10 +105,13 @@ Status uploadFrame(const FrameView& frame, bool banded, CudaStagingCopy staging,
       StagingJob& job = buffers.stagingJobs[std::size_t(band)];
       job = StagingJob{buffers.staging.as<uint8_t>() + std::size_t(y0) * W, frame.data + std::size_t(y0) * frame.stride,
                        frame.stride, W, rows};
-      if (staging == CudaStagingCopy::HostFunction)
-        NCC_CUDA_CHECK(cudaLaunchHostFunc(copyStream, copyStagingRows, &job));
-      else
+      if (staging == CudaStagingCopy::HostFunction) {
+        NCC_CUDA_CHECK(cudaLaunchHostFunc(buffers.stagingStream.get(), copyStagingRows, &job));
+        NCC_CUDA_CHECK(cudaEventRecord(buffers.stagedEvents[band].get(), buffers.stagingStream.get()));
+        NCC_CUDA_CHECK(cudaStreamWaitEvent(copyStream, buffers.stagedEvents[band].get(), 0));
+      } else {
         copyStagingRows(&job);
+      }
     }
     NCC_CUDA_CHECK(cudaMemcpy2DAsync(buffers.frame.as<uint8_t>() + std::size_t(y0) * pitch, pitch,
                                      source + std::size_t(y0) * sourcePitch, sourcePitch, W, rows,

@@ -25,7 +25,7 @@ namespace nccmatch::cuda {
 constexpr int kMaxBands = 8;
 
 // Rows of a pageable frame to copy into the staging buffer: band b's, read by a host function on
-// the copy stream (CudaStagingCopy::HostFunction) after uploadFrame returned.
+// the slot's staging stream (CudaStagingCopy::HostFunction) after uploadFrame returned.
 struct StagingJob {
   uint8_t* target = nullptr;  // rows `width` bytes apart
   const uint8_t* source = nullptr;
@@ -33,14 +33,21 @@ struct StagingJob {
   int width = 0, rows = 0;
 };
 
-// What one frame slot's uploads write to and announce with.
+// What one frame slot's uploads write to and announce with. CudaStagingCopy::HostFunction copies
+// a pageable frame into `staging` by host functions on the slot's own stagingStream, each band's
+// upload on the copy stream waiting for its stagedEvents: this slot's copy then runs while the
+// copy stream still uploads the previous frame (another slot's staging buffer).
 struct UploadBuffers {
   PinnedBuffer staging;  // a pageable frame is copied here first
   DeviceBuffer frame;    // the uploaded frame
   std::array<Event, kMaxBands> bandEvents;  // on the copy stream: rows of band b are on the device
   std::array<StagingJob, kMaxBands> stagingJobs;  // read by CudaStagingCopy::HostFunction's host functions
+  Stream stagingStream;
+  std::array<Event, kMaxBands> stagedEvents;  // on stagingStream: rows of band b are in `staging`
 
-  Status createEvents();
+  Status create();
+  // Waits for the host functions still pending on stagingStream (they read the caller's frame).
+  void finishStaging() const;
 };
 
 // A frame on the device as the steps after the upload read it. `bands` bands of `bandRows` rows
