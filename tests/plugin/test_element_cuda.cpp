@@ -306,25 +306,24 @@ TEST_F(CudaPipelines, RegisteredUpstreamMemoryMatchesLikePageableMemory) {
            "\" ! nccmatch name=m device=cuda display=false max-matches=2 register-upstream=" +
            (registerUpstream ? "true" : "false") + " template=\"" + dir_.path("a.pgm") + "\" ! fakesink";
   };
-  const auto registrationRefused = [&](GstBuffer* b) {
+  // Asked of the runtime, not by registering the memory again: a refused second registration is a
+  // CUDA API error, which compute-sanitizer's memcheck counts.
+  const auto pinned = [&](GstBuffer* b) {
     GstMapInfo map;
     EXPECT_TRUE(gst_buffer_map(b, &map, GST_MAP_READ));
-    const Status again = registerPinnedHost(map.data, map.size);
-    if (again.ok()) {
-      EXPECT_TRUE(unregisterPinnedHost(map.data).ok());
-    }
+    const bool locked = hostMemoryPinned(map.data, map.size);
     gst_buffer_unmap(b, &map);
-    return !again.ok();
+    return locked;
   };
   PipelineRun pageable = runPipeline(description(false), frames);
-  for (GstBuffer* b : distinct) EXPECT_FALSE(registrationRefused(b)) << "registered with register-upstream=false";
+  for (GstBuffer* b : distinct) EXPECT_FALSE(pinned(b)) << "registered with register-upstream=false";
   PipelineRun registered = runPipeline(description(true), frames);
   g_free(caps);
   ASSERT_EQ(pageable.matches.size(), frames.size());
   EXPECT_EQ(registered.memory, "system");
   expectSameMatches(registered, pageable, 0.0);
   for (std::size_t f = 0; f < frames.size(); ++f) EXPECT_FALSE(pageable.matches[f].empty()) << "frame " << f;
-  for (GstBuffer* b : distinct) EXPECT_TRUE(registrationRefused(b)) << "not registered by the element";
+  for (GstBuffer* b : distinct) EXPECT_TRUE(pinned(b)) << "not registered by the element";
   for (GstBuffer* b : distinct) gst_buffer_unref(b);  // their memories' registrations end here
 }
 

@@ -26,4 +26,11 @@ Status registerPinnedHost(void* memory, std::size_t bytes);
 // message for memory it did not register.
 Status unregisterPinnedHost(void* memory);
 
+// Whether every byte of [memory, memory + bytes) is page-locked for CUDA (allocatePinnedHost,
+// registerPinnedHost, cudaHostAlloc or cudaHostRegister): what the CUDA engine asks of a host frame
+// before it copies it without staging. Asks the runtime about the range's first and last byte;
+// pageable memory is no error and leaves none behind (unlike registering it a second time to find
+// out). False for null, zero bytes, builds without CUDA and hosts without a usable driver.
+bool hostMemoryPinned(const void* memory, std::size_t bytes);
+
 }  // namespace nccmatch

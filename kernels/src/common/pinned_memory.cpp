@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/engine/host_memory.hpp"
 #include "cuda/fault_injection.hpp"
 #endif
 
@@ -56,6 +57,16 @@ Status unregisterPinnedHost(void* memory) {
   return unregistered;
 #else
   return Status::error("registering host memory needs CUDA, and this build of nccmatch has no CUDA");
+#endif
+}
+
+bool hostMemoryPinned(const void* memory, std::size_t bytes) {
+#ifdef NCCMATCH_HAVE_CUDA
+  return cuda::hostRange(static_cast<const uint8_t*>(memory), bytes).pinned;
+#else
+  (void)memory;
+  (void)bytes;
+  return false;
 #endif
 }
 

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "nccmatch/engine.hpp"
 #include "test_support.hpp"
@@ -28,6 +30,40 @@ TEST(PinnedMemory, BadArgumentsAreErrors) {
   EXPECT_NE(s.message().find("zero"), std::string::npos) << s.message();
   s = unregisterPinnedHost(nullptr);
   EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
+}
+
+// hostMemoryPinned: false for nothing, pageable memory and (without a GPU) anything; with a GPU,
+// true over allocatePinnedHost's memory and a registered range (every size through 1 byte), false
+// again once unregistered or freed, and false for a range that runs past a pinned block.
+TEST(PinnedMemory, HostMemoryPinnedTellsPinnedFromPageable) {
+  std::vector<uint8_t> pageable(3 * 4096);
+  EXPECT_FALSE(hostMemoryPinned(nullptr, 16));
+  EXPECT_FALSE(hostMemoryPinned(pageable.data(), 0));
+  EXPECT_FALSE(hostMemoryPinned(pageable.data(), pageable.size()));
+  std::string why;
+  if (!cudaAvailable(&why)) GTEST_SKIP() << why;
+  const std::size_t sizes[] = {1, 7, 4095, 4096, 4097, 1920 * 1080};
+  for (std::size_t size : sizes) {
+    void* memory = nullptr;
+    ASSERT_TRUE(allocatePinnedHost(size, &memory).ok()) << size;
+    const auto* bytes = static_cast<const uint8_t*>(memory);
+    EXPECT_TRUE(hostMemoryPinned(memory, size)) << size;
+    EXPECT_TRUE(hostMemoryPinned(bytes + size - 1, 1)) << size << ": the last byte";
+    freePinnedHost(memory);
+    std::vector<uint8_t> owned(size);
+    EXPECT_FALSE(hostMemoryPinned(owned.data(), size)) << size << ": pageable";
+    ASSERT_TRUE(registerPinnedHost(owned.data(), size).ok()) << size;
+    EXPECT_TRUE(hostMemoryPinned(owned.data(), size)) << size << ": registered";
+    ASSERT_TRUE(unregisterPinnedHost(owned.data()).ok()) << size;
+    EXPECT_FALSE(hostMemoryPinned(owned.data(), size)) << size << ": unregistered";
+  }
+  // A registered middle page of a pageable block: a range beyond it on either side is not pinned.
+  uint8_t* middle = pageable.data() + 4096 - reinterpret_cast<uintptr_t>(pageable.data()) % 4096;
+  ASSERT_TRUE(registerPinnedHost(middle, 4096).ok());
+  EXPECT_TRUE(hostMemoryPinned(middle, 4096));
+  EXPECT_FALSE(hostMemoryPinned(middle - 1, 4097)) << "starts before the registered page";
+  EXPECT_FALSE(hostMemoryPinned(middle, 4097)) << "ends after the registered page";
+  ASSERT_TRUE(unregisterPinnedHost(middle).ok());
 }
 
 TEST(PinnedMemory, WithoutAGpuTheErrorSaysWhy) {
