@@ -25,6 +25,8 @@ rm -rf "$pack"
 mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"
 # test_opencv_* compare the CPU backend with OpenCV and need its libraries: not for the GPU host.
 find "$build/tests" -type f -name 'test_*' ! -name 'test_opencv_*' -perm -u+x -exec cp {} "$pack/tests/" \;
+# The planted race of scripts/racecheck-self-check.sh (not a test).
+find "$build/tests" -type f -name sanitizer_planted_race -perm -u+x -exec cp {} "$pack/tests/" \;
 # What scripts/gpu-sanitize.sh runs: meson's 'gpu' suite (test_cuda_faults among them), the element
 # on CUDA memory and 8 CUDA elements at once. Not test_element_faults: its device that does not exist
 # makes gstcuda's driver calls fail on purpose, which the tools count as errors.
