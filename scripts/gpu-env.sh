@@ -1,11 +1,15 @@
 # Sourced on the GPU host from the repository root (`source scripts/gpu-env.sh`): unpacks
-# gpu-pack.tar.xz into gpu-pack/ (once) and gpu-pack-overlay.tar.xz (scripts/gpu-overlay.sh) over
-# it when present, then sets what the pack's binaries need there: the GStreamer bundle
-# (.gst/env.sh), the pack's plugin first on GST_PLUGIN_PATH, no registry fork (compute-sanitizer
-# sees one process), cuFFT from the toolkit or the host's Python packages, the toolkit's tools
-# (compute-sanitizer, ncu, cuobjdump) on PATH. Prints the GPU.
+# gpu-pack.tar.xz into gpu-pack/ (once), gpu-pack-overlay.tar.xz (scripts/gpu-overlay.sh) over it
+# and each gpu-pack-branch-LABEL.tar.xz (scripts/gpu-branch-pack.sh) beside it when present, then
+# sets what the pack's binaries need there: the GStreamer bundle (.gst/env.sh), the pack's plugin
+# first on GST_PLUGIN_PATH, no registry fork (compute-sanitizer sees one process), cuFFT from the
+# toolkit or the host's Python packages, the toolkit's tools (compute-sanitizer, ncu, cuobjdump) on
+# PATH. Prints the GPU.
 if [ ! -d gpu-pack ] && [ -f gpu-pack.tar.xz ]; then tar -xJf gpu-pack.tar.xz; fi
 if [ -f gpu-pack-overlay.tar.xz ]; then tar -xJf gpu-pack-overlay.tar.xz; fi
+# Other branches' binaries (scripts/gpu-branch-pack.sh): each in its gpu-pack-branch-LABEL/.
+for nccmatch_branch in gpu-pack-branch-*.tar.xz; do [ -f "$nccmatch_branch" ] && tar -xJf "$nccmatch_branch"; done
+unset nccmatch_branch
 [ -f .gst/env.sh ] && source .gst/env.sh
 export GST_PLUGIN_PATH="$PWD/gpu-pack/plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
 export GST_REGISTRY_FORK=no

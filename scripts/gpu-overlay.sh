@@ -7,8 +7,8 @@
 # Usage: scripts/gpu-overlay.sh BUILD NAME...   (NAME: test_cuda_regions, bench_track, plugin, ...)
 # bench_rotations brings the OpenCV libraries it loads into gpu-pack/lib (as GPU_PACK_OPENCV=1 does;
 # LD_LIBRARY_PATH=$PWD/gpu-pack/lib there, which scripts/gpu-env.sh sets when lib/ exists).
-# Meson gives nvcc no depfiles: after a header change, delete the CUDA objects that include it
-# (BUILD/kernels/libnccmatch.a.p/*.cu.o) before this, or run gpu-pack.sh, which rebuilds them all.
+# Meson gives nvcc no depfiles: the CUDA objects older than a header they include are deleted first
+# (scripts/stale-cuda-objects.py), so ninja rebuilds them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/gpu-overlay.sh BUILD NAME...}
@@ -31,6 +31,7 @@ for name in "$@"; do
     *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; exit 2 ;;
   esac
 done
+python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
 ninja -C "$build" "${targets[@]}"
 for t in "${targets[@]}"; do
   case $t in

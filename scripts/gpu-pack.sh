@@ -16,10 +16,9 @@ if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" -Dcuda=enabled -Dcuda-arch="${CUDA_ARCH:-90}"
 fi
 # Meson 1.0 gives nvcc no depfile flags, so a CUDA object is not rebuilt when a header it includes
-# changes (a stale bench_ncc.cu.o once crashed on a changed EngineOptions). Any header newer than a
-# CUDA object makes that object stale.
-newest_header=$(find kernels bench -name '*.hpp' -o -name '*.cuh' -o -name '*.h' | xargs ls -t | head -1)
-find "$build" -name '*.cu.o' ! -newer "$newest_header" -print -delete | sed 's/^/stale, rebuilt: /'
+# changes (a stale bench_ncc.cu.o once crashed on a changed EngineOptions): each CUDA object older
+# than its .cu or any header that includes, transitively, is deleted first (stale-cuda-objects.py).
+python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
 ninja -C "$build"
 rm -rf "$pack"
 mkdir -p "$pack/tests" "$pack/bench" "$pack/plugin"

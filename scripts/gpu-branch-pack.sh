@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds a few binaries of another branch in this checkout's build folder (no second build of the
+# whole project, no worktree): the changes BRANCH made since it left HEAD's history (its diff from
+# their merge base) are applied to the working tree (which must be clean; a conflict with what HEAD
+# changed since stops the script), the CUDA objects they make stale deleted (stale-cuda-objects.py: nvcc has
+# no depfiles), the named binaries built and packed, stripped, into gpu-pack-branch-LABEL.tar.xz
+# (gpu-pack-branch-LABEL/{tests,bench,plugin}); then HEAD's files are put back, and the objects
+# built from the branch's files are marked stale for the next build. scripts/gpu-env.sh unpacks
+# every gpu-pack-branch-*.tar.xz beside the pack on the GPU host; carry them with the pack, and run
+# e.g. gpu-pack-branch-LABEL/tests/test_cuda_regions, or that folder's plugin through
+# GST_PLUGIN_PATH (before the pack's), against the pack's own binaries in the same command.
+# Usage: scripts/gpu-branch-pack.sh BUILD BRANCH LABEL NAME...   (NAME: test_*, bench_*, plugin)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 4 ] || { echo "usage: scripts/gpu-branch-pack.sh BUILD BRANCH LABEL NAME..." >&2; exit 2; }
+build=$1 branch=$2 label=$3
+shift 3
+[ -f "$build/build.ninja" ] || { echo "$build is not a build folder (no build.ninja)" >&2; exit 2; }
+git rev-parse --verify --quiet "$branch^{commit}" >/dev/null || { echo "no branch or commit '$branch'" >&2; exit 2; }
+if ! git diff --quiet || ! git diff --cached --quiet; then
+  echo "the working tree has uncommitted changes: commit or stash them first" >&2
+  exit 2
+fi
+base=$(git merge-base HEAD "$branch")
+changed=() added=() removed=()
+while IFS=$'\t' read -r status path; do
+  case $status in
+    A) added+=("$path") ;;
+    D) removed+=("$path") ;;
+    *) changed+=("$path") ;;
+  esac
+done < <(git diff --no-renames --name-status "$base" "$branch")
+[ $(( ${#changed[@]} + ${#added[@]} + ${#removed[@]} )) -gt 0 ] || { echo "$branch changes nothing since $base" >&2; exit 2; }
+restore() {
+  [ ${#changed[@]} -eq 0 ] && [ ${#removed[@]} -eq 0 ] || git checkout HEAD -- "${changed[@]}" "${removed[@]}"
+  [ ${#added[@]} -eq 0 ] || rm -f -- "${added[@]}"
+  python3 scripts/stale-cuda-objects.py "$build" --newer --delete >/dev/null
+}
+trap restore EXIT
+echo "$branch since $(git rev-parse --short "$base"): ${#changed[@]} changed, ${#added[@]} added, ${#removed[@]} removed"
+git diff --binary --no-renames "$base" "$branch" | git apply
+python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
+targets=()
+for name in "$@"; do
+  case $name in
+    plugin) targets+=(plugin/libgstnccmatch.so) ;;
+    bench_*) targets+=("bench/$name") ;;
+    test_*)
+      t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
+      [ -n "$t" ] || { echo "no test binary $name in $build" >&2; exit 2; }
+      targets+=("$t") ;;
+    *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; exit 2 ;;
+  esac
+done
+ninja -C "$build" "${targets[@]}"
+stage=$(mktemp -d)
+dir=gpu-pack-branch-$label
+mkdir -p "$stage/$dir/tests" "$stage/$dir/bench" "$stage/$dir/plugin"
+for t in "${targets[@]}"; do
+  case $t in
+    plugin/*) cp "$build/$t" "$stage/$dir/plugin/" ;;
+    bench/*) cp "$build/$t" "$stage/$dir/bench/" ;;
+    *) cp "$build/$t" "$stage/$dir/tests/" ;;
+  esac
+done
+git rev-parse "$branch" >"$stage/$dir/commit.txt"
+strip --strip-unneeded "$stage/$dir"/{tests,bench,plugin}/* 2>/dev/null || true
+tar -C "$stage" -cf - "$dir" | xz -T1 --lzma2=preset=6,dict=64MiB >"$dir.tar.xz"
+rm -rf "$stage"
+echo "$dir.tar.xz: $(du -h "$dir.tar.xz" | cut -f1), $(tar -tJf "$dir.tar.xz" | grep -vc '/$') files, $branch at $(git rev-parse --short "$branch")"
