@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 build=$1 branch=$2 label=$3
 shift 3
 [ -f "$build/build.ninja" ] || { echo "$build is not a build folder (no build.ninja)" >&2; exit 2; }
+source scripts/gpu-targets.sh
 git rev-parse --verify --quiet "$branch^{commit}" >/dev/null || { echo "no branch or commit '$branch'" >&2; exit 2; }
 if ! git diff --quiet || ! git diff --cached --quiet; then
   echo "the working tree has uncommitted changes: commit or stash them first" >&2
@@ -40,29 +41,11 @@ trap restore EXIT
 echo "$branch since $(git rev-parse --short "$base"): ${#changed[@]} changed, ${#added[@]} added, ${#removed[@]} removed"
 git diff --binary --no-renames "$base" "$branch" | git apply
 python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
-targets=()
-for name in "$@"; do
-  case $name in
-    plugin) targets+=(plugin/libgstnccmatch.so) ;;
-    bench_*) targets+=("bench/$name") ;;
-    test_*)
-      t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
-      [ -n "$t" ] || { echo "no test binary $name in $build" >&2; exit 2; }
-      targets+=("$t") ;;
-    *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; exit 2 ;;
-  esac
-done
+nccmatch_targets "$build" "$@" || exit 2
 ninja -C "$build" "${targets[@]}"
 stage=$(mktemp -d)
 dir=gpu-pack-branch-$label
-mkdir -p "$stage/$dir/tests" "$stage/$dir/bench" "$stage/$dir/plugin"
-for t in "${targets[@]}"; do
-  case $t in
-    plugin/*) cp "$build/$t" "$stage/$dir/plugin/" ;;
-    bench/*) cp "$build/$t" "$stage/$dir/bench/" ;;
-    *) cp "$build/$t" "$stage/$dir/tests/" ;;
-  esac
-done
+nccmatch_copy_targets "$build" "$stage/$dir" "${targets[@]}"
 git rev-parse "$branch" >"$stage/$dir/commit.txt"
 strip --strip-unneeded "$stage/$dir"/{tests,bench,plugin}/* 2>/dev/null || true
 tar -C "$stage" -cf - "$dir" | xz -T1 --lzma2=preset=6,dict=64MiB >"$dir.tar.xz"

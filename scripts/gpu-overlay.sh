@@ -15,35 +15,17 @@ build=${1:?usage: scripts/gpu-overlay.sh BUILD NAME...}
 shift
 [ $# -gt 0 ] || { echo "usage: scripts/gpu-overlay.sh BUILD NAME... (no binary named)" >&2; exit 2; }
 [ -f "$build/build.ninja" ] || { echo "$build is not a build folder (no build.ninja)" >&2; exit 2; }
+source scripts/gpu-targets.sh
+nccmatch_targets "$build" "$@" || exit 2
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/gpu-pack/tests" "$stage/gpu-pack/bench" "$stage/gpu-pack/plugin"
-targets=()
-for name in "$@"; do
-  case $name in
-    plugin) targets+=(plugin/libgstnccmatch.so) ;;
-    bench_*) targets+=("bench/$name") ;;
-    test_*)
-      t=$(cd "$build" && find tests -type f -name "$name" -perm -u+x | head -1)
-      [ -n "$t" ] || t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
-      [ -n "$t" ] || { echo "no test binary $name in $build" >&2; exit 2; }
-      targets+=("$t") ;;
-    *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; exit 2 ;;
-  esac
-done
 python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
 ninja -C "$build" "${targets[@]}"
-for t in "${targets[@]}"; do
-  case $t in
-    plugin/*) cp "$build/$t" "$stage/gpu-pack/plugin/" ;;
-    bench/bench_rotations)
-      source scripts/opencv-libs.sh
-      copy_opencv_libs "$build/$t" "$stage/gpu-pack/lib"
-      cp "$build/$t" "$stage/gpu-pack/bench/" ;;
-    bench/*) cp "$build/$t" "$stage/gpu-pack/bench/" ;;
-    *) cp "$build/$t" "$stage/gpu-pack/tests/" ;;
-  esac
-done
+nccmatch_copy_targets "$build" "$stage/gpu-pack" "${targets[@]}"
+if [[ " ${targets[*]} " == *" bench/bench_rotations "* ]]; then
+  source scripts/opencv-libs.sh
+  copy_opencv_libs "$build/bench/bench_rotations" "$stage/gpu-pack/lib"
+fi
 strip --strip-unneeded "$stage"/gpu-pack/{tests,bench,plugin}/* 2>/dev/null || true
 # The binaries share the library's CUDA fat binaries: a 64 MiB window stores each copy once.
 tar -C "$stage" -cf - gpu-pack | xz -T1 --lzma2=preset=6,dict=64MiB >gpu-pack-overlay.tar.xz
