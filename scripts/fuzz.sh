@@ -132,9 +132,9 @@ for target in "${targets[@]}"; do
     grep -q -E '^==[0-9]+==ERROR|^SUMMARY: |deadly signal|-- timeout|out-of-memory' "$job_dir"/fuzz-*.log && ok=1
   else
     # LeakSanitizer's own failure ("Tracer caught signal 11 ... LeakSanitizer has encountered a
-    # fatal error": its stop-the-world tracer crashing while the loader's GStreamer threads run, seen
-    # once in CI) is not a finding when the input it kept passes on replay: that run is retried once
-    # (a second such failure counts as a finding).
+    # fatal error": its stop-the-world tracer crashing while the loader's GStreamer threads run, in
+    # both CI runs of session 19) is not a finding when the input it kept passes on replay: that run
+    # is retried once (a second such failure counts as a finding).
     for attempt in 1 2; do
       ok=0
       "$exe" "${flags[@]}" "$budget_flag" "$corpus" "$seeds/$target" "$committed" >"$log" 2>&1 || ok=$?
