@@ -69,6 +69,21 @@ NCC_HOST_DEVICE inline bool rankedBefore(double goodnessA, Raster rasterA, doubl
   return rasterA < rasterB;
 }
 
+// A double goodness (not NaN) as a key whose unsigned order is the goodness order (-0 as +0):
+// a 64-bit atomicMax of keys keeps the highest goodness exactly, and goodnessFromKey gives it back.
+NCC_HOST_DEVICE inline uint64_t goodnessKey(double goodness) {
+  if (goodness == 0.0) goodness = 0.0;  // -0 ranks as +0
+  uint64_t bits;
+  memcpy(&bits, &goodness, sizeof bits);
+  return (bits >> 63) != 0 ? ~bits : bits | (uint64_t(1) << 63);
+}
+NCC_HOST_DEVICE inline double goodnessFromKey(uint64_t key) {
+  const uint64_t bits = (key >> 63) != 0 ? key & ~(uint64_t(1) << 63) : ~key;
+  double goodness;
+  memcpy(&goodness, &bits, sizeof goodness);
+  return goodness;
+}
+
 // A key of a map position (x, y >= 0) ordered as raster order, for maps of any width.
 NCC_HOST_DEVICE inline uint64_t rasterKey(int x, int y) {
   return (uint64_t(uint32_t(y)) << 32) | uint32_t(x);

@@ -127,6 +127,29 @@ TEST(Peaks, RankedKeysOrderAsRankedBefore) {
     }
 }
 
+// goodnessKey: a double goodness as a key whose unsigned order is the goodness order (the GEMM
+// bank's tile best is the atomicMax of its candidates' keys), and goodnessFromKey gives it back.
+TEST(Peaks, GoodnessKeysOrderAsGoodness) {
+  auto& gen = test::rng();
+  std::vector<double> values = {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-308, -1e-308, 4.9e-324, -4.9e-324,
+                                1.7e308, -1.7e308, INFINITY, -INFINITY, 0.25, std::nextafter(0.25, 1.0),
+                                std::nextafter(0.25, 0.0), std::nextafter(-0.25, 0.0)};
+  for (int k = 0; k < 300; ++k) {
+    const double mantissa = double(int64_t(gen() % 2000001) - 1000000) / 1000000.0;
+    values.push_back(std::ldexp(mantissa, int(gen() % 200) - 100));
+  }
+  for (double a : values)
+    for (double b : values) {
+      const uint64_t ka = goodnessKey(a), kb = goodnessKey(b);
+      ASSERT_EQ(ka > kb, a > b) << a << " against " << b;
+      ASSERT_EQ(ka == kb, a == b) << a << " against " << b;
+    }
+  for (double a : values) {
+    EXPECT_EQ(goodnessFromKey(goodnessKey(a)), a) << a;
+    EXPECT_FALSE(std::signbit(goodnessFromKey(goodnessKey(a))) && a == 0.0) << "-0 comes back as +0";
+  }
+}
+
 TEST(Peaks, SubPixelFromParabola) {
   // Samples of -(x - 10.3)^2 - (y - 7.8)^2 at integers: the parabola vertex is exact.
   Map m(20, 20, 0.0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
 
 #include "common/integer_math.hpp"
@@ -59,6 +60,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     if (int(threadIdx.x) < kChunk) {
       s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
       s.tieKeys[threadIdx.x] = 0;  // no tie
+      s.bestKeys[threadIdx.x] = 0;  // no candidate scored
+      s.bestIndex[threadIdx.x] = INT_MAX;
     }
     if (threadIdx.x == 0) *s.candidateCount = 0;
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 
@@ -256,48 +257,67 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
     }
     __syncwarp();  // the row's own floors are in place
+    // Bit 8j + 2m + half: the pair's ceiling reaches the floor seen now or the threshold (a pair
+    // that is none, ceiling -inf, never does). Only those pairs are visited below.
+    uint32_t reaching = 0;
+    float floorNow[2];
+    bool flatTemplate[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      // A candidate reaches the floor seen now or the threshold; a pair that is none (ceiling
-      // -inf) never does.
-      const float floorNow = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
-      float reach = rule.collect ? fminf(floorNow, goodEnoughFloor) : floorNow;
+      floorNow[j] = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      float reach = rule.collect ? fminf(floorNow[j], goodEnoughFloor) : floorNow[j];
       reach = fmaxf(reach, -FLT_MAX);
-      const bool flatTemplate = screenFlatTemplate(screenRule, s.desc[min(member, count - 1)].screen);
+      flatTemplate[j] = screenFlatTemplate(screenRule, s.desc[min(member, count - 1)].screen);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const float ceil = ceiling[j][m][half];
-          if (ceil >= reach) {
-            const Place place = placeOf(m, half);
-            const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
-            // Outside the map: no pair (its ceiling may be the method's lowest goodness, not -inf).
-            if (f.offset == -INFINITY) continue;
-            // Exact (flat template or flat window) and short of the threshold: at most the floor.
-            const bool exact = flatTemplate || f.gw == 0.0f;
-            if (exact && !(rule.collect && ceil >= goodEnoughFloor)) {
-              if (ceil >= floorNow) atomicMax(s.tieKeys + member, rankedKey(ceil, tile.index(place)));
-              continue;
+        for (int half = 0; half < 2; ++half)
+          if (ceiling[j][m][half] >= reach) reaching |= 1u << (8 * j + 2 * m + half);
+    }
+    while (reaching != 0) {
+      const int bit = __ffs(reaching) - 1;
+      reaching &= reaching - 1;
+      uint32_t c = 0;
+      float ceil = 0.0f;
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half)
+            if (bit == 8 * j + 2 * m + half) {
+              c = acc[m][n][2 * half + j];
+              ceil = ceiling[j][m][half];
             }
-            const int slot = atomicAdd(s.candidateCount, 1);
-            if (slot < kCapacity) {
-              s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
-              s.cross[slot] = acc[m][n][2 * half + j];
-              s.ceiling[slot] = ceil;
-            }
-          }
-        }
+      const int j = bit >> 3, member = 8 * n + 2 * t + j;
+      const Place place = placeOf((bit >> 1) & 3, bit & 1);
+      const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
+      // Outside the map: no pair (its ceiling may be the method's lowest goodness, not -inf).
+      if (f.offset == -INFINITY) continue;
+      // Exact (flat template or flat window) and short of the threshold: at most the floor.
+      const bool exact = (j == 0 ? flatTemplate[0] : flatTemplate[1]) || f.gw == 0.0f;
+      if (exact && !(rule.collect && ceil >= goodEnoughFloor)) {
+        if (ceil >= (j == 0 ? floorNow[0] : floorNow[1])) atomicMax(s.tieKeys + member, rankedKey(ceil, tile.index(place)));
+        continue;
+      }
+      const int slot = atomicAdd(s.candidateCount, 1);
+      if (slot < kCapacity) {
+        s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
+        s.cross[slot] = c;
+        s.ceiling[slot] = ceil;
+      }
     }
   }
 }
 
 // The tile epilogue, second tier (after a barrier, every candidate on the list): the block
 // scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
-// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them),
-// then each template's tile best among them and its exact tie (screenCandidates: a goodness
-// below the final floor is never the best) goes to its blockBest[tile].
+// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them).
+// Each template's tile best among them is found by shared atomics in two rounds: the highest
+// goodness (atomicMax of goodnessKey), then the earliest index of that goodness (atomicMin); with
+// its exact tie (screenCandidates: a goodness below the final floor is never the best) it goes to
+// its blockBest[tile]. bestKeys/bestIndex were reset with the tile's floors.
 __device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
                                                 const TileGeometry& tile, Method method, const FusedBankRule& rule,
                                                 float goodEnoughFloor, int tileIndex) {
@@ -312,25 +332,26 @@ __device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candida
       int64_t s1, s2;
       windowSumsAt(s, place, w, &s1, &s2);
       r = exactPair(s.desc[member], method, rule, s1, s2, s.cross[k], tile.index(place));
+      atomicMax(s.bestKeys + member, goodnessKey(r.goodness));
     }
     exact[k] = r;
   }
   __syncthreads();
-  // Each template's best: warp w takes templates w, w + 8, ..., its lanes the candidates in turn.
-  const int lane = threadIdx.x & 31;
-  for (int member = threadIdx.x >> 5; member < count; member += kGemmThreads / 32) {
+  for (int k = threadIdx.x; k < candidates; k += kGemmThreads) {
+    const Ranked r = exact[k];  // this thread's own write
+    const int member = int(s.where[k] >> 16);
+    if (r.index >= 0 && goodnessKey(r.goodness) == s.bestKeys[member]) atomicMin(s.bestIndex + member, r.index);
+  }
+  __syncthreads();
+  for (int member = threadIdx.x; member < count; member += kGemmThreads) {
     Ranked best{0.0, -1};
-    for (int k = lane; k < candidates; k += 32)
-      if (int(s.where[k] >> 16) == member && better(exact[k], best)) best = exact[k];
-    best = warpBest(best);
-    if (lane == 0) {
-      const unsigned long long key = s.tieKeys[member];
-      if (key != 0) {
-        const Ranked tie{double(rankedKeyGoodness(key)), rankedKeyIndex(key)};
-        if (tie.goodness >= double(orderedFloat(s.floorBits[member])) && better(tie, best)) best = tie;
-      }
-      s.desc[member].blockBest[tileIndex] = best;
+    if (s.bestIndex[member] != INT_MAX) best = Ranked{goodnessFromKey(s.bestKeys[member]), s.bestIndex[member]};
+    const unsigned long long key = s.tieKeys[member];
+    if (key != 0) {
+      const Ranked tie{double(rankedKeyGoodness(key)), rankedKeyIndex(key)};
+      if (tie.goodness >= double(orderedFloat(s.floorBits[member])) && better(tie, best)) best = tie;
     }
+    s.desc[member].blockBest[tileIndex] = best;
   }
 }
 

@@ -74,6 +74,10 @@ struct GemmShared {
   uint32_t* cross;
   float* ceiling;
   unsigned long long* tieKeys;
+  // Per template, the tile best among its scored candidates (scoreCandidates): the highest
+  // goodness as a key (goodnessKey), then the earliest index of it (INT_MAX: no candidate).
+  unsigned long long* bestKeys;
+  int* bestIndex;
 };
 
 struct SharedLayout {
@@ -96,7 +100,7 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
   l.desc = std::size_t(chunkTemplates) * sizeof(MemberDesc);
   l.best = std::size_t(kGemmTileRows) * chunkTemplates * sizeof(Ranked);
   l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 +
-                  std::size_t(chunkTemplates) * 8 + 15) /
+                  std::size_t(chunkTemplates) * (8 + 8 + 4) + 15) /
                  16 * 16;
   return l;
 }
@@ -133,6 +137,8 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   // 8-byte aligned: the floors (a multiple of 8 ints), 4 ints, then 3 x capacity words (capacity a
   // multiple of 8).
   s.tieKeys = reinterpret_cast<unsigned long long*>(s.ceiling + capacity);
+  s.bestKeys = s.tieKeys + capacity / kGemmTileRows;
+  s.bestIndex = reinterpret_cast<int*>(s.bestKeys + capacity / kGemmTileRows);
   return s;
 }
 
