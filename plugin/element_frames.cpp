@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "box_drawing.hpp"
 #include "element_engine.hpp"
@@ -265,7 +266,7 @@ GstFlowReturn pushFramesInFlight(GstNccMatch* self) {
   GstFlowReturn flow = GST_FLOW_OK;
   if (!stream.inFlight.empty()) GST_DEBUG_OBJECT(self, "draining %zu frame(s) in flight", stream.inFlight.size());
   while (!stream.inFlight.empty() && flow == GST_FLOW_OK) {
-    InFlightFrame f = stream.inFlight.front();
+    InFlightFrame f = std::move(stream.inFlight.front());
     stream.inFlight.pop_front();
     GstBuffer* buffer = finishFrame(self, f);
     flow = buffer != nullptr ? gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), buffer) : GST_FLOW_ERROR;
@@ -526,7 +527,7 @@ GstFlowReturn submitFrame(GstNccMatch* self, GstBuffer* buffer) {
     releaseFrame(f);
     return flow;
   }
-  self->stream->inFlight.push_back(f);
+  self->stream->inFlight.push_back(std::move(f));
   return GST_FLOW_OK;
 }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "element_engine.hpp"
@@ -324,7 +325,7 @@ GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
   if (stream.inFlight.empty() ||
       int(stream.inFlight.size()) < framesInFlightNow(self, stream.inFlight.back().settings))
     return GST_FLOW_OK;
-  InFlightFrame f = stream.inFlight.front();
+  InFlightFrame f = std::move(stream.inFlight.front());  // no copy of its settings' vectors
   stream.inFlight.pop_front();
   *outbuf = finishFrame(self, f);
   return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
