@@ -23,7 +23,10 @@
 #                         "tool:binary:index/total" (shard index of total gtest shards; gtest puts
 #                         test j in shard j mod total, so shard i of 6 is shards i and i+6 of 12),
 #                         e.g. "racecheck:test_cuda_engine:1/12 racecheck:test_gemm_bank:18/24": the
-#                         runs a time-limited call left, split finer, without repeating the rest
+#                         runs a time-limited call left, split finer, without repeating the rest.
+#                         A run may end in @KERNEL: only that kernel is checked in it
+#                         (`--kernel-name kns=KERNEL`), e.g. "racecheck:test_cuda_engine:96/107@scanKernel":
+#                         a test too big for the tool in one run, taken kernel by kernel
 #   GPU_SANITIZE_OPTIONS  more compute-sanitizer options for every run, split at spaces (e.g.
 #                         "--kernel-name-exclude kns=fft" to leave cuFFT's own kernels out of a run
 #                         whose time they take; the summary line names them)
@@ -94,13 +97,22 @@ case "${GPU_SANITIZE_DEADLINE:-1}" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_DEADLINE must be a positive number of seconds, not '$GPU_SANITIZE_DEADLINE'" >&2; exit 2 ;;
 esac
 
-# The log of one shard (index $3 of $4) of a binary under a tool.
+# The log of one shard (index $3 of $4) of a binary under a tool, of kernel $5 alone when given.
 log_of() {
   local suffix=""
   [ "$4" -gt 1 ] && suffix=".shard$3"
   # Runs of an explicit list may split a binary differently from the default: name the total too.
   [ "$4" -gt 1 ] && [ "$4" != "$shards" ] && suffix=".shard$3of$4"
+  [ -n "${5:-}" ] && suffix+=".kernel-$5"
   echo "$logs/$1-$(basename "$2")$suffix.log"
+}
+# A run's name in progress lines and the summary: binary, shard, kernel.
+run_name() {
+  local name
+  name=$(basename "$1")
+  [ "$3" -gt 1 ] && name+=" shard $2/$3"
+  [ -n "${4:-}" ] && name+=" kernel $4"
+  echo "$name"
 }
 # The reports a log counts: memcheck, synccheck, initcheck "ERROR SUMMARY: N errors", racecheck
 # "RACECHECK SUMMARY: N hazards" (empty when the log has no summary line).
@@ -111,15 +123,16 @@ reports_in() {
 
 # One run: a shard of a binary under a tool, its log and exit status in $logs.
 run_one() {
-  local tool=$1 b=$2 shard=$3 total=$4 options
+  local tool=$1 b=$2 shard=$3 total=$4 kernel=${5:-} options
   case $tool in
     memcheck) options=(--tool memcheck --leak-check full) ;;
     *) options=(--tool "$tool") ;;
   esac
   # shellcheck disable=SC2206  # split at spaces on purpose
   [ -n "${GPU_SANITIZE_OPTIONS:-}" ] && options+=(${GPU_SANITIZE_OPTIONS})
+  [ -n "$kernel" ] && options+=(--kernel-name "kns=$kernel")
   local log args=("${gtest_args[@]}") skip
-  log=$(log_of "$tool" "$b" "$shard" "$total")
+  log=$(log_of "$tool" "$b" "$shard" "$total" "$kernel")
   for skip in "${sanitizer_skips[@]}"; do
     local skipTool=${skip%%:*} rest=${skip#*:}
     [ "$skipTool" = "$tool" ] && [ "${rest%%:*}" = "$(basename "$b")" ] || continue
@@ -137,7 +150,7 @@ run_one() {
       echo "not started: GPU_SANITIZE_DEADLINE ($GPU_SANITIZE_DEADLINE s) reached" >"$log"
       echo not-started >"$log.rc"
       [ -n "${GPU_SANITIZE_PROGRESS:-}" ] &&
-        echo "$tool $(basename "$b") shard $shard/$total not started (deadline)" >>"$GPU_SANITIZE_PROGRESS"
+        echo "$tool $(run_name "$b" "$shard" "$total" "$kernel") not started (deadline)" >>"$GPU_SANITIZE_PROGRESS"
       return
     fi
     [ "$left" -lt "$limit" ] && limit=$left
@@ -173,7 +186,7 @@ run_one() {
     local n
     n=$(reports_in "$log")
     grep -q 'terminated before first instrumented API call' "$log" && n="none (no CUDA call)"
-    echo "$tool $(basename "$b") shard $shard/$total exit=$rc reports=${n:-none} host-memory-peak=$peak" \
+    echo "$tool $(run_name "$b" "$shard" "$total" "$kernel") exit=$rc reports=${n:-none} host-memory-peak=$peak" \
       >>"$GPU_SANITIZE_PROGRESS"
   fi
 }
@@ -188,27 +201,29 @@ known_tool() {
   esac
 }
 for tool in $tools; do known_tool "$tool"; done
-# The plan: one "tool|binary|shard|total" a run, every (tool, binary, shard) by default.
+# The plan: one "tool|binary|shard|total|kernel" a run (kernel empty: every kernel), every
+# (tool, binary, shard) by default.
 plan=()
 if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
   tools=""
   for run in $GPU_SANITIZE_RUNS; do
-    if ! [[ "$run" =~ ^([a-z]+):([A-Za-z0-9_]+):([0-9]+)/([0-9]+)$ ]] ||
+    if ! [[ "$run" =~ ^([a-z]+):([A-Za-z0-9_]+):([0-9]+)/([0-9]+)(@([A-Za-z_][A-Za-z0-9_]*))?$ ]] ||
        [ "${BASH_REMATCH[4]}" -lt 1 ] || [ "${BASH_REMATCH[3]}" -ge "${BASH_REMATCH[4]}" ]; then
-      echo "GPU_SANITIZE_RUNS: '$run' is not tool:binary:index/total with index < total" >&2
+      echo "GPU_SANITIZE_RUNS: '$run' is not tool:binary:index/total[@KERNEL] with index < total" >&2
       exit 2
     fi
     tool=${BASH_REMATCH[1]} name=${BASH_REMATCH[2]} index=${BASH_REMATCH[3]} total=${BASH_REMATCH[4]}
+    kernel=${BASH_REMATCH[6]}
     known_tool "$tool"
     b=$(find "$build/tests" -type f -name "$name" -perm -u+x | head -1)
     [ -n "$b" ] || { echo "GPU_SANITIZE_RUNS: no binary $name under $build/tests" >&2; exit 2; }
-    plan+=("$tool|$b|$index|$total")
+    plan+=("$tool|$b|$index|$total|$kernel")
     [[ " $tools " == *" $tool "* ]] || tools+=" $tool"
   done
 else
   for tool in $tools; do
     for b in "${binaries[@]}"; do
-      for ((shard = 0; shard < shards; ++shard)); do plan+=("$tool|$b|$shard|$shards"); done
+      for ((shard = 0; shard < shards; ++shard)); do plan+=("$tool|$b|$shard|$shards|"); done
     done
   done
 fi
@@ -217,8 +232,8 @@ fi
 jobs=${GPU_SANITIZE_JOBS:-1}
 running=0
 for entry in "${plan[@]}"; do
-  IFS='|' read -r tool b shard total <<<"$entry"
-  run_one "$tool" "$b" "$shard" "$total" &
+  IFS='|' read -r tool b shard total kernel <<<"$entry"
+  run_one "$tool" "$b" "$shard" "$total" "$kernel" &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then wait -n; running=$((running - 1)); fi
 done
@@ -231,12 +246,11 @@ for tool in $tools; do
   failed=()
   declare -A counted=()
   for entry in "${plan[@]}"; do
-    IFS='|' read -r entryTool b shard total <<<"$entry"
+    IFS='|' read -r entryTool b shard total kernel <<<"$entry"
     [ "$entryTool" = "$tool" ] || continue
     counted[$b]=1
-    name=$(basename "$b")
-    [ "$total" -gt 1 ] && name+=" shard $shard/$total"
-    log=$(log_of "$tool" "$b" "$shard" "$total")
+    name=$(run_name "$b" "$shard" "$total" "$kernel")
+    log=$(log_of "$tool" "$b" "$shard" "$total" "$kernel")
     rc=$(cat "$log.rc" 2>/dev/null || echo missing)
     n=$(reports_in "$log")
     # A run whose tests made no CUDA call (host-only tests, or a shard of them) ends with the

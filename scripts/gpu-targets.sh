@@ -1,5 +1,5 @@
 # Sourced by gpu-overlay.sh and gpu-branch-pack.sh: binaries named as the GPU host runs them
-# (test_*, bench_*, 'plugin') as ninja targets of a build, and those targets copied into a pack's
+# (test_*, bench_*, 'plugin', and sanitizer_* probes such as sanitizer_planted_race) as ninja targets of a build, and those targets copied into a pack's
 # tests/, bench/ and plugin/ folders.
 
 # nccmatch_targets BUILD NAME...: sets the array `targets`; status 2, with a message, for a name
@@ -12,11 +12,11 @@ nccmatch_targets() {
     case $name in
       plugin) targets+=(plugin/libgstnccmatch.so) ;;
       bench_*) targets+=("bench/$name") ;;
-      test_*)
+      test_* | sanitizer_*)
         t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
         [ -n "$t" ] || { echo "no test binary $name in $build" >&2; return 2; }
         targets+=("$t") ;;
-      *) echo "$name: not a test_*, bench_* or 'plugin'" >&2; return 2 ;;
+      *) echo "$name: not a test_*, bench_*, sanitizer_* or 'plugin'" >&2; return 2 ;;
     esac
   done
 }

@@ -5,18 +5,22 @@
 # options given, and prints the hazards reported. Exit status 0 when the outcome is the expected
 # one: hazards reported (default), or none with --expect-none (e.g. for `--launch-skip 1000`,
 # where no launch is checked); 1 otherwise; 2 for a missing binary or tool.
+# --graph: each launch is a launch of a CUDA graph the kernel was captured into (the engine
+# replays captured graphs: are kernels inside graphs checked too?).
 # Usage, on a GPU host from the repository root (after `source scripts/gpu-env.sh` for a pack):
-#   scripts/racecheck-self-check.sh BUILD-OR-PACK [--expect-none] [--launches N] [RACECHECK OPTIONS...]
+#   scripts/racecheck-self-check.sh BUILD-OR-PACK [--expect-none] [--graph] [--launches N] [RACECHECK OPTIONS...]
 # e.g. scripts/racecheck-self-check.sh gpu-pack --launch-count 1000
 #      scripts/racecheck-self-check.sh gpu-pack --expect-none --launch-skip 1000
 set -u
-build=${1:?usage: racecheck-self-check.sh BUILD-OR-PACK [--expect-none] [--launches N] [OPTIONS...]}
+build=${1:?usage: racecheck-self-check.sh BUILD-OR-PACK [--expect-none] [--graph] [--launches N] [OPTIONS...]}
 shift
 expect=some
 launches=3
+graph=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --expect-none) expect=none; shift ;;
+    --graph) graph=(--graph); shift ;;
     --launches) launches=${2:?--launches needs a number}; shift 2 ;;
     *) break ;;
   esac
@@ -27,10 +31,10 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 [ -x "$sanitizer" ] || { echo "compute-sanitizer not found (PATH, /usr/local/cuda/bin)" >&2; exit 2; }
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$sanitizer" --tool racecheck --kernel-name kns=plantedRaceKernel "$@" "$probe" "$launches" >"$log" 2>&1
+"$sanitizer" --tool racecheck --kernel-name kns=plantedRaceKernel "$@" "$probe" "$launches" "${graph[@]}" >"$log" 2>&1
 rc=$?
 hazards=$(sed -n 's/.*RACECHECK SUMMARY: \([0-9][0-9]*\) hazard.*/\1/p' "$log" | tail -1)
-echo "racecheck $* on $launches planted-race launch(es): exit $rc, hazards ${hazards:-not reported}"
+echo "racecheck $* on $launches planted-race launch(es)${graph:+ of a graph}: exit $rc, hazards ${hazards:-not reported}"
 if [ -z "$hazards" ]; then
   tail -20 "$log" >&2
   exit 1

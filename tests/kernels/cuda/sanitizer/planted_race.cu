@@ -3,11 +3,14 @@
 // (a kernel filter, --launch-count, --launch-skip) and says whether the hazard was reported. A run
 // of the suite with those options that reports 0 hazards then means clean launches, not launches
 // the tool never checked. Not a test (it always succeeds on its own): a probe of the tool.
-//   sanitizer_planted_race [LAUNCHES]   (default 3; each launch is one block of two warps)
+//   sanitizer_planted_race [LAUNCHES] [--graph]   (default 3; each launch is one block of two warps)
+// --graph: the kernel is captured once into a CUDA graph and each launch is a launch of that graph
+// (the engine replays captured graphs for its frames: does the tool see kernels inside graphs?).
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -29,21 +32,45 @@ int fail(const char* what, cudaError_t e) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int launches = argc > 1 ? std::atoi(argv[1]) : 3;
+  int launches = 3;
+  bool graph = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--graph") == 0) graph = true;
+    else launches = std::atoi(argv[i]);
+  }
   if (launches < 1 || launches > 1000000) {
-    std::fprintf(stderr, "usage: sanitizer_planted_race [LAUNCHES]   (1 to 1000000, default 3)\n");
+    std::fprintf(stderr, "usage: sanitizer_planted_race [LAUNCHES] [--graph]   (1 to 1000000, default 3)\n");
     return 2;
   }
   int* out = nullptr;
   cudaError_t e = cudaMalloc(&out, sizeof(int));
   if (e != cudaSuccess) return fail("cudaMalloc", e);
-  for (int i = 0; i < launches; ++i) {
-    plantedRaceKernel<<<1, 64>>>(out);
-    if ((e = cudaGetLastError()) != cudaSuccess) return fail("launch", e);
+  cudaStream_t stream = nullptr;
+  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) return fail("cudaStreamCreate", e);
+  cudaGraphExec_t exec = nullptr;
+  if (graph) {
+    cudaGraph_t captured = nullptr;
+    if ((e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal)) != cudaSuccess)
+      return fail("cudaStreamBeginCapture", e);
+    plantedRaceKernel<<<1, 64, 0, stream>>>(out);
+    if ((e = cudaStreamEndCapture(stream, &captured)) != cudaSuccess) return fail("cudaStreamEndCapture", e);
+    if ((e = cudaGraphInstantiate(&exec, captured, 0)) != cudaSuccess) return fail("cudaGraphInstantiate", e);
+    cudaGraphDestroy(captured);
   }
+  for (int i = 0; i < launches; ++i) {
+    if (graph) e = cudaGraphLaunch(exec, stream);
+    else {
+      plantedRaceKernel<<<1, 64, 0, stream>>>(out);
+      e = cudaGetLastError();
+    }
+    if (e != cudaSuccess) return fail(graph ? "cudaGraphLaunch" : "launch", e);
+  }
+  if ((e = cudaStreamSynchronize(stream)) != cudaSuccess) return fail("cudaStreamSynchronize", e);
   int value = 0;
   if ((e = cudaMemcpy(&value, out, sizeof(int), cudaMemcpyDeviceToHost)) != cudaSuccess) return fail("cudaMemcpy", e);
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  cudaStreamDestroy(stream);
   cudaFree(out);
-  std::printf("plantedRaceKernel launched %d time(s), read %d\n", launches, value);
+  std::printf("plantedRaceKernel launched %d time(s)%s, read %d\n", launches, graph ? " as a graph" : "", value);
   return value == 1 ? 0 : 1;
 }
