@@ -75,6 +75,30 @@ __device__ __forceinline__ void screenWindows(const GemmShared& s, int w, int pi
   __syncwarp();  // the flat-window tests branch
 }
 
+// A lane's 16 pairs of an n-tile as bits: template j of its two, position (m, half) (placeOf).
+__device__ __forceinline__ constexpr int pairBit(int j, int m, int half) { return 8 * j + 2 * m + half; }
+
+// The cross sum of the lane's pair `bit` of n-tile n and, where `ceiling` is given, its screened
+// ceiling, the bit known only at run time: every index stays a constant, so the accumulators stay
+// in registers.
+template <int kNTiles>
+__device__ __forceinline__ uint32_t crossOfPair(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int bit,
+                                                const float (*ceiling)[kMTiles][2] = nullptr,
+                                                float* ceilingOut = nullptr) {
+  uint32_t c = 0;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        if (bit == pairBit(j, m, half)) {
+          c = acc[m][n][2 * half + j];
+          if (ceiling != nullptr) *ceilingOut = ceiling[j][m][half];
+        }
+  return c;
+}
+
 // A lane's screened pairs of n-tile n, template j of its two: per pair the ceiling of its exact
 // goodness (-inf: no pair); returned, the highest floor under one of them (its screened goodness
 // less its bound; -inf: none).
@@ -137,7 +161,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
           const float ceil = ceiling[j][m][half];
           if (ceil != -INFINITY &&
               (rule.everyScore || ceil >= floorOfBest[j] || (rule.collect && ceil >= goodEnoughFloor)))
-            wanted |= 1u << (8 * j + 2 * m + half);
+            wanted |= 1u << pairBit(j, m, half);
         }
     Ranked best[2] = {{0.0, -1}, {0.0, -1}};
     // The whole warp turns the loop together (a lane done early waits with its predicate off), so
@@ -146,14 +170,7 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
       if (wanted != 0) {
         const int bit = __ffs(wanted) - 1;
         wanted &= wanted - 1;
-        uint32_t c = 0;
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-            for (int half = 0; half < 2; ++half)
-              if (bit == 8 * j + 2 * m + half) c = acc[m][n][2 * half + j];
+        const uint32_t c = crossOfPair(acc, n, bit);
         const int j = bit >> 3;
         const Place place = placeOf((bit >> 1) & 3, bit & 1);
         int64_t s1, s2;
@@ -273,23 +290,13 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
-          if (ceiling[j][m][half] >= reach) reaching |= 1u << (8 * j + 2 * m + half);
+          if (ceiling[j][m][half] >= reach) reaching |= 1u << pairBit(j, m, half);
     }
     while (reaching != 0) {
       const int bit = __ffs(reaching) - 1;
       reaching &= reaching - 1;
-      uint32_t c = 0;
       float ceil = 0.0f;
-#pragma unroll
-      for (int j = 0; j < 2; ++j)
-#pragma unroll
-        for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-          for (int half = 0; half < 2; ++half)
-            if (bit == 8 * j + 2 * m + half) {
-              c = acc[m][n][2 * half + j];
-              ceil = ceiling[j][m][half];
-            }
+      const uint32_t c = crossOfPair(acc, n, bit, ceiling, &ceil);
       const int j = bit >> 3, member = 8 * n + 2 * t + j;
       const Place place = placeOf((bit >> 1) & 3, bit & 1);
       const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
