@@ -3,7 +3,7 @@
 // score written, or a tile whose candidates overflow the list): each warp screens and scores its
 // own pairs. The tile epilogue (sparse maps): candidates pushed against the tile's running floor
 // (screenCandidates), scored exactly by the whole block, one a thread, and each template's tile
-// best found by warps (scoreCandidates).
+// best found by shared atomics over them (scoreCandidates).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -305,7 +305,8 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       // Exact (flat template or flat window) and short of the threshold: at most the floor.
       const bool exact = (j == 0 ? flatTemplate[0] : flatTemplate[1]) || f.gw == 0.0f;
       if (exact && !(rule.collect && ceil >= goodEnoughFloor)) {
-        if (ceil >= (j == 0 ? floorNow[0] : floorNow[1])) atomicMax(s.tieKeys + member, rankedKey(ceil, tile.index(place)));
+        if (ceil >= (j == 0 ? floorNow[0] : floorNow[1]))
+          atomicMax(s.tieKeys + member, rankedKey(ceil, tile.index(place)));
         continue;
       }
       const int slot = atomicAdd(s.candidateCount, 1);

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   cudaError_t e = cudaMalloc(&out, sizeof(int));
   if (e != cudaSuccess) return fail("cudaMalloc", e);
   cudaStream_t stream = nullptr;
-  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess) return fail("cudaStreamCreate", e);
+  if ((e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess)
+    return fail("cudaStreamCreate", e);
   cudaGraphExec_t exec = nullptr;
   if (graph) {
     cudaGraph_t captured = nullptr;
