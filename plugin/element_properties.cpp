@@ -43,6 +43,7 @@ enum {
   PROP_ROTATION_SUPPORT,
   PROP_PYRAMID_LEVELS,
   PROP_REGISTER_UPSTREAM,
+  PROP_WORKER_THREAD,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -127,6 +128,9 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       break;
     case PROP_REGISTER_UPSTREAM:
       s.registerUpstream = g_value_get_boolean(value);
+      break;
+    case PROP_WORKER_THREAD:
+      s.workerThread = g_value_get_boolean(value);
       break;
     case PROP_DEVICE:
       s.device = static_cast<nccmatch::Backend>(g_value_get_enum(value));
@@ -247,6 +251,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_REGISTER_UPSTREAM:
       g_value_set_boolean(value, s.registerUpstream);
+      break;
+    case PROP_WORKER_THREAD:
+      g_value_set_boolean(value, s.workerThread);
       break;
     case PROP_DEVICE:
       g_value_set_enum(value, int(s.device));
@@ -433,6 +440,14 @@ void installProperties(GObjectClass* gobject_class) {
                            "gathered on the GPU; unregistered when the memory is freed. No effect on the CPU "
                            "backend, on CUDA memory, on the element's own pinned memory or on other allocators' memory",
                            nccmatch::plugin::kDefaultRegisterUpstream, kPlayingFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_WORKER_THREAD,
+      g_param_spec_boolean("worker-thread", "Worker thread",
+                           "Match, finish and push frames on a thread of the element's own: the upstream "
+                           "thread only hands each buffer over (at most 2 wait), so a producer without a queue "
+                           "after the element waits for none of its work, as with a queue. A failure reaches "
+                           "upstream with its next buffer (the bus gets the error at once). Set before start",
+                           nccmatch::plugin::kDefaultWorkerThread, kReadyFlags));
   g_object_class_install_property(
       gobject_class, PROP_DEVICE,
       g_param_spec_enum("device", "Device",

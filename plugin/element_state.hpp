@@ -17,6 +17,7 @@
 #include "allocation_answer.hpp"
 #include "cuda_context.hpp"
 #include "frame_stats.hpp"
+#include "frame_worker.hpp"
 #include "gstnccmatch.hpp"
 #include "nccmatch/coarse_to_fine.hpp"
 #include "nccmatch/engine.hpp"
@@ -130,7 +131,11 @@ struct _GstNccMatch {
   nccmatch::plugin::Settings* settings;    // guarded by the object lock
   nccmatch::plugin::element::Published* published;  // guarded by the object lock
   nccmatch::plugin::element::RefusedValues* refused;  // guarded by the object lock
-  nccmatch::plugin::element::StreamState* stream;   // streaming thread only
+  nccmatch::plugin::element::StreamState* stream;   // streaming thread only (or the worker's, see below)
+  // worker-thread=true: the thread that matches and pushes the frames (started by start()). Its
+  // frames touch StreamState on that thread; every other streaming call (serialized events and
+  // queries, a renegotiation, stop) waits until it is idle first (FrameWorker::waitIdle).
+  nccmatch::plugin::FrameWorker* worker;
   // Set through GstContext (set_context, from any thread) and start(); guarded by the object lock
   // except in start()/stop(), when no other thread reads it for the engine.
   GstCudaContext* cudaContext;

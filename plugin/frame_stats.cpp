@@ -16,13 +16,19 @@ void FrameStats::addStreaming(int64_t microseconds, bool input) {
   streamingUs_ += std::max<int64_t>(microseconds, 0);
 }
 
+void FrameStats::addWorker(int64_t microseconds) {
+  ++workerInputs_;
+  workerUs_ += std::max<int64_t>(microseconds, 0);
+}
+
 GstStructure* makeStatsStructure(const FrameStats& stats, const std::string& backend, const std::string& memory,
                                  int threads) {
   return gst_structure_new("nccmatch-stats", "frames", G_TYPE_UINT64, guint64(stats.frames()), "mean-us",
                            G_TYPE_DOUBLE, stats.meanMicroseconds(), "max-us", G_TYPE_DOUBLE,
                            double(stats.maxMicroseconds()), "streaming-us", G_TYPE_DOUBLE,
                            stats.streamingMeanMicroseconds(), "streaming-buffers", G_TYPE_UINT64,
-                           guint64(stats.streamingInputs()), "backend", G_TYPE_STRING, backend.c_str(), "memory",
+                           guint64(stats.streamingInputs()), "worker-us", G_TYPE_DOUBLE,
+                           stats.workerMeanMicroseconds(), "backend", G_TYPE_STRING, backend.c_str(), "memory",
                            G_TYPE_STRING, memory.c_str(), "threads", G_TYPE_INT, threads, nullptr);
 }
 

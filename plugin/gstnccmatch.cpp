@@ -230,17 +230,25 @@ bool startEngine(GstNccMatch* self) {
   return true;
 }
 
+GstFlowReturn processOnWorker(GstNccMatch* self, GstBuffer* writable);
+
 gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   nccmatch::plugin::StreamingSection section(self);
   if (!claimStart(self)) return FALSE;
-  if (startEngine(self)) return TRUE;
+  if (startEngine(self)) {
+    if (copySettings(self).workerThread)
+      self->worker->start([self](GstBuffer* writable) { return processOnWorker(self, writable); },
+                          nccmatch::plugin::kWorkerWaitingBuffers);
+    return TRUE;
+  }
   markStopped(self);
   return FALSE;
 }
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  self->worker->stop();  // the pads are inactive: a push in hand returns at once
   nccmatch::plugin::StreamingSection section(self);
   markStopped(self);
   discardFramesInFlight(self);
@@ -306,20 +314,13 @@ gboolean gst_nccmatch_set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideo
   return TRUE;
 }
 
-// The new buffer (made writable, as an in-place transform) is submitted, and the oldest frame is
-// finished and handed back once more than frames-in-flight - 1 are held.
-GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
-  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+// `writable` (taken; null: none) is submitted, and the oldest frame is finished and handed back
+// once more than frames-in-flight - 1 are held.
+GstFlowReturn submitAndFinishOldest(GstNccMatch* self, GstBuffer* writable, GstBuffer** outbuf) {
   StreamState& stream = *self->stream;
   *outbuf = nullptr;
-  if (GstBuffer* input = trans->queued_buf) {
-    trans->queued_buf = nullptr;
-    GstBuffer* writable = nullptr;
-    GstFlowReturn flow =
-        GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->prepare_output_buffer(trans, input, &writable);
-    if (writable != input) gst_buffer_unref(input);
-    if (flow != GST_FLOW_OK || writable == nullptr) return flow != GST_FLOW_OK ? flow : GST_FLOW_ERROR;
-    flow = submitFrame(self, writable);
+  if (writable != nullptr) {
+    const GstFlowReturn flow = submitFrame(self, writable);
     if (flow != GST_FLOW_OK) return flow;
   }
   if (stream.inFlight.empty() ||
@@ -331,11 +332,59 @@ GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
   return *outbuf != nullptr ? GST_FLOW_OK : GST_FLOW_ERROR;
 }
 
+// The worker thread's part for one buffer: what the streaming thread does without a worker
+// (GstBaseTransform's loop of generate_output and push), timed for the stats' worker-us.
+GstFlowReturn processOnWorker(GstNccMatch* self, GstBuffer* writable) {
+  nccmatch::plugin::StreamingSection section(self);
+  GstFlowReturn flow = GST_FLOW_OK;
+  for (GstBuffer* input = writable;; input = nullptr) {
+    const gint64 begin = g_get_monotonic_time();
+    GstBuffer* out = nullptr;
+    flow = submitAndFinishOldest(self, input, &out);
+    const gint64 spent = g_get_monotonic_time() - begin;
+    if (input != nullptr) {
+      NCCMATCH_OBJECT_LOCK(self);
+      self->published->stats.addWorker(spent);
+      NCCMATCH_OBJECT_UNLOCK(self);
+    }
+    if (flow != GST_FLOW_OK || out == nullptr) break;
+    flow = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), out);
+    if (flow != GST_FLOW_OK) break;
+  }
+  return flow;
+}
+
+// The new buffer made writable (as an in-place transform) and submitted; with a worker thread
+// handed over to it instead, nothing handed back here.
+GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
+  GstBaseTransform* trans = GST_BASE_TRANSFORM(self);
+  *outbuf = nullptr;
+  GstBuffer* writable = nullptr;
+  if (GstBuffer* input = trans->queued_buf) {
+    trans->queued_buf = nullptr;
+    const GstFlowReturn flow =
+        GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->prepare_output_buffer(trans, input, &writable);
+    if (writable != input) gst_buffer_unref(input);
+    if (flow != GST_FLOW_OK || writable == nullptr) return flow != GST_FLOW_OK ? flow : GST_FLOW_ERROR;
+    if (self->worker->running()) return self->worker->push(writable);
+  }
+  return submitAndFinishOldest(self, writable, outbuf);
+}
+
+// A renegotiation before this buffer (downstream asked to reconfigure) may set new caps, which
+// the worker's frames must not see half way: it is idle first.
+GstFlowReturn gst_nccmatch_submit_input_buffer(GstBaseTransform* trans, gboolean discont, GstBuffer* input) {
+  GstNccMatch* self = GST_NCCMATCH(trans);
+  if (gst_pad_needs_reconfigure(GST_BASE_TRANSFORM_SRC_PAD(trans))) self->worker->waitIdle();
+  return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->submit_input_buffer(trans, discont, input);
+}
+
 // GstBaseTransform calls this after each input buffer and again until it hands back nothing
 // (generateOutput), timed for the stats' streaming-us. (QoS dropping happens before this, in
 // GstBaseTransform's submit_input_buffer.)
 GstFlowReturn gst_nccmatch_generate_output(GstBaseTransform* trans, GstBuffer** outbuf) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  // With a worker thread only the hand-over runs here: no StreamState is touched.
   nccmatch::plugin::StreamingSection section(self);
   const bool input = trans->queued_buf != nullptr;
   const gint64 begin = g_get_monotonic_time();
@@ -428,9 +477,16 @@ bool sameCapsAgain(GstBaseTransform* trans, GstEvent* event) {
 gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   GST_LOG_OBJECT(self, "sink event %s", GST_EVENT_TYPE_NAME(event));
+  // The worker drops what waits and stops waiting on a full queue; its push in hand returns once
+  // the flush reaches downstream (below).
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START) self->worker->setFlushing(true);
   if (GST_EVENT_IS_SERIALIZED(event)) {  // flush-stop included; flush-start touches no stream state
+    self->worker->waitIdle();  // the frames handed to the worker are in flight or pushed
     nccmatch::plugin::StreamingSection section(self);
-    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) discardFramesInFlight(self);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
+      discardFramesInFlight(self);
+      self->worker->setFlushing(false);
+    }
     else if (!sameCapsAgain(trans, event)) pushFramesInFlight(self);
     else GST_DEBUG_OBJECT(self, "caps unchanged: %zu frame(s) stay in flight", self->stream->inFlight.size());
     // mode=track: a flush or a new segment (a seek) ends every track; its id is reported in the
@@ -452,6 +508,7 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
 // upstream's; a drain query gets every held frame pushed first.
 gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
+  if (direction == GST_PAD_SINK && GST_QUERY_IS_SERIALIZED(query)) self->worker->waitIdle();
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) {  // serialized
     nccmatch::plugin::StreamingSection section(self);
     pushFramesInFlight(self);
@@ -471,6 +528,7 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
     gst_query_parse_latency(query, &live, &min, &max);
     NCCMATCH_OBJECT_LOCK(self);
     const int setting = self->settings->framesInFlight;
+    const bool worker = self->settings->workerThread;
     const nccmatch::plugin::Mode mode = self->settings->mode;
     const bool cuda = self->published->backend == "cuda";
     const int fpsN = self->published->fpsN, fpsD = self->published->fpsD;
@@ -479,8 +537,12 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
         nccmatch::plugin::framesInFlightFor(mode, setting, cuda, live, nccmatch::Engine::kMaxFramesInFlight);
     GstClockTime held = 0;
     if (depth > 1 && fpsN > 0) held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), fpsD, fpsN);
+    // Buffers waiting for the worker thread wait only while it is behind: they add to the most.
+    GstClockTime waiting = 0;
+    if (worker && fpsN > 0)
+      waiting = gst_util_uint64_scale_int(GST_SECOND * guint64(nccmatch::plugin::kWorkerWaitingBuffers), fpsD, fpsN);
     GST_DEBUG_OBJECT(self, "latency: %d frame(s) in flight hold %" GST_TIME_FORMAT, depth, GST_TIME_ARGS(held));
-    gst_query_set_latency(query, live, min + held, GST_CLOCK_TIME_IS_VALID(max) ? max + held : max);
+    gst_query_set_latency(query, live, min + held, GST_CLOCK_TIME_IS_VALID(max) ? max + held + waiting : max);
     return TRUE;
   }
 #ifdef NCCMATCH_HAVE_GST_CUDA
@@ -542,6 +604,7 @@ gboolean gst_nccmatch_grab_template(GstNccMatch* self, const gchar* name, gint x
 
 void gst_nccmatch_finalize(GObject* object) {
   GstNccMatch* self = GST_NCCMATCH(object);
+  delete self->worker;  // stopped by stop(); joins it otherwise
   {
     nccmatch::plugin::StreamingSection section(self);
     delete self->stream;
@@ -566,6 +629,7 @@ static void gst_nccmatch_init(GstNccMatch* self) {
   self->published = new Published();
   self->refused = new RefusedValues();
   self->stream = new StreamState();
+  self->worker = new nccmatch::plugin::FrameWorker();
   self->cudaContext = nullptr;
   NCCMATCH_OBJECT_UNLOCK(self);
   gst_base_transform_set_in_place(GST_BASE_TRANSFORM(self), TRUE);
@@ -607,6 +671,7 @@ static void gst_nccmatch_class_init(GstNccMatchClass* klass) {
   trans_class->stop = GST_DEBUG_FUNCPTR(gst_nccmatch_stop);
   trans_class->passthrough_on_same_caps = FALSE;
   trans_class->transform_caps = GST_DEBUG_FUNCPTR(gst_nccmatch_transform_caps);
+  trans_class->submit_input_buffer = GST_DEBUG_FUNCPTR(gst_nccmatch_submit_input_buffer);
   trans_class->generate_output = GST_DEBUG_FUNCPTR(gst_nccmatch_generate_output);
   trans_class->propose_allocation = GST_DEBUG_FUNCPTR(gst_nccmatch_propose_allocation);
   trans_class->sink_event = GST_DEBUG_FUNCPTR(gst_nccmatch_sink_event);

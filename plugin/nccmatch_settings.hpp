@@ -23,6 +23,7 @@ inline constexpr double kDefaultNmsIou = 0.3;
 inline constexpr bool kDefaultPostMessages = true;
 // Off until measured on a GPU host (upstream_registration.hpp).
 inline constexpr bool kDefaultRegisterUpstream = false;
+inline constexpr bool kDefaultWorkerThread = true;
 inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
@@ -84,6 +85,8 @@ struct Settings {
   bool postMessages = kDefaultPostMessages;
   // `register-upstream`: page-lock upstream's recycled system memory for the CUDA engine.
   bool registerUpstream = kDefaultRegisterUpstream;
+  // `worker-thread`: frames matched and pushed on the element's own thread (read at start).
+  bool workerThread = kDefaultWorkerThread;
   nccmatch::Backend device = kDefaultDevice;
   int cudaDeviceId = kDefaultCudaDeviceId;
   int framesInFlight = kDefaultFramesInFlight;

@@ -276,4 +276,22 @@ std::string messageText(GstMessage* message) {
   return text;
 }
 
+bool drainElement(GstHarness* harness) {
+  GstQuery* drain = gst_query_new_drain();
+  const bool answered = gst_pad_peer_query(harness->srcpad, drain);
+  gst_query_unref(drain);
+  return answered;
+}
+
+GstFlowReturn pushForFlow(GstHarness* harness, GstBuffer* buffer) {
+  GstBuffer* again = gst_buffer_copy(buffer);
+  const GstFlowReturn flow = gst_harness_push(harness, buffer);
+  if (flow != GST_FLOW_OK) {
+    gst_buffer_unref(again);
+    return flow;
+  }
+  drainElement(harness);
+  return gst_harness_push(harness, again);
+}
+
 }  // namespace nccmatch::test

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gst/gst.h>
+#include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
 #include <string>
@@ -70,5 +71,13 @@ void unrefMessages(std::vector<GstMessage*>* messages);
 std::vector<const GstStructure*> structuresNamed(const std::vector<GstMessage*>& messages, const char* name);
 // The text of an error or warning message.
 std::string messageText(GstMessage* message);
+
+// A DRAIN query from upstream (serialized): whatever the element holds (frames in flight, buffers
+// waiting for its worker thread) is matched and pushed before it returns. True when answered.
+bool drainElement(GstHarness* harness);
+// The flow upstream gets for `buffer` (taken) whichever thread matches it: with worker-thread a
+// failure reaches upstream with the next buffer, so when the push returned OK the element is
+// drained and a copy pushed, whose flow is returned (a failed stream drops it).
+GstFlowReturn pushForFlow(GstHarness* harness, GstBuffer* buffer);
 
 }  // namespace nccmatch::test

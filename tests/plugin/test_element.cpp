@@ -732,7 +732,7 @@ TEST_P(Element, ShortBufferFailsWithAnErrorNamingTheSizesAndTheStride) {
     makeElement();
     g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(), nullptr);
     start(makeLayout(c.format, 50, 30, 0));
-    EXPECT_EQ(gst_harness_push(harness_, gst_buffer_new_and_alloc(c.bytes)), GST_FLOW_ERROR);
+    EXPECT_EQ(pushForFlow(harness_, gst_buffer_new_and_alloc(c.bytes)), GST_FLOW_ERROR);
     std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_NE(messageText(errors[0]).find(c.text), std::string::npos) << messageText(errors[0]);

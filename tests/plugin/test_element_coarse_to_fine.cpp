@@ -144,7 +144,7 @@ TEST_P(Element, PyramidLevelsWithAnUnnormalisedMethodStopWithAnErrorSayingWhy) {
                nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
   start(layout);
-  EXPECT_EQ(gst_harness_push(harness_, makeFrame(layout, makeImage(64, 48, Fill::Random))), GST_FLOW_ERROR);
+  EXPECT_EQ(pushForFlow(harness_, makeFrame(layout, makeImage(64, 48, Fill::Random))), GST_FLOW_ERROR);
   std::vector<GstMessage*> errors = popMessages(bus_, GST_MESSAGE_ERROR);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(messageText(errors[0]).find("normalised method"), std::string::npos) << messageText(errors[0]);

@@ -33,11 +33,14 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
   std::vector<Image> scenes;
   for (int i = 0; i < frames; ++i) scenes.push_back(scene(96, 72, {{&t, {3 + 11 * i, 2 + 8 * i}}}));
 
-  auto run = [&](guint depth) {
+  // worker: the element's own thread matches and pushes (worker-thread), so outputs come at their
+  // own pace, not with each push; the same outputs by EOS.
+  auto run = [&](guint depth, bool worker) {
     FramesOut out;
     GstElement* e = gst_element_factory_make("nccmatch", nullptr);
     gst_object_ref_sink(e);
-    g_object_set(e, "device", int(GetParam()), "template", path.c_str(), "frames-in-flight", depth, nullptr);
+    g_object_set(e, "device", int(GetParam()), "template", path.c_str(), "frames-in-flight", depth, "worker-thread",
+                 gboolean(worker), nullptr);
     gst_element_set_bus(e, bus_);
     GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
     gst_harness_set_src_caps(h, capsFor(layout));
@@ -47,7 +50,8 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
       GST_BUFFER_DURATION(in) = GST_SECOND / 30;
       EXPECT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
       // Frame i goes out once depth - 1 later frames have been handed to the engine.
-      EXPECT_EQ(gst_harness_buffers_received(h), guint(std::max(0, i + 2 - int(depth)))) << "depth " << depth;
+      if (!worker)
+        EXPECT_EQ(gst_harness_buffers_received(h), guint(std::max(0, i + 2 - int(depth)))) << "depth " << depth;
     }
     EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));  // EOS pushes the frames held
     EXPECT_EQ(gst_harness_buffers_received(h), guint(frames));
@@ -70,18 +74,21 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
     gst_object_unref(e);
     return out;
   };
-  const FramesOut one = run(1);
+  const FramesOut one = run(1, false);
   ASSERT_EQ(one.boxes.size(), std::size_t(frames));
   for (int i = 0; i < frames; ++i) {
     EXPECT_EQ(one.boxes[i].first, guint(3 + 11 * i));
     EXPECT_EQ(one.boxes[i].second, guint(2 + 8 * i));
     EXPECT_EQ(one.stamps.at(i), guint64(i) * GST_SECOND / 30);
   }
-  for (guint depth : {2u, 3u}) {
-    const FramesOut held = run(depth);
-    EXPECT_EQ(held.boxes, one.boxes) << depth;
-    EXPECT_EQ(held.stamps, one.stamps) << depth;
-    EXPECT_TRUE(held.bytes == one.bytes) << "pixels (boxes drawn) differ at depth " << depth;
+  for (bool worker : {false, true}) {
+    for (guint depth : {1u, 2u, 3u}) {
+      if (depth == 1 && !worker) continue;  // the reference
+      const FramesOut held = run(depth, worker);
+      EXPECT_EQ(held.boxes, one.boxes) << depth << " worker " << worker;
+      EXPECT_EQ(held.stamps, one.stamps) << depth << " worker " << worker;
+      EXPECT_TRUE(held.bytes == one.bytes) << "pixels (boxes drawn) differ at depth " << depth << " worker " << worker;
+    }
   }
 }
 
@@ -103,7 +110,8 @@ TEST_P(Element, LatencyQueryCountsTheFramesHeld) {
 TEST_P(Element, FramesInFlightChangeWhilePlayingPostsALatencyMessage) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 1u, nullptr);
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "worker-thread", FALSE,
+               "frames-in-flight", 1u, nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
   start(layout);
   ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {1, 2}}}))), GST_FLOW_OK);
@@ -175,10 +183,14 @@ TEST_P(Element, IdenticalCapsBeforeEveryFrameKeepTheFramesInFlight) {
     EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_caps(same)));
     gst_caps_unref(same);
     EXPECT_EQ(gst_harness_buffers_received(harness_), i < 2 ? 0u : i - 2) << "before frame " << i;
+    // The first frame was handled (on the worker thread too: the caps event waited for it).
+    if (i == 1) queriesAfterFirstFrame = latencyQueries;
     ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {int(i), 5}}}))), GST_FLOW_OK);
     places.push_back({i, 5});
-    if (i == 0) queriesAfterFirstFrame = latencyQueries;
   }
+  GstCaps* same = capsFor(layout);  // once more: the last frame handled (by a worker thread too)
+  EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_caps(same)));
+  gst_caps_unref(same);
   EXPECT_EQ(latencyQueries, queriesAfterFirstFrame) << "no latency query for caps that did not change";
   EXPECT_EQ(gst_harness_buffers_received(harness_), 6u);
   // New caps still push the held frames out first.
