@@ -232,13 +232,23 @@ bool startEngine(GstNccMatch* self) {
 
 GstFlowReturn processOnWorker(GstNccMatch* self, GstBuffer* writable);
 
+// The element's worker (made once in init, under the object lock): read under that lock too, so
+// that every thread that reaches it (a flush from the application's, queries, the streaming
+// thread) is ordered after init for TSan. The worker itself is thread-safe.
+nccmatch::plugin::FrameWorker& workerOf(GstNccMatch* self) {
+  NCCMATCH_OBJECT_LOCK(self);
+  nccmatch::plugin::FrameWorker* worker = self->worker;
+  NCCMATCH_OBJECT_UNLOCK(self);
+  return *worker;
+}
+
 gboolean gst_nccmatch_start(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
   nccmatch::plugin::StreamingSection section(self);
   if (!claimStart(self)) return FALSE;
   if (startEngine(self)) {
     if (copySettings(self).workerThread)
-      self->worker->start([self](GstBuffer* writable) { return processOnWorker(self, writable); },
+      workerOf(self).start([self](GstBuffer* writable) { return processOnWorker(self, writable); },
                           nccmatch::plugin::kWorkerWaitingBuffers);
     return TRUE;
   }
@@ -248,7 +258,7 @@ gboolean gst_nccmatch_start(GstBaseTransform* trans) {
 
 gboolean gst_nccmatch_stop(GstBaseTransform* trans) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  self->worker->stop();  // the pads are inactive: a push in hand returns at once
+  workerOf(self).stop();  // the pads are inactive: a push in hand returns at once
   nccmatch::plugin::StreamingSection section(self);
   markStopped(self);
   discardFramesInFlight(self);
@@ -348,6 +358,7 @@ GstFlowReturn processOnWorker(GstNccMatch* self, GstBuffer* writable) {
       NCCMATCH_OBJECT_UNLOCK(self);
     }
     if (flow != GST_FLOW_OK || out == nullptr) break;
+    nccmatch::plugin::announceHandOver(out);
     flow = gst_pad_push(GST_BASE_TRANSFORM_SRC_PAD(self), out);
     if (flow != GST_FLOW_OK) break;
   }
@@ -366,7 +377,8 @@ GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
         GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->prepare_output_buffer(trans, input, &writable);
     if (writable != input) gst_buffer_unref(input);
     if (flow != GST_FLOW_OK || writable == nullptr) return flow != GST_FLOW_OK ? flow : GST_FLOW_ERROR;
-    if (self->worker->running()) return self->worker->push(writable);
+    nccmatch::plugin::FrameWorker& worker = workerOf(self);
+    if (worker.running()) return worker.push(writable);
   }
   return submitAndFinishOldest(self, writable, outbuf);
 }
@@ -375,7 +387,7 @@ GstFlowReturn generateOutput(GstNccMatch* self, GstBuffer** outbuf) {
 // the worker's frames must not see half way: it is idle first.
 GstFlowReturn gst_nccmatch_submit_input_buffer(GstBaseTransform* trans, gboolean discont, GstBuffer* input) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  if (gst_pad_needs_reconfigure(GST_BASE_TRANSFORM_SRC_PAD(trans))) self->worker->waitIdle();
+  if (gst_pad_needs_reconfigure(GST_BASE_TRANSFORM_SRC_PAD(trans))) workerOf(self).waitIdle();
   return GST_BASE_TRANSFORM_CLASS(gst_nccmatch_parent_class)->submit_input_buffer(trans, discont, input);
 }
 
@@ -479,13 +491,13 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
   GST_LOG_OBJECT(self, "sink event %s", GST_EVENT_TYPE_NAME(event));
   // The worker drops what waits and stops waiting on a full queue; its push in hand returns once
   // the flush reaches downstream (below).
-  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START) self->worker->setFlushing(true);
+  if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START) workerOf(self).setFlushing(true);
   if (GST_EVENT_IS_SERIALIZED(event)) {  // flush-stop included; flush-start touches no stream state
-    self->worker->waitIdle();  // the frames handed to the worker are in flight or pushed
+    workerOf(self).waitIdle();  // the frames handed to the worker are in flight or pushed
     nccmatch::plugin::StreamingSection section(self);
     if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP) {
       discardFramesInFlight(self);
-      self->worker->setFlushing(false);
+      workerOf(self).setFlushing(false);
     }
     else if (!sameCapsAgain(trans, event)) pushFramesInFlight(self);
     else GST_DEBUG_OBJECT(self, "caps unchanged: %zu frame(s) stay in flight", self->stream->inFlight.size());
@@ -508,7 +520,7 @@ gboolean gst_nccmatch_sink_event(GstBaseTransform* trans, GstEvent* event) {
 // upstream's; a drain query gets every held frame pushed first.
 gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, GstQuery* query) {
   GstNccMatch* self = GST_NCCMATCH(trans);
-  if (direction == GST_PAD_SINK && GST_QUERY_IS_SERIALIZED(query)) self->worker->waitIdle();
+  if (direction == GST_PAD_SINK && GST_QUERY_IS_SERIALIZED(query)) workerOf(self).waitIdle();
   if (direction == GST_PAD_SINK && GST_QUERY_TYPE(query) == GST_QUERY_DRAIN) {  // serialized
     nccmatch::plugin::StreamingSection section(self);
     pushFramesInFlight(self);

@@ -59,4 +59,15 @@ class StreamingSection {
   [[maybe_unused]] const void* state_;
 };
 
+// A buffer the element's worker thread (worker-thread=true) pushes is read by whichever thread
+// downstream hands it to, through GLib queues TSan cannot see (a queue, appsink, GstHarness): the
+// push announces what the worker wrote into it (pixels, metas) as released on the buffer, and a
+// reader that acquires on it (the tests' pulls: tests/plugin/plugin_test_support.hpp) is ordered
+// after it. Nothing outside TSan builds.
+inline void announceHandOver([[maybe_unused]] const void* buffer) {
+#if defined(__SANITIZE_THREAD__)
+  __tsan_release(const_cast<void*>(buffer));
+#endif
+}
+
 }  // namespace nccmatch::plugin

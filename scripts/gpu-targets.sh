@@ -13,7 +13,9 @@ nccmatch_targets() {
       plugin) targets+=(plugin/libgstnccmatch.so) ;;
       bench_*) targets+=("bench/$name") ;;
       test_* | sanitizer_*)
-        t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name" | head -1)
+        # The binary itself (NAME then ':'), not its objects (tests/.../NAME.p/NAME.cpp.o).
+        t=$(ninja -C "$build" -t targets all | grep -o "^tests/[^:]*/$name:" | head -1)
+        t=${t%:}
         [ -n "$t" ] || { echo "no test binary $name in $build" >&2; return 2; }
         targets+=("$t") ;;
       *) echo "$name: not a test_*, bench_*, sanitizer_* or 'plugin'" >&2; return 2 ;;

@@ -6,6 +6,10 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 #include <string>
 #include <vector>
 
@@ -79,5 +83,19 @@ bool drainElement(GstHarness* harness);
 // failure reaches upstream with the next buffer, so when the push returned OK the element is
 // drained and a copy pushed, whose flow is returned (a failed stream drops it).
 GstFlowReturn pushForFlow(GstHarness* harness, GstBuffer* buffer);
+
+// Under ThreadSanitizer a buffer pulled from a harness acquires what the element's worker thread
+// released on it before pushing it (plugin/thread_annotations.hpp: announceHandOver), so that the
+// hand-over through GstHarness's GLib queue, which TSan cannot see, orders the test's reads after
+// the worker's writes. Every pull of the element tests goes through these (the macros below).
+#if defined(__SANITIZE_THREAD__)
+inline GstBuffer* acquiredFromWorker(GstBuffer* buffer) {
+  if (buffer != nullptr) __tsan_acquire(buffer);
+  return buffer;
+}
+#define gst_harness_pull(h) ::nccmatch::test::acquiredFromWorker(gst_harness_pull(h))
+#define gst_harness_try_pull(h) ::nccmatch::test::acquiredFromWorker(gst_harness_try_pull(h))
+#define gst_harness_push_and_pull(h, b) ::nccmatch::test::acquiredFromWorker(gst_harness_push_and_pull(h, b))
+#endif
 
 }  // namespace nccmatch::test
