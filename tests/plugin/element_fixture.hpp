@@ -144,6 +144,13 @@ class Element : public ::testing::TestWithParam<Backend> {
 
   // Pulls one buffer per expected place (in order) and checks its one match is there; returns
   // the buffers' sizes.
+  // The element searching for `t` (written as t.pgm) with `framesInFlight`, playing with caps for
+  // `layout`.
+  void startFinding(const TemplateImage& t, guint framesInFlight, const FrameLayout& layout) {
+    g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", framesInFlight, nullptr);
+    start(layout);
+  }
+
   std::vector<gsize> pullMatchesAt(const std::vector<std::pair<guint, guint>>& places) {
     std::vector<gsize> sizes;
     for (std::size_t k = 0; k < places.size(); ++k) {

@@ -165,9 +165,8 @@ TEST_P(Element, CapsChangeWithFramesInFlightKeepsEveryFrameRight) {
 TEST_P(Element, IdenticalCapsBeforeEveryFrameKeepTheFramesInFlight) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
+  startFinding(t, 3u, layout);
   int latencyQueries = 0;
   gst_pad_add_probe(
       harness_->srcpad, GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM | GST_PAD_PROBE_TYPE_PUSH),  // once a query
@@ -203,9 +202,8 @@ TEST_P(Element, IdenticalCapsBeforeEveryFrameKeepTheFramesInFlight) {
 TEST_P(Element, FlushDropsTheFramesHeldAndADrainQueryPushesThem) {
   TemplateImage t = makeTemplate(8, 8, Fill::Random);
   makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 3u, nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
+  startFinding(t, 3u, layout);
   for (int i = 0; i < 2; ++i) ASSERT_EQ(gst_harness_push(harness_, makeFrame(layout, scene(64, 48, {{&t, {i, 5}}}))), GST_FLOW_OK);
   EXPECT_EQ(gst_harness_buffers_received(harness_), 0u);
   EXPECT_TRUE(gst_harness_push_event(harness_, gst_event_new_flush_start()));

@@ -93,6 +93,14 @@ class Negotiation : public ::testing::TestWithParam<Backend> {
     GST_BUFFER_DURATION(buffer) = GST_SECOND / 30;
     return buffer;
   }
+  // Frames at 30 frames/s pushed one by one, each pulled back (whichever thread pushes it).
+  void pushAndPullFrames(const FrameLayout& layout, int count) {
+    for (int i = 0; i < count; ++i) {
+      GstBuffer* out = gst_harness_push_and_pull(harness_, frame(layout, i * GST_SECOND / 30));
+      ASSERT_NE(out, nullptr);
+      gst_buffer_unref(out);
+    }
+  }
   GstStructure* stats() {
     GstStructure* s = nullptr;
     g_object_get(element_, "stats", &s, nullptr);
@@ -414,11 +422,7 @@ TEST_P(Negotiation, StatsCountFramesAndArePostedAtEos) {
 
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 80, 60, 0);
   startWithTemplate(layout);
-  for (int i = 0; i < 5; ++i) {
-    GstBuffer* out = gst_harness_push_and_pull(harness_, frame(layout, i * GST_SECOND / 30));
-    ASSERT_NE(out, nullptr);
-    gst_buffer_unref(out);
-  }
+  pushAndPullFrames(layout, 5);
   GstStructure* s = stats();
   EXPECT_TRUE(gst_structure_get_uint64(s, "frames", &frames));
   EXPECT_EQ(frames, 5u);
@@ -472,11 +476,7 @@ TEST_P(Negotiation, StatsWithoutAWorkerThreadCountTheStreamingThread) {
   g_object_set(element_, "worker-thread", FALSE, nullptr);
   FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_NV12, 80, 60, 0);
   startWithTemplate(layout);
-  for (int i = 0; i < 5; ++i) {
-    GstBuffer* out = gst_harness_push_and_pull(harness_, frame(layout, i * GST_SECOND / 30));
-    ASSERT_NE(out, nullptr);
-    gst_buffer_unref(out);
-  }
+  pushAndPullFrames(layout, 5);
   GstStructure* s = stats();
   double mean = -1, streaming = -1, worker = -1;
   EXPECT_TRUE(gst_structure_get_double(s, "mean-us", &mean));

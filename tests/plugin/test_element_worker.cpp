@@ -45,9 +45,8 @@ TEST_P(Element, WorkerThreadGivesUpstreamItsThreadBackWhileDownstreamBlocks) {
   gboolean worker = FALSE;
   g_object_get(element_, "worker-thread", &worker, nullptr);
   EXPECT_TRUE(worker) << "worker-thread defaults to true";
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 1u, nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
+  startFinding(t, 1u, layout);
   DownstreamGate gate;
   gst_pad_add_probe(harness_->sinkpad, GST_PAD_PROBE_TYPE_BUFFER, DownstreamGate::hold, &gate, nullptr);
   // Frame 0 reaches the gate on the worker thread; frames 1 and 2 wait for the worker: every push
@@ -78,9 +77,8 @@ TEST_P(Element, WorkerThreadGivesUpstreamItsThreadBackWhileDownstreamBlocks) {
 TEST_P(Element, FlushWhileDownstreamBlocksReturnsEveryPushAndTheStreamGoesOn) {
   TemplateImage t = makeTemplate(10, 8, Fill::Random);
   makeElement();
-  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), "frames-in-flight", 1u, nullptr);
   const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
-  start(layout);
+  startFinding(t, 1u, layout);
   DownstreamGate gate;
   const gulong probe =
       gst_pad_add_probe(harness_->sinkpad, GST_PAD_PROBE_TYPE_BUFFER, DownstreamGate::hold, &gate, nullptr);
