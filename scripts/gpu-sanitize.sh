@@ -18,7 +18,10 @@
 #   GPU_SANITIZE_JOBS     (tool, binary) runs side by side (default 1)
 #   GPU_SANITIZE_SHARDS   each (tool, binary) run split into this many gtest shards, run as
 #                         separate processes (default 1): a slow binary's tests spread over
-#                         the jobs instead of one process running them all
+#                         the jobs instead of one process running them all. "each": one test a
+#                         process (as many shards as the binary lists tests under
+#                         GPU_SANITIZE_FILTER), so that no run holds more than one test's host
+#                         memory and a cut run names its test
 #   GPU_SANITIZE_RUNS     instead of every (tool, binary, shard): exactly these runs, each
 #                         "tool:binary:index/total" (shard index of total gtest shards; gtest puts
 #                         test j in shard j mod total, so shard i of 6 is shards i and i+6 of 12),
@@ -95,8 +98,16 @@ export NCCMATCH_RUN_TO_RUN_REPEATS=${NCCMATCH_RUN_TO_RUN_REPEATS:-20}
 
 shards=${GPU_SANITIZE_SHARDS:-1}
 case "$shards" in
-  '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer, not '$shards'" >&2; exit 2 ;;
+  each) ;;
+  '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer or 'each', not '$shards'" >&2; exit 2 ;;
 esac
+# The shards of binary $1: GPU_SANITIZE_SHARDS, or with "each" its tests (at least 1).
+shards_of() {
+  [ "$shards" != each ] && { echo "$shards"; return; }
+  local n
+  n=$("$1" --gtest_list_tests ${GPU_SANITIZE_FILTER:+"--gtest_filter=$GPU_SANITIZE_FILTER"} 2>/dev/null | grep -c '^  ')
+  echo $((n > 0 ? n : 1))
+}
 case "${GPU_SANITIZE_DEADLINE:-1}" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_DEADLINE must be a positive number of seconds, not '$GPU_SANITIZE_DEADLINE'" >&2; exit 2 ;;
 esac
@@ -227,7 +238,8 @@ if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
 else
   for tool in $tools; do
     for b in "${binaries[@]}"; do
-      for ((shard = 0; shard < shards; ++shard)); do plan+=("$tool|$b|$shard|$shards|"); done
+      total=$(shards_of "$b")
+      for ((shard = 0; shard < total; ++shard)); do plan+=("$tool|$b|$shard|$total|"); done
     done
   done
 fi
@@ -279,6 +291,7 @@ for tool in $tools; do
   line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#counted[@]}")
   unset counted
   if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then line+=" (the runs GPU_SANITIZE_RUNS lists)"
+  elif [ "$shards" = each ]; then line+=" (one test a process)"
   elif [ "$shards" -gt 1 ]; then line+=" ($shards shards each)"; fi
   [ -n "${GPU_SANITIZE_OPTIONS:-}" ] && line+=" (options: $GPU_SANITIZE_OPTIONS)"
   [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"

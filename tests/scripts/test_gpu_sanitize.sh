@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# scripts/gpu-sanitize.sh's plan and summary, without a GPU: a stand-in compute-sanitizer (first on
+# PATH) runs stand-in gtest binaries and prints the tool's summary line, reporting 2 errors for any
+# test named Leaky. Checked: GPU_SANITIZE_SHARDS=each runs one test a process (3 runs of a binary
+# of 3 tests, 1 of a binary of 1), a skip of scripts' sanitizer_skips leaves its test out, reports
+# are summed and fail the run, GPU_SANITIZE_RUNS picks exactly its runs, a bad value is refused.
+set -u
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mkdir -p "$work/bin" "$work/pack/tests" "$work/run"
+# A gtest binary: $1 = its tests (space-separated); honours --gtest_list_tests, the shard
+# variables and a negative --gtest_filter of one test.
+make_binary() {
+  cat >"$work/pack/tests/$1" <<STUB
+#!/usr/bin/env bash
+tests="$2"
+skip=""
+for a in "\$@"; do case \$a in --gtest_filter=*-*) skip=\${a##*-}; skip=\${skip#*.} ;; esac; done
+if [[ " \$* " == *" --gtest_list_tests "* ]]; then echo Suite.; for t in \$tests; do echo "  \$t"; done; exit 0; fi
+i=0; ran=0
+for t in \$tests; do
+  if [ \$((i % \${GTEST_TOTAL_SHARDS:-1})) = \${GTEST_SHARD_INDEX:-0} ] && [ "\$t" != "\$skip" ]; then
+    echo "[ RUN      ] Suite.\$t"; ran=\$((ran + 1)); fi
+  i=\$((i + 1))
+done
+echo "[  PASSED  ] \$ran tests."
+STUB
+  chmod +x "$work/pack/tests/$1"
+}
+make_binary test_three "Alpha Beta Leaky"
+make_binary test_one "Gamma"
+make_binary test_host_memory "Kept RegisteringTwiceOrUnregisteringTwiceIsRefusedNamingTheCall"
+cat >"$work/bin/compute-sanitizer" <<'STUB'
+#!/usr/bin/env bash
+tool=memcheck
+while [ $# -gt 0 ] && [ ! -x "$1" ]; do [ "$1" = --tool ] && tool=$2; shift; done
+out=$("$@")
+echo "$out"
+echo "$tool $(basename "$1") ${GTEST_SHARD_INDEX}/${GTEST_TOTAL_SHARDS} $(echo "$out" | grep -c RUN)" >>"$CALLS"
+n=0; echo "$out" | grep -q 'Suite.Leaky' && n=2
+if [ "$tool" = racecheck ]; then echo "========= RACECHECK SUMMARY: $n hazards displayed"; else echo "========= ERROR SUMMARY: $n errors"; fi
+[ $n = 0 ] || exit 99
+STUB
+chmod +x "$work/bin/compute-sanitizer"
+export CALLS="$work/calls.txt" PATH="$work/bin:$PATH"
+cd "$work/run" || exit 1
+
+# One test a process, two tools.
+: >"$CALLS"
+out=$(GPU_SANITIZE_TOOLS="memcheck racecheck" GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS=3 \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" 2>&1)
+status=$?
+[ "$status" = 1 ] || fail "the Leaky reports must fail the run (exit $status): $out"
+for tool in memcheck racecheck; do
+  for shard in 0/3 1/3 2/3; do
+    grep -q "^$tool test_three $shard 1$" "$CALLS" || fail "$tool test_three shard $shard: not one test ($(cat "$CALLS"))"
+  done
+  grep -q "^$tool test_one 0/1 1$" "$CALLS" || fail "$tool test_one: not one run of its one test"
+done
+[ "$(grep -c . "$CALLS")" = 12 ] || fail "12 runs expected (3 + 1 + 2 per tool), got: $(cat "$CALLS")"
+grep -q "^memcheck test_host_memory 1/2 0$" "$CALLS" || fail "memcheck must skip test_host_memory's refusals test"
+grep -q "^racecheck test_host_memory 1/2 1$" "$CALLS" || fail "racecheck runs test_host_memory's refusals test"
+echo "$out" | grep -q "^memcheck   2 reports in 3 binaries (one test a process)" || fail "memcheck summary: $out"
+echo "$out" | grep -q "^racecheck  2 reports in 3 binaries (one test a process)" || fail "racecheck summary: $out"
+
+# Exactly the runs listed.
+: >"$CALLS"
+GPU_SANITIZE_RUNS="synccheck:test_three:1/3 initcheck:test_one:0/1" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" \
+  >/dev/null 2>&1 || fail "two clean runs must pass"
+[ "$(sort "$CALLS" | tr '\n' ';')" = "initcheck test_one 0/1 1;synccheck test_three 1/3 1;" ] ||
+  fail "GPU_SANITIZE_RUNS ran: $(cat "$CALLS")"
+
+# A bad shard count is refused before anything runs.
+: >"$CALLS"
+GPU_SANITIZE_SHARDS=some bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ $? = 2 ] || fail "GPU_SANITIZE_SHARDS=some must exit 2"
+[ ! -s "$CALLS" ] || fail "nothing may run after a refusal"
+echo "gpu-sanitize.sh: plan, skips, summary and refusals as documented"
