@@ -85,6 +85,7 @@ bool inDeclaredRange(GParamSpec* pspec, double value, double kept) {
 void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
   GstNccMatch* self = GST_NCCMATCH(object);
   std::string refusal;  // why a `scales`, `angles` or `search-region` value was refused; empty: accepted
+  bool readAtStartChanged = false;  // a property read at start (kReadyFlags) got another value
   NCCMATCH_OBJECT_LOCK(self);
   Settings& s = *self->settings;
   switch (prop_id) {
@@ -130,12 +131,15 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       s.registerUpstream = g_value_get_boolean(value);
       break;
     case PROP_WORKER_THREAD:
+      readAtStartChanged = s.workerThread != bool(g_value_get_boolean(value));
       s.workerThread = g_value_get_boolean(value);
       break;
     case PROP_DEVICE:
+      readAtStartChanged = s.device != static_cast<nccmatch::Backend>(g_value_get_enum(value));
       s.device = static_cast<nccmatch::Backend>(g_value_get_enum(value));
       break;
     case PROP_CUDA_DEVICE_ID:
+      readAtStartChanged = s.cudaDeviceId != g_value_get_int(value);
       s.cudaDeviceId = g_value_get_int(value);
       break;
     case PROP_FRAMES_IN_FLIGHT:
@@ -181,6 +185,7 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       break;
     }
     case PROP_CPU_THREADS:
+      readAtStartChanged = s.cpuThreads != int(g_value_get_uint(value));
       s.cpuThreads = int(g_value_get_uint(value));
       break;
     case PROP_MODE:
@@ -208,7 +213,16 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
   const bool warnNow =
       (prop_id == PROP_SCALES || prop_id == PROP_ANGLES || prop_id == PROP_SEARCH_REGION) &&
       noteRefusal(*self->refused, pspec->name, refusal);
+  // A property read at start changed while the element runs: it waits for the next start, which
+  // the user is told (a silently deferred setting would look ignored).
+  const bool deferred = readAtStartChanged && self->refused->running;
   NCCMATCH_OBJECT_UNLOCK(self);
+  if (deferred)
+    GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                        ("'%s' is read when the element starts: the new value applies from its next start "
+                         "(it runs now)",
+                         pspec->name),
+                        (nullptr));
   // Posted outside the object lock: posting takes it.
   if (warnNow)
     GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid '%s': %s; keeping the previous %s", pspec->name,

@@ -291,6 +291,37 @@ TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   unrefMessages(&warnings);
 }
 
+// Properties read at start (device, cuda-device-id, cpu-threads, worker-thread) set to another
+// value while the element runs: a warning names the property and says when it applies; the frames
+// go on as before. The same value set again warns of nothing.
+TEST_P(Element, PropertiesReadAtStartWarnWhenChangedWhileRunning) {
+  TemplateImage t = makeTemplate(10, 8, Fill::Random);
+  makeElement();
+  g_object_set(element_, "template", writeTemplate("t.pgm", t).c_str(), nullptr);
+  const FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0);
+  start(layout);
+  gst_buffer_unref(pushPull(makeFrame(layout, scene(64, 48, {{&t, {5, 6}}}))));
+  std::vector<GstMessage*> before = popMessages(bus_, GST_MESSAGE_WARNING);
+  unrefMessages(&before);
+  g_object_set(element_, "worker-thread", TRUE, "cpu-threads", 0u, nullptr);  // the values it has
+  std::vector<GstMessage*> none = popMessages(bus_, GST_MESSAGE_WARNING);
+  EXPECT_TRUE(none.empty()) << messageText(none.front());
+  unrefMessages(&none);
+  g_object_set(element_, "worker-thread", FALSE, "cpu-threads", 3u, nullptr);
+  std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(messageText(warnings[0]).find("'worker-thread' is read when the element starts"), std::string::npos)
+      << messageText(warnings[0]);
+  EXPECT_NE(messageText(warnings[1]).find("'cpu-threads'"), std::string::npos) << messageText(warnings[1]);
+  unrefMessages(&warnings);
+  GstBuffer* out = pushPull(makeFrame(layout, scene(64, 48, {{&t, {30, 20}}})));
+  ASSERT_NE(out, nullptr);
+  auto rois = roiMetas(out);
+  ASSERT_EQ(rois.size(), 1u);
+  EXPECT_EQ(rois[0]->x, 30u);
+  gst_buffer_unref(out);
+}
+
 // `scales`: a template shown 1.5x larger is found only once its 1.5x copy is in the bank; the
 // match, its meta and its message carry the scale and the scaled box. A bad list warns and keeps.
 TEST_P(Element, ScalesFindATemplateShownLargerAndSayAtWhichScale) {
@@ -913,6 +944,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
       {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
       {"pyramid-levels", G_TYPE_UINT, true},   {"register-upstream", G_TYPE_BOOLEAN, true},
+      {"worker-thread", G_TYPE_BOOLEAN, false},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -945,6 +977,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "pyramid-levels"))->maximum,
             guint(kMaxPyramidLevels));
   EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
+  EXPECT_TRUE(g_value_get_boolean(defaultOf("worker-thread")));
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 
