@@ -79,13 +79,9 @@ void FrameWorker::run() {
   for (;;) {
     changed_.wait(lock, [&] { return quit_ || !waiting_.empty(); });
     if (quit_) return;
+    // A failure drops what waits and push() queues nothing after it: a buffer here is to process.
     GstBuffer* buffer = waiting_.front();
     waiting_.pop_front();
-    if (flow_ != GST_FLOW_OK) {  // after a failure what waits is dropped (push returns the flow)
-      gst_buffer_unref(buffer);
-      changed_.notify_all();
-      continue;
-    }
     busy_ = true;
     lock.unlock();
     changed_.notify_all();  // room for the next push

@@ -45,7 +45,7 @@ class FrameWorker {
   // Flushing (any thread): waiting buffers are dropped, push returns GST_FLOW_FLUSHING and a push
   // waiting for room returns. Leaving it (flush-stop) resets the flow to OK.
   void setFlushing(bool flushing);
-  // Buffers waiting now (for tests and the latency query).
+  // Buffers waiting now (tests).
   int waiting() const;
 
  private:

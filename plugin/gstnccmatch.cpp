@@ -540,7 +540,6 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
     gst_query_parse_latency(query, &live, &min, &max);
     NCCMATCH_OBJECT_LOCK(self);
     const int setting = self->settings->framesInFlight;
-    const bool worker = self->settings->workerThread;
     const nccmatch::plugin::Mode mode = self->settings->mode;
     const bool cuda = self->published->backend == "cuda";
     const int fpsN = self->published->fpsN, fpsD = self->published->fpsD;
@@ -550,8 +549,9 @@ gboolean gst_nccmatch_query(GstBaseTransform* trans, GstPadDirection direction, 
     GstClockTime held = 0;
     if (depth > 1 && fpsN > 0) held = gst_util_uint64_scale_int(GST_SECOND * guint64(depth - 1), fpsD, fpsN);
     // Buffers waiting for the worker thread wait only while it is behind: they add to the most.
+    // Whether it runs (read at start), not the setting, which may have changed since.
     GstClockTime waiting = 0;
-    if (worker && fpsN > 0)
+    if (workerOf(self).running() && fpsN > 0)
       waiting = gst_util_uint64_scale_int(GST_SECOND * guint64(nccmatch::plugin::kWorkerWaitingBuffers), fpsD, fpsN);
     GST_DEBUG_OBJECT(self, "latency: %d frame(s) in flight hold %" GST_TIME_FORMAT, depth, GST_TIME_ARGS(held));
     gst_query_set_latency(query, live, min + held, GST_CLOCK_TIME_IS_VALID(max) ? max + held + waiting : max);

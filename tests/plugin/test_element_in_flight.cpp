@@ -92,6 +92,50 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
   }
 }
 
+// A running worker thread adds its 2 waiting buffers to the most latency (not to the least); the
+// worker-thread setting changed while running does not change that until the next start.
+TEST_P(Element, LatencyQueryCountsTheWorkersWaitingBuffersInTheMost) {
+  auto maxLatency = [](GstHarness* h) {
+    GstQuery* q = gst_query_new_latency();
+    EXPECT_TRUE(gst_pad_peer_query(h->sinkpad, q));
+    GstClockTime min = 0, max = 0;
+    gst_query_parse_latency(q, nullptr, &min, &max);
+    gst_query_unref(q);
+    EXPECT_EQ(min, 5 * GST_MSECOND);
+    return max;
+  };
+  GstClockTime withWorker = 0;
+  for (bool worker : {true, false}) {
+    makeElement();
+    g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(),
+                 "frames-in-flight", 1u, "worker-thread", gboolean(worker), nullptr);
+    start(makeLayout(GST_VIDEO_FORMAT_GRAY8, 64, 48, 0));  // 30 frames/s
+    // Upstream: live, 5 ms at least, 50 ms at most (the harness alone gives no most).
+    gst_pad_add_probe(
+        harness_->srcpad, GstPadProbeType(GST_PAD_PROBE_TYPE_QUERY_UPSTREAM | GST_PAD_PROBE_TYPE_PUSH),
+        [](GstPad*, GstPadProbeInfo* info, gpointer) {
+          GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+          if (GST_QUERY_TYPE(q) != GST_QUERY_LATENCY) return GST_PAD_PROBE_OK;
+          gst_query_set_latency(q, TRUE, 5 * GST_MSECOND, 50 * GST_MSECOND);
+          return GST_PAD_PROBE_HANDLED;
+        },
+        nullptr, nullptr);
+    const GstClockTime max = maxLatency(harness_);
+    ASSERT_TRUE(GST_CLOCK_TIME_IS_VALID(max));
+    if (worker) {
+      withWorker = max;
+      g_object_set(element_, "worker-thread", FALSE, nullptr);  // read at start: the worker still runs
+      EXPECT_EQ(maxLatency(harness_), withWorker);
+    } else {
+      EXPECT_EQ(withWorker - max, gst_util_uint64_scale_int(GST_SECOND, 2, 30));
+    }
+    gst_harness_teardown(harness_);
+    harness_ = nullptr;
+    gst_object_unref(element_);
+    element_ = nullptr;
+  }
+}
+
 TEST_P(Element, LatencyQueryCountsTheFramesHeld) {
   makeElement();
   g_object_set(element_, "template", writeTemplate("t.pgm", makeTemplate(8, 8, Fill::Random)).c_str(),
