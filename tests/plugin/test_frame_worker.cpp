@@ -136,15 +136,22 @@ TEST_F(FrameWorkerTest, AFailureDropsWhatWaitsAndReachesTheNextPush) {
   }
 }
 
-TEST_F(FrameWorkerTest, FlushingDropsWhatWaitsReturnsAWaitingPushAndEndsWithOk) {
-  Recorder r;
+// Capacity 1: buffer 0 held in the process, buffer 1 waiting, the push of buffer 2 waiting for room
+// (on another thread: *blocked).
+void fillAndBlockAPush(Recorder& r, FrameWorker& worker, std::future<GstFlowReturn>* blocked) {
   r.hold = true;
-  FrameWorker worker;
   worker.start(r.process(), 1);
   ASSERT_EQ(worker.push(numbered(0)), GST_FLOW_OK);
   ASSERT_TRUE(r.waitInHand());
   ASSERT_EQ(worker.push(numbered(1)), GST_FLOW_OK);
-  auto blocked = std::async(std::launch::async, [&] { return worker.push(numbered(2)); });
+  *blocked = std::async(std::launch::async, [&worker] { return worker.push(numbered(2)); });
+}
+
+TEST_F(FrameWorkerTest, FlushingDropsWhatWaitsReturnsAWaitingPushAndEndsWithOk) {
+  Recorder r;
+  FrameWorker worker;
+  std::future<GstFlowReturn> blocked;
+  ASSERT_NO_FATAL_FAILURE(fillAndBlockAPush(r, worker, &blocked));
   EXPECT_EQ(blocked.wait_for(200ms), std::future_status::timeout);
   worker.setFlushing(true);
   EXPECT_EQ(blocked.get(), GST_FLOW_FLUSHING);
@@ -162,13 +169,9 @@ TEST_F(FrameWorkerTest, FlushingDropsWhatWaitsReturnsAWaitingPushAndEndsWithOk) 
 
 TEST_F(FrameWorkerTest, StopWithBuffersWaitingDropsThemAndReturnsAWaitingPush) {
   Recorder r;
-  r.hold = true;
   FrameWorker worker;
-  worker.start(r.process(), 1);
-  ASSERT_EQ(worker.push(numbered(0)), GST_FLOW_OK);
-  ASSERT_TRUE(r.waitInHand());
-  ASSERT_EQ(worker.push(numbered(1)), GST_FLOW_OK);
-  auto blocked = std::async(std::launch::async, [&] { return worker.push(numbered(2)); });
+  std::future<GstFlowReturn> blocked;
+  ASSERT_NO_FATAL_FAILURE(fillAndBlockAPush(r, worker, &blocked));
   EXPECT_EQ(blocked.wait_for(100ms), std::future_status::timeout);
   auto stopped = std::async(std::launch::async, [&] { worker.stop(); });
   EXPECT_EQ(blocked.get(), GST_FLOW_FLUSHING);
