@@ -236,10 +236,11 @@ if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
     [[ " $tools " == *" $tool "* ]] || tools+=" $tool"
   done
 else
+  declare -A totals=()  # shards per binary, listed once for every tool
+  for b in "${binaries[@]}"; do totals[$b]=$(shards_of "$b"); done
   for tool in $tools; do
     for b in "${binaries[@]}"; do
-      total=$(shards_of "$b")
-      for ((shard = 0; shard < total; ++shard)); do plan+=("$tool|$b|$shard|$total|"); done
+      for ((shard = 0; shard < ${totals[$b]}; ++shard)); do plan+=("$tool|$b|$shard|${totals[$b]}|"); done
     done
   done
 fi
