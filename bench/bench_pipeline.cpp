@@ -6,7 +6,8 @@
 // pipelines without nccmatch, and nccmatch on the CPU backend. Each figure is the median of
 // --reps runs. display=false, post-messages=false (ROI meta is still attached to every buffer).
 // CUDA rows hold frames-in-flight=2 (the default for a non-live source: frame n+1 uploads while
-// frame n is matched); the 1x64 bank is also run with frames-in-flight=1 (no overlap) to show it.
+// frame n is matched); the 1x64 bank is also run with frames-in-flight=1 (no overlap) to show it,
+// and on pinned frames with worker-thread=false (matching in appsrc's thread: the older path).
 //   bench_pipeline [--frames N] [--cpu-frames N] [--reps N]
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -239,12 +240,16 @@ int main(int argc, char** argv) {
       if (gpu) {
         const std::string cuda2 = ncc + " device=cuda frames-in-flight=2" + sink;
         const std::string cuda1 = ncc + " device=cuda frames-in-flight=1" + sink;
+        const std::string cuda2NoWorker = ncc + " device=cuda frames-in-flight=2 worker-thread=false" + sink;
         const bool compareDepth = bank.count == 1;
         row(s.name, bank, "system, pageable", "cuda, 2 in flight", median(cuda2, caps, pageable, o.frames, o.reps), base);
         if (!pinned.empty()) {
           if (compareDepth)
             row(s.name, bank, "system, pinned", "cuda, 1 in flight", median(cuda1, caps, pinned, o.frames, o.reps), base);
           row(s.name, bank, "system, pinned", "cuda, 2 in flight", median(cuda2, caps, pinned, o.frames, o.reps), base);
+          if (compareDepth)  // the element's older path: matching in upstream's thread
+            row(s.name, bank, "system, pinned", "cuda, 2 in flight, no worker",
+                median(cuda2NoWorker, caps, pinned, o.frames, o.reps), base);
         }
         GstCaps* cudaCaps = nullptr;
         std::vector<GstBuffer*> onGpu = uploadToCuda(pageable, caps, &cudaCaps);

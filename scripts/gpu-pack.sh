@@ -32,7 +32,7 @@ find "$build/tests" -type f -name sanitizer_planted_race -perm -u+x -exec cp {} 
 { meson test -C "$build" --no-rebuild --list --suite gpu 2>/dev/null | sed 's/.* \/ //'
   echo test_element_cuda
   echo test_element_instances; } >"$pack/gpu-tests.txt"
-for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_bank bench_pipeline bench_track bench_live bench_producers \
+for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_window_copy bench_bank bench_pipeline bench_track bench_live bench_producers \
     bench_two_pipelines; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done

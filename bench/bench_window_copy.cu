@@ -1,0 +1,198 @@
+// Windows of a pinned host frame onto the device (issue 13: the tracker's matchRegions call on a
+// pinned frame pays ~12 µs more than on a device frame, the gather of its windows): what moving
+// the same windows costs by each way the device offers, the calling thread's wall time from the
+// call to the stream's end (what a synchronous region call waits) and the GPU's time between
+// events, medians after warm-up, the GPU idle between samples:
+// - gather: the library's copy kernel (copy/window_gather.hpp), reading over the bus;
+// - batch: one cudaMemcpy3DBatchAsync of every window (the copy engines);
+// - per window: a cudaMemcpy2DAsync each;
+// - baseline: the same bytes as one contiguous pinned -> device copy (the bus's own rate).
+// Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), each
+// checked against the frame after its copy.
+// Usage: bench_window_copy [--windows N --side S --reps R --seed X]
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_check.hpp"
+#include "cuda/copy/window_gather.hpp"
+#include "median.hpp"
+
+namespace {
+
+using nccmatch::bench::median;
+using nccmatch::cuda::WindowCopy;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kFrameWidth = 1920, kFrameHeight = 1080;
+
+struct Options {
+  int windows = 16, side = 128, reps = 1000;
+  unsigned seed = 0;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  o.seed = unsigned(std::random_device{}());
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i];
+    const long value = std::atol(argv[i + 1]);
+    if (key == "--windows") o.windows = int(value);
+    else if (key == "--side") o.side = int(value);
+    else if (key == "--reps") o.reps = int(value);
+    else if (key == "--seed") o.seed = unsigned(value);
+    else {
+      std::fprintf(stderr, "unknown option %s (--windows, --side, --reps, --seed)\n", key.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.windows < 1 || o.windows > nccmatch::cuda::kInlineWindowCopies || o.side < 1 || o.side > kFrameHeight ||
+      o.reps < 10) {
+    std::fprintf(stderr, "need 1 <= --windows <= %d, 1 <= --side <= %d, --reps >= 10\n",
+                 nccmatch::cuda::kInlineWindowCopies, kFrameHeight);
+    std::exit(2);
+  }
+  return o;
+}
+
+struct Timing {
+  double wallUs = 0, gpuUs = 0;
+};
+
+// Median wall µs (call to stream end) and GPU µs (event to event) of `enqueue`, after 50 warm-up
+// rounds.
+Timing measure(int reps, cudaStream_t stream, const std::function<void()>& enqueue) {
+  cudaEvent_t start, stop;
+  BENCH_CUDA_CHECK(cudaEventCreate(&start));
+  BENCH_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> wall, gpu;
+  for (int i = 0; i < reps + 50; ++i) {
+    const auto t0 = Clock::now();
+    BENCH_CUDA_CHECK(cudaEventRecord(start, stream));
+    enqueue();
+    BENCH_CUDA_CHECK(cudaEventRecord(stop, stream));
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto t1 = Clock::now();
+    float ms = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= 50) {
+      wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      gpu.push_back(1000.0 * ms);
+    }
+  }
+  BENCH_CUDA_CHECK(cudaEventDestroy(start));
+  BENCH_CUDA_CHECK(cudaEventDestroy(stop));
+  return Timing{median(wall), median(gpu)};
+}
+
+// Whether every window's target rows hold the frame's pixels.
+bool windowsMatch(const std::vector<WindowCopy>& copies, const uint8_t* frame, const uint8_t* frameDevice,
+                  const uint8_t* targetsDevice, const std::vector<uint8_t>& targetsHost) {
+  for (const WindowCopy& c : copies)
+    for (int y = 0; y < c.height; ++y) {
+      const uint8_t* source = frame + (c.source - frameDevice) + std::size_t(y) * c.sourcePitch;
+      const uint8_t* target = targetsHost.data() + (c.target - targetsDevice) + std::size_t(y) * c.targetPitch;
+      if (std::memcmp(source, target, std::size_t(c.width)) != 0) return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  std::printf("# bench_window_copy: %d windows of %dx%d from a pinned %dx%d frame, seed %u, %d reps\n", o.windows,
+              o.side, o.side, kFrameWidth, kFrameHeight, o.seed, o.reps);
+  cudaDeviceProp prop{};
+  BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("# %s\n", prop.name);
+  cudaStream_t stream;
+  BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  uint8_t* frame = nullptr;
+  const std::size_t frameBytes = std::size_t(kFrameWidth) * kFrameHeight;
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&frame), frameBytes, cudaHostAllocMapped));
+  std::mt19937 rng(o.seed);
+  for (std::size_t i = 0; i < frameBytes; ++i) frame[i] = uint8_t(rng());
+  uint8_t* frameDevice = nullptr;  // where the device reads the pinned frame (UVA)
+  BENCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&frameDevice), frame, 0));
+  const std::size_t pitch = (std::size_t(o.side) + 15) / 16 * 16;
+  const std::size_t windowBytes = pitch * std::size_t(o.side);
+  uint8_t* targets = nullptr;
+  BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&targets), windowBytes * o.windows));
+  std::vector<WindowCopy> copies;
+  std::uniform_int_distribution<int> atX(0, kFrameWidth - o.side), atY(0, kFrameHeight - o.side);
+  for (int k = 0; k < o.windows; ++k) {
+    const int x = atX(rng), y = atY(rng);
+    copies.push_back(WindowCopy{frameDevice + std::size_t(y) * kFrameWidth + std::size_t(x), std::size_t(kFrameWidth),
+                                targets + windowBytes * k, pitch, o.side, o.side});
+  }
+  std::vector<cudaMemcpy3DBatchOp> batch(copies.size());
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    cudaMemcpy3DBatchOp& op = batch[k];
+    std::memset(&op, 0, sizeof op);
+    op.src.type = cudaMemcpyOperandTypePointer;
+    op.src.op.ptr.ptr = frame + (copies[k].source - frameDevice);
+    op.src.op.ptr.rowLength = kFrameWidth;
+    op.dst.type = cudaMemcpyOperandTypePointer;
+    op.dst.op.ptr.ptr = copies[k].target;
+    op.dst.op.ptr.rowLength = pitch;
+    op.extent = make_cudaExtent(std::size_t(o.side), std::size_t(o.side), 1);
+    op.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  }
+  uint8_t* packed = nullptr;  // the windows' bytes, contiguous in pinned memory (the baseline)
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&packed), windowBytes * o.windows, cudaHostAllocDefault));
+  std::memset(packed, 0, windowBytes * o.windows);
+  std::vector<uint8_t> check(windowBytes * o.windows);
+
+  struct Way {
+    const char* name;
+    std::function<void()> enqueue;
+    bool checked;
+  };
+  const std::vector<Way> ways = {
+      {"gather kernel (library)",
+       [&] { nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, copies.data(), o.windows, o.side, stream)); },
+       true},
+      {"cudaMemcpy3DBatchAsync, one call",
+       [&] { BENCH_CUDA_CHECK(cudaMemcpy3DBatchAsync(batch.size(), batch.data(), 0, stream)); }, true},
+      {"cudaMemcpy2DAsync, one a window",
+       [&] {
+         for (std::size_t k = 0; k < copies.size(); ++k)
+           BENCH_CUDA_CHECK(cudaMemcpy2DAsync(copies[k].target, pitch, frame + (copies[k].source - frameDevice),
+                                              kFrameWidth, std::size_t(o.side), std::size_t(o.side),
+                                              cudaMemcpyHostToDevice, stream));
+       },
+       true},
+      {"baseline: the same bytes contiguous, one cudaMemcpyAsync",
+       [&] {
+         BENCH_CUDA_CHECK(cudaMemcpyAsync(targets, packed, windowBytes * o.windows, cudaMemcpyHostToDevice, stream));
+       },
+       false},
+  };
+  std::printf("| way | wall µs (call to stream end) | GPU µs (events) | GB/s (GPU) |\n|---|---|---|---|\n");
+  for (const Way& way : ways) {
+    BENCH_CUDA_CHECK(cudaMemset(targets, 0, windowBytes * o.windows));
+    const Timing t = measure(o.reps, stream, way.enqueue);
+    if (way.checked) {
+      BENCH_CUDA_CHECK(cudaMemcpy(check.data(), targets, check.size(), cudaMemcpyDeviceToHost));
+      if (!windowsMatch(copies, frame, frameDevice, targets, check)) {
+        std::fprintf(stderr, "%s: the windows on the device differ from the frame's\n", way.name);
+        return 1;
+      }
+    }
+    const double bytes = double(o.side) * o.side * o.windows;
+    std::printf("| %s | %.2f | %.2f | %.1f |\n", way.name, t.wallUs, t.gpuUs, bytes / (t.gpuUs * 1e3));
+  }
+  BENCH_CUDA_CHECK(cudaFreeHost(packed));
+  BENCH_CUDA_CHECK(cudaFree(targets));
+  BENCH_CUDA_CHECK(cudaFreeHost(frame));
+  BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
