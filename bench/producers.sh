@@ -9,7 +9,8 @@
 # FRAMES (default 600) buffers whose steady-state rate bench_producers takes at the sink between
 # buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
 # (default 3), taken round-robin over the variants. Producers missing on this machine are reported and skipped.
-# Prints markdown tables: fps per producer and variant with the ratio to the producer alone, then
+# Prints markdown tables: fps per producer and variant with its share of the producer alone (the
+# median over the rounds of each round's cell against that round's alone), the shares' spread, then
 # the element's own time a buffer in the producer's streaming thread (its stats' streaming-us after the warm-up).
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
 # PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
@@ -102,6 +103,7 @@ header="| producer"
 rule="|---"
 for v in "${variants[@]}"; do header+=" | ${v%%|*}"; rule+="|---"; done
 streamingRows=()
+spreadRows=()
 echo "frames=$frames warmup=$warmup repeats=$repeats ${W}x${H} ELEMENT_ARGS='${ELEMENT_ARGS:-}'"
 echo "$header |"
 echo "$rule|"
@@ -114,6 +116,7 @@ for p in "${producers[@]}"; do
   case $head in *clip@N@*) [ -f "$work/clip$frames.mkv" ] || { echo "| $name | (no H.264 clip: x264enc missing) |"; continue; };; esac
   row="| $name"
   streamingRow="| $name"
+  spreadRow="| $name"
   alone=""
   # Repeats round-robin over the variants (every variant once, then again), so that a slow spell of
   # the host falls on every variant alike instead of on one cell. Each run gives FPS/STREAMING_US.
@@ -126,6 +129,7 @@ for p in "${producers[@]}"; do
     if grep -qw fail <<<"${runs[$i]}"; then
       row+=" | fail"
       streamingRow+=" | -"
+      spreadRow+=" | -"
       echo "  ($name, ${v%%|*}: $(tail -2 "$work/failed.log" | tr '\n' ' '))" >&2
       continue
     fi
@@ -134,13 +138,35 @@ for p in "${producers[@]}"; do
     # shellcheck disable=SC2086
     streaming=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f2 | grep -v '^-$'))
     streamingRow+=" | ${streaming:--}"
-    if [ -z "$alone" ]; then alone=$fps; row+=" | $fps"
-    else row+=" | $fps ($(awk -v a="$fps" -v b="$alone" 'BEGIN {printf "%d", 100 * a / b}')%)"; fi
+    if [ -z "$alone" ]; then
+      alone=$fps
+      row+=" | $fps"
+      spreadRow+=" | -"
+      continue
+    fi
+    # The share of the producer alone, round by round: each round's cell against the same round's
+    # alone (run seconds apart), so that a producer whose own rate drifts between rounds (a
+    # software decoder on a busy host) is compared with itself; the median of the rounds' shares,
+    # and their lowest and highest in the spread table.
+    # shellcheck disable=SC2086
+    shares=$(paste -d' ' <(tr ' ' '\n' <<<"${runs[0]# }" | cut -d/ -f1) <(tr ' ' '\n' <<<"${runs[$i]# }" | cut -d/ -f1) |
+      awk '$1 > 0 {printf "%d\n", 100 * $2 / $1}')
+    # shellcheck disable=SC2086
+    row+=" | $fps ($(median $shares)%)"
+    spreadRow+=" | $(sort -n <<<"$shares" | head -1)-$(sort -n <<<"$shares" | tail -1)%"
   done
   unset runs
   streamingRows+=("$streamingRow |")
+  spreadRows+=("$spreadRow |")
   echo "$row |"
 done
+# The rounds' shares of the producer alone, lowest to highest: a spread wider than the margin a
+# target allows (e.g. 90%) means that cell needs more rounds (REPEATS) before it says anything.
+echo
+echo "spread: each round's share of the same round's producer alone, lowest-highest over the $repeats rounds"
+echo "${header/| producer/| spread} |"
+echo "$rule|"
+printf '%s\n' "${spreadRows[@]}"
 # The element's own time a buffer in the producer's streaming thread (its stats' streaming-us
 # between the warm-up and the end, median of the repeats): what a producer without a queue waits for each frame.
 echo
