@@ -42,6 +42,14 @@
 #                         suite short (the device tool's 600 s a command), put it under $OUT so
 #                         what ended comes back. The whole suite under the four tools, 8 at a
 #                         time, took longer than 600 s on the H200 (session 10): split it by tool.
+#   GPU_SANITIZE_DONE     progress files of earlier calls (space-separated): a planned run whose
+#                         line there says it ended clean (exit 0 with 0 reports, or no CUDA call)
+#                         is left out, so a suite longer than one call goes on where the last call
+#                         stopped (same code, same tool, same split; the summary counts them)
+#   GPU_SANITIZE_FIRST    with GPU_SANITIZE_SHARDS=each: tests whose listed name (with gtest's
+#                         "# GetParam() = ..." comment) matches this extended regex run first,
+#                         every binary's, e.g. "BigFrames|1920x1080|4097x2049": the long runs
+#                         start at once instead of after the short ones, where a deadline cuts them
 # scripts/gpu-test.sh runs this after the tests when GPU_SANITIZE=1.
 set -u
 build=${1:-build-gpu}
@@ -101,11 +109,16 @@ case "$shards" in
   each) ;;
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_SHARDS must be a positive integer or 'each', not '$shards'" >&2; exit 2 ;;
 esac
+# The tests of binary $1 under GPU_SANITIZE_FILTER, one a line ("Suite.Test  # GetParam() = ...").
+tests_of() {
+  "$1" --gtest_list_tests ${GPU_SANITIZE_FILTER:+"--gtest_filter=$GPU_SANITIZE_FILTER"} 2>/dev/null |
+    awk '/^[^ ]/ { suite = $1 } /^  / { sub(/^  /, ""); print suite $0 }'
+}
 # The shards of binary $1: GPU_SANITIZE_SHARDS, or with "each" its tests (at least 1).
 shards_of() {
   [ "$shards" != each ] && { echo "$shards"; return; }
   local n
-  n=$("$1" --gtest_list_tests ${GPU_SANITIZE_FILTER:+"--gtest_filter=$GPU_SANITIZE_FILTER"} 2>/dev/null | grep -c '^  ')
+  n=$(tests_of "$1" | grep -c .)
   echo $((n > 0 ? n : 1))
 }
 case "${GPU_SANITIZE_DEADLINE:-1}" in
@@ -238,11 +251,48 @@ if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
 else
   declare -A totals=()  # shards per binary, listed once for every tool
   for b in "${binaries[@]}"; do totals[$b]=$(shards_of "$b"); done
+  first=()  # GPU_SANITIZE_FIRST's tests, planned before the others
   for tool in $tools; do
     for b in "${binaries[@]}"; do
-      for ((shard = 0; shard < ${totals[$b]}; ++shard)); do plan+=("$tool|$b|$shard|${totals[$b]}|"); done
+      names=()
+      [ -n "${GPU_SANITIZE_FIRST:-}" ] && [ "$shards" = each ] && mapfile -t names < <(tests_of "$b")
+      for ((shard = 0; shard < ${totals[$b]}; ++shard)); do
+        if [[ "${names[$shard]:-}" =~ ${GPU_SANITIZE_FIRST:-^$} ]] && [ -n "${names[$shard]:-}" ]; then
+          first+=("$tool|$b|$shard|${totals[$b]}|")
+        else
+          plan+=("$tool|$b|$shard|${totals[$b]}|")
+        fi
+      done
     done
   done
+  [ -n "${GPU_SANITIZE_FIRST:-}" ] && echo "GPU_SANITIZE_FIRST: ${#first[@]} runs first"
+  plan=("${first[@]}" "${plan[@]}")
+fi
+# Runs that ended clean in an earlier call's progress file (GPU_SANITIZE_DONE) are left out.
+doneEarlier=0
+declare -A doneEarlierOf=()  # per tool, for its summary line
+if [ -n "${GPU_SANITIZE_DONE:-}" ]; then
+  declare -A cleanEarlier=()
+  for f in $GPU_SANITIZE_DONE; do
+    [ -f "$f" ] || { echo "GPU_SANITIZE_DONE: no file $f" >&2; exit 2; }
+    while IFS= read -r line; do
+      case "$line" in
+        *" exit=0 reports=0 "* | *" exit=255 reports=none (no CUDA call) "*) cleanEarlier["${line%% exit=*}"]=1 ;;
+      esac
+    done <"$f"
+  done
+  kept=()
+  for entry in "${plan[@]}"; do
+    IFS='|' read -r tool b shard total kernel <<<"$entry"
+    if [ -n "${cleanEarlier["$tool $(run_name "$b" "$shard" "$total" "$kernel")"]:-}" ]; then
+      doneEarlier=$((doneEarlier + 1))
+      doneEarlierOf[$tool]=$((${doneEarlierOf[$tool]:-0} + 1))
+    else
+      kept+=("$entry")
+    fi
+  done
+  plan=("${kept[@]}")
+  echo "GPU_SANITIZE_DONE: $doneEarlier runs ended clean earlier, left out; ${#plan[@]} to run"
 fi
 # GPU_SANITIZE_JOBS runs (tool, binary) pairs side by side on the one GPU (default 1: one at a
 # time); each test binary makes its own device memory, so they do not see each other's.
@@ -291,6 +341,7 @@ for tool in $tools; do
   done
   line=$(printf '%-10s %d reports in %d binaries' "$tool" "$reports" "${#counted[@]}")
   unset counted
+  [ -n "${doneEarlierOf[$tool]:-}" ] && line+=" (besides ${doneEarlierOf[$tool]} runs clean in GPU_SANITIZE_DONE)"
   if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then line+=" (the runs GPU_SANITIZE_RUNS lists)"
   elif [ "$shards" = each ]; then line+=" (one test a process)"
   elif [ "$shards" -gt 1 ]; then line+=" ($shards shards each)"; fi

@@ -3,7 +3,8 @@
 # PATH) runs stand-in gtest binaries and prints the tool's summary line, reporting 2 errors for any
 # test named Leaky. Checked: GPU_SANITIZE_SHARDS=each runs one test a process (3 runs of a binary
 # of 3 tests, 1 of a binary of 1), a skip of scripts' sanitizer_skips leaves its test out, reports
-# are summed and fail the run, GPU_SANITIZE_RUNS picks exactly its runs, a bad value is refused.
+# are summed and fail the run, GPU_SANITIZE_RUNS picks exactly its runs, GPU_SANITIZE_FIRST's tests
+# run first, GPU_SANITIZE_DONE leaves out what an earlier call ended clean, a bad value is refused.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -71,6 +72,31 @@ GPU_SANITIZE_RUNS="synccheck:test_three:1/3 initcheck:test_one:0/1" bash "$repo/
   >/dev/null 2>&1 || fail "two clean runs must pass"
 [ "$(sort "$CALLS" | tr '\n' ';')" = "initcheck test_one 0/1 1;synccheck test_three 1/3 1;" ] ||
   fail "GPU_SANITIZE_RUNS ran: $(cat "$CALLS")"
+
+# GPU_SANITIZE_FIRST: the matching tests of every binary run before the others (one job: in order).
+: >"$CALLS"
+out=$(GPU_SANITIZE_TOOLS=synccheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_FIRST="Leaky|Gamma" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" 2>&1)
+[ "$(head -2 "$CALLS" | sort | tr '\n' ';')" = "synccheck test_one 0/1 1;synccheck test_three 2/3 1;" ] ||
+  fail "GPU_SANITIZE_FIRST: Leaky and Gamma first, ran: $(cat "$CALLS")"
+[ "$(grep -c . "$CALLS")" = 6 ] || fail "GPU_SANITIZE_FIRST: every run still once, ran: $(cat "$CALLS")"
+echo "$out" | grep -q "GPU_SANITIZE_FIRST: 2 runs first" || fail "GPU_SANITIZE_FIRST's count: $out"
+
+# GPU_SANITIZE_DONE: a second call runs only what the first call's progress file does not show
+# ended clean (here: Leaky, which reported), and its summary counts the others.
+: >"$CALLS"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_PROGRESS="$work/progress.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ "$(grep -c . "$CALLS")" = 6 ] || fail "the first call runs all 6: $(cat "$CALLS")"
+: >"$CALLS"
+out=$(GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_DONE="$work/progress.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" 2>&1)
+[ "$(cat "$CALLS")" = "racecheck test_three 2/3 1" ] || fail "GPU_SANITIZE_DONE: only Leaky again, ran: $(cat "$CALLS")"
+echo "$out" | grep -q "GPU_SANITIZE_DONE: 5 runs ended clean earlier, left out; 1 to run" || fail "GPU_SANITIZE_DONE: $out"
+echo "$out" | grep -q "^racecheck  2 reports in 1 binaries (besides 5 runs clean in GPU_SANITIZE_DONE)" ||
+  fail "GPU_SANITIZE_DONE summary: $out"
+GPU_SANITIZE_DONE="$work/none.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ $? = 2 ] || fail "a GPU_SANITIZE_DONE file that does not exist must exit 2"
 
 # A bad shard count is refused before anything runs.
 : >"$CALLS"
