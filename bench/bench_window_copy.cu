@@ -6,7 +6,9 @@
 // - gather: the library's copy kernel (copy/window_gather.hpp), reading over the bus;
 // - batch: one cudaMemcpy3DBatchAsync of every window (the copy engines);
 // - per window: a cudaMemcpy2DAsync each;
-// - baseline: the same bytes as one contiguous pinned -> device copy (the bus's own rate).
+// - baselines: the same bytes as one contiguous pinned -> device copy (the bus's own rate), the
+//   gather kernel on a device copy of the frame (the kernel without the bus), an empty kernel
+//   (what a launch and the events cost).
 // Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), each
 // checked against the frame after its copy.
 // Usage: bench_window_copy [--windows N --side S --reps R --seed X]
@@ -26,6 +28,8 @@
 #include "median.hpp"
 
 namespace {
+
+__global__ void emptyKernel() {}
 
 using nccmatch::bench::median;
 using nccmatch::cuda::WindowCopy;
@@ -133,6 +137,12 @@ int main(int argc, char** argv) {
     copies.push_back(WindowCopy{frameDevice + std::size_t(y) * kFrameWidth + std::size_t(x), std::size_t(kFrameWidth),
                                 targets + windowBytes * k, pitch, o.side, o.side});
   }
+  // The same windows of a device copy of the frame: the gather without the bus.
+  uint8_t* frameOnDevice = nullptr;
+  BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&frameOnDevice), frameBytes));
+  BENCH_CUDA_CHECK(cudaMemcpy(frameOnDevice, frame, frameBytes, cudaMemcpyHostToDevice));
+  std::vector<WindowCopy> deviceCopies = copies;
+  for (WindowCopy& c : deviceCopies) c.source = frameOnDevice + (c.source - frameDevice);
   std::vector<cudaMemcpy3DBatchOp> batch(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
     cudaMemcpy3DBatchOp& op = batch[k];
@@ -154,7 +164,8 @@ int main(int argc, char** argv) {
   struct Way {
     const char* name;
     std::function<void()> enqueue;
-    bool checked;
+    bool checked;             // the windows read back and compared with the frame's
+    bool movesWindows = true;  // the window's bytes (or as many) cross: GB/s is printed
   };
   const std::vector<Way> ways = {
       {"gather kernel (library)",
@@ -175,6 +186,18 @@ int main(int argc, char** argv) {
          BENCH_CUDA_CHECK(cudaMemcpyAsync(targets, packed, windowBytes * o.windows, cudaMemcpyHostToDevice, stream));
        },
        false},
+      {"baseline: the gather kernel, frame in device memory (no bus)",
+       [&] {
+         nccmatch::bench::exitOnError(
+             nccmatch::cuda::gatherWindows(nullptr, deviceCopies.data(), o.windows, o.side, stream));
+       },
+       true},
+      {"baseline: an empty kernel (launch and events)",
+       [&] {
+         emptyKernel<<<1, 32, 0, stream>>>();
+         BENCH_CUDA_CHECK(cudaGetLastError());
+       },
+       false, false},
   };
   std::printf("| way | wall µs (call to stream end) | GPU µs (events) | GB/s (GPU) |\n|---|---|---|---|\n");
   for (const Way& way : ways) {
@@ -188,9 +211,13 @@ int main(int argc, char** argv) {
       }
     }
     const double bytes = double(o.side) * o.side * o.windows;
-    std::printf("| %s | %.2f | %.2f | %.1f |\n", way.name, t.wallUs, t.gpuUs, bytes / (t.gpuUs * 1e3));
+    if (way.movesWindows)
+      std::printf("| %s | %.2f | %.2f | %.1f |\n", way.name, t.wallUs, t.gpuUs, bytes / (t.gpuUs * 1e3));
+    else
+      std::printf("| %s | %.2f | %.2f | - |\n", way.name, t.wallUs, t.gpuUs);
   }
   BENCH_CUDA_CHECK(cudaFreeHost(packed));
+  BENCH_CUDA_CHECK(cudaFree(frameOnDevice));
   BENCH_CUDA_CHECK(cudaFree(targets));
   BENCH_CUDA_CHECK(cudaFreeHost(frame));
   BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
