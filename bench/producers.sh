@@ -138,8 +138,8 @@ for p in "${producers[@]}"; do
     # shellcheck disable=SC2086
     streaming=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f2 | grep -v '^-$'))
     streamingRow+=" | ${streaming:--}"
-    if [ -z "$alone" ]; then
-      alone=$fps
+    if [ "$i" = 0 ] || [ -z "$alone" ]; then  # the producer alone (or, where that failed, no share)
+      [ "$i" = 0 ] && alone=$fps
       row+=" | $fps"
       spreadRow+=" | -"
       continue
