@@ -203,18 +203,28 @@ def plot_producers(lines, out):
             continue  # a producer missing on that host
         names.append(r[idx["producer"]])
         values.append(fps)
-    fig, ax = plt.subplots(figsize=(9, 0.55 * len(names) * len(variants) / 3 + 2))
+    # Left: frames/s on a log axis (decoders at 60 and sources at 5000 frames/s on one plot); right:
+    # each cell's share of its producer alone, against issue 14's 90% line.
+    fig, (ax, share_ax) = plt.subplots(1, 2, sharey=True, figsize=(12, 0.55 * len(names) * len(variants) / 3 + 2))
     height = 0.8 / len(variants)
     for k, i in enumerate(variants):
         ys = [n + k * height for n in range(len(names))]
         ax.barh(ys, [v[k] or 0 for v in values], height=height, label=header[i])
+        if k > 0:
+            shares = [100.0 * v[k] / v[0] if v[k] and v[0] else 0 for v in values]
+            share_ax.barh(ys, shares, height=height, color=f"C{k}")
     ax.set_yticks([n + 0.4 - height / 2 for n in range(len(names))])
     ax.set_yticklabels(names)
     ax.invert_yaxis()
-    ax.set_xlabel("frames/s (steady state)")
+    ax.set_xscale("log")
+    ax.set_xlabel("frames/s (steady state, log scale)")
     ax.set_title("producers alone and with nccmatch after them")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=8)
+    share_ax.axvline(90, color="black", linestyle="--", linewidth=1)
+    share_ax.set_xlabel("share of the producer alone (%); dashed: 90%")
+    share_ax.set_title("with nccmatch / alone")
+    share_ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     path = os.path.join(out, "producers.png")
     fig.savefig(path, dpi=110)
