@@ -8,12 +8,16 @@
 // - per window: a cudaMemcpy2DAsync each;
 // - baselines: the same bytes as one contiguous pinned -> device copy (the bus's own rate), the
 //   gather kernel on a device copy of the frame (the kernel without the bus), an empty kernel
-//   (what a launch and the events cost).
+//   (what a launch and the events cost);
+// - probes of the gather's fixed cost: the gather twice back to back (the second on warm address
+//   translations), and on the frame in registered 2 MB-aligned memory advised to huge pages.
 // Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), each
 // checked against the frame after its copy.
 // Usage: bench_window_copy [--windows N --side S --reps R --seed X]
 #include <cuda_runtime.h>
+#include <sys/mman.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +34,28 @@
 namespace {
 
 __global__ void emptyKernel() {}
+
+constexpr std::size_t kHugePage = 2u << 20;
+
+// `bytes` (rounded up to 2 MB) of 2 MB-aligned host memory, advised to transparent huge pages,
+// touched and registered mapped with CUDA; null with the reason where a step fails.
+uint8_t* allocateHugeFrame(std::size_t bytes, std::string* why) {
+  const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* memory = nullptr;
+  if (posix_memalign(&memory, kHugePage, rounded) != 0) return *why = "posix_memalign failed", nullptr;
+  if (madvise(memory, rounded, MADV_HUGEPAGE) != 0) {
+    std::free(memory);
+    return *why = std::string("madvise(MADV_HUGEPAGE): ") + std::strerror(errno), nullptr;
+  }
+  std::memset(memory, 0, rounded);
+  const cudaError_t registered = cudaHostRegister(memory, rounded, cudaHostRegisterMapped);
+  if (registered != cudaSuccess) {
+    cudaGetLastError();  // the failed registration is not left for a later check to find
+    std::free(memory);
+    return *why = std::string("cudaHostRegister: ") + cudaGetErrorString(registered), nullptr;
+  }
+  return static_cast<uint8_t*>(memory);
+}
 
 using nccmatch::bench::median;
 using nccmatch::cuda::WindowCopy;
@@ -143,6 +169,17 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaMemcpy(frameOnDevice, frame, frameBytes, cudaMemcpyHostToDevice));
   std::vector<WindowCopy> deviceCopies = copies;
   for (WindowCopy& c : deviceCopies) c.source = frameOnDevice + (c.source - frameDevice);
+  // The same frame in 2 MB-aligned memory the kernel asked to back with huge pages (madvise), then
+  // registered: whether the gather's fixed cost is the GPU's translations of the host's 4 KB pages.
+  std::string hugeWhy;
+  uint8_t* hugeFrame = allocateHugeFrame(frameBytes, &hugeWhy);
+  uint8_t* hugeDevice = nullptr;
+  std::vector<WindowCopy> hugeCopies = copies;
+  if (hugeFrame != nullptr) {
+    std::memcpy(hugeFrame, frame, frameBytes);
+    BENCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&hugeDevice), hugeFrame, 0));
+    for (WindowCopy& c : hugeCopies) c.source = hugeDevice + (c.source - frameDevice);
+  }
   std::vector<cudaMemcpy3DBatchOp> batch(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
     cudaMemcpy3DBatchOp& op = batch[k];
@@ -167,7 +204,7 @@ int main(int argc, char** argv) {
     bool checked;             // the windows read back and compared with the frame's
     bool movesWindows = true;  // the window's bytes (or as many) cross: GB/s is printed
   };
-  const std::vector<Way> ways = {
+  std::vector<Way> ways = {
       {"gather kernel (library)",
        [&] { nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, copies.data(), o.windows, o.side, stream)); },
        true},
@@ -192,6 +229,12 @@ int main(int argc, char** argv) {
              nccmatch::cuda::gatherWindows(nullptr, deviceCopies.data(), o.windows, o.side, stream));
        },
        true},
+      {"gather kernel twice, back to back (the second finds the translations warm)",
+       [&] {
+         for (int twice = 0; twice < 2; ++twice)
+           nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, copies.data(), o.windows, o.side, stream));
+       },
+       true, false},
       {"baseline: an empty kernel (launch and events)",
        [&] {
          emptyKernel<<<1, 32, 0, stream>>>();
@@ -199,7 +242,15 @@ int main(int argc, char** argv) {
        },
        false, false},
   };
+  if (hugeFrame != nullptr)
+    ways.push_back({"gather kernel, frame in registered 2 MB-aligned memory advised to huge pages",
+                    [&] {
+                      nccmatch::bench::exitOnError(
+                          nccmatch::cuda::gatherWindows(nullptr, hugeCopies.data(), o.windows, o.side, stream));
+                    },
+                    true});
   std::printf("| way | wall µs (call to stream end) | GPU µs (events) | GB/s (GPU) |\n|---|---|---|---|\n");
+  if (hugeFrame == nullptr) std::printf("| gather kernel, frame in huge pages | not run: %s | | |\n", hugeWhy.c_str());
   for (const Way& way : ways) {
     BENCH_CUDA_CHECK(cudaMemset(targets, 0, windowBytes * o.windows));
     const Timing t = measure(o.reps, stream, way.enqueue);
@@ -218,6 +269,10 @@ int main(int argc, char** argv) {
   }
   BENCH_CUDA_CHECK(cudaFreeHost(packed));
   BENCH_CUDA_CHECK(cudaFree(frameOnDevice));
+  if (hugeFrame != nullptr) {
+    BENCH_CUDA_CHECK(cudaHostUnregister(hugeFrame));
+    std::free(hugeFrame);
+  }
   BENCH_CUDA_CHECK(cudaFree(targets));
   BENCH_CUDA_CHECK(cudaFreeHost(frame));
   BENCH_CUDA_CHECK(cudaStreamDestroy(stream));
