@@ -121,6 +121,11 @@ shards_of() {
   n=$(tests_of "$1" | grep -c .)
   echo $((n > 0 ? n : 1))
 }
+# GPU_SANITIZE_FIRST orders one-test runs by their test's name: it has nothing to order otherwise.
+if [ -n "${GPU_SANITIZE_FIRST:-}" ] && { [ "$shards" != each ] || [ -n "${GPU_SANITIZE_RUNS:-}" ]; }; then
+  echo "GPU_SANITIZE_FIRST needs GPU_SANITIZE_SHARDS=each and no GPU_SANITIZE_RUNS (it orders one-test runs)" >&2
+  exit 2
+fi
 case "${GPU_SANITIZE_DEADLINE:-1}" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_DEADLINE must be a positive number of seconds, not '$GPU_SANITIZE_DEADLINE'" >&2; exit 2 ;;
 esac
@@ -249,19 +254,24 @@ if [ -n "${GPU_SANITIZE_RUNS:-}" ]; then
     [[ " $tools " == *" $tool "* ]] || tools+=" $tool"
   done
 else
-  declare -A totals=()  # shards per binary, listed once for every tool
-  for b in "${binaries[@]}"; do totals[$b]=$(shards_of "$b"); done
-  first=()  # GPU_SANITIZE_FIRST's tests, planned before the others
+  # Per binary, listed once for every tool: its shard count and, for GPU_SANITIZE_FIRST, the shards
+  # (one test each) whose test name matches.
+  declare -A totals=() firstShards=()
+  for b in "${binaries[@]}"; do
+    if [ -n "${GPU_SANITIZE_FIRST:-}" ]; then
+      mapfile -t names < <(tests_of "$b")
+      totals[$b]=$((${#names[@]} > 0 ? ${#names[@]} : 1))
+      for i in "${!names[@]}"; do [[ "${names[$i]}" =~ $GPU_SANITIZE_FIRST ]] && firstShards[$b]+=" $i "; done
+    else
+      totals[$b]=$(shards_of "$b")
+    fi
+  done
+  first=()  # GPU_SANITIZE_FIRST's runs, planned before the others
   for tool in $tools; do
     for b in "${binaries[@]}"; do
-      names=()
-      [ -n "${GPU_SANITIZE_FIRST:-}" ] && [ "$shards" = each ] && mapfile -t names < <(tests_of "$b")
       for ((shard = 0; shard < ${totals[$b]}; ++shard)); do
-        if [[ "${names[$shard]:-}" =~ ${GPU_SANITIZE_FIRST:-^$} ]] && [ -n "${names[$shard]:-}" ]; then
-          first+=("$tool|$b|$shard|${totals[$b]}|")
-        else
-          plan+=("$tool|$b|$shard|${totals[$b]}|")
-        fi
+        if [[ "${firstShards[$b]:-}" == *" $shard "* ]]; then first+=("$tool|$b|$shard|${totals[$b]}|")
+        else plan+=("$tool|$b|$shard|${totals[$b]}|"); fi
       done
     done
   done

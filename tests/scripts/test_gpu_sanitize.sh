@@ -98,6 +98,12 @@ echo "$out" | grep -q "^racecheck  2 reports in 1 binaries (besides 5 runs clean
 GPU_SANITIZE_DONE="$work/none.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
 [ $? = 2 ] || fail "a GPU_SANITIZE_DONE file that does not exist must exit 2"
 
+# GPU_SANITIZE_FIRST without one test a process has nothing to order: refused, not ignored.
+: >"$CALLS"
+GPU_SANITIZE_FIRST=Leaky bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ $? = 2 ] || fail "GPU_SANITIZE_FIRST without GPU_SANITIZE_SHARDS=each must exit 2"
+[ ! -s "$CALLS" ] || fail "nothing may run after GPU_SANITIZE_FIRST's refusal"
+
 # A bad shard count is refused before anything runs.
 : >"$CALLS"
 GPU_SANITIZE_SHARDS=some bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
