@@ -167,19 +167,28 @@ int main(int argc, char** argv) {
   uint8_t* frameOnDevice = nullptr;
   BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&frameOnDevice), frameBytes));
   BENCH_CUDA_CHECK(cudaMemcpy(frameOnDevice, frame, frameBytes, cudaMemcpyHostToDevice));
-  std::vector<WindowCopy> deviceCopies = copies;
-  for (WindowCopy& c : deviceCopies) c.source = frameOnDevice + (c.source - frameDevice);
+  // The windows' copies with their sources at the same places of another copy of the frame.
+  const auto rebased = [&](const uint8_t* base) {
+    std::vector<WindowCopy> list = copies;
+    for (WindowCopy& c : list) c.source = base + (c.source - frameDevice);
+    return list;
+  };
+  const std::vector<WindowCopy> deviceCopies = rebased(frameOnDevice);
   // The same frame in 2 MB-aligned memory the kernel asked to back with huge pages (madvise), then
   // registered: whether the gather's fixed cost is the GPU's translations of the host's 4 KB pages.
   std::string hugeWhy;
   uint8_t* hugeFrame = allocateHugeFrame(frameBytes, &hugeWhy);
-  uint8_t* hugeDevice = nullptr;
-  std::vector<WindowCopy> hugeCopies = copies;
+  std::vector<WindowCopy> hugeCopies;
   if (hugeFrame != nullptr) {
     std::memcpy(hugeFrame, frame, frameBytes);
+    uint8_t* hugeDevice = nullptr;
     BENCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&hugeDevice), hugeFrame, 0));
-    for (WindowCopy& c : hugeCopies) c.source = hugeDevice + (c.source - frameDevice);
+    hugeCopies = rebased(hugeDevice);
   }
+  // The library's gather of `list` on the stream.
+  const auto gather = [&](const std::vector<WindowCopy>& list) {
+    nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, list.data(), o.windows, o.side, stream));
+  };
   std::vector<cudaMemcpy3DBatchOp> batch(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
     cudaMemcpy3DBatchOp& op = batch[k];
@@ -205,9 +214,7 @@ int main(int argc, char** argv) {
     bool movesWindows = true;  // the window's bytes (or as many) cross: GB/s is printed
   };
   std::vector<Way> ways = {
-      {"gather kernel (library)",
-       [&] { nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, copies.data(), o.windows, o.side, stream)); },
-       true},
+      {"gather kernel (library)", [&] { gather(copies); }, true},
       {"cudaMemcpy3DBatchAsync, one call",
        [&] { BENCH_CUDA_CHECK(cudaMemcpy3DBatchAsync(batch.size(), batch.data(), 0, stream)); }, true},
       {"cudaMemcpy2DAsync, one a window",
@@ -223,16 +230,11 @@ int main(int argc, char** argv) {
          BENCH_CUDA_CHECK(cudaMemcpyAsync(targets, packed, windowBytes * o.windows, cudaMemcpyHostToDevice, stream));
        },
        false},
-      {"baseline: the gather kernel, frame in device memory (no bus)",
-       [&] {
-         nccmatch::bench::exitOnError(
-             nccmatch::cuda::gatherWindows(nullptr, deviceCopies.data(), o.windows, o.side, stream));
-       },
-       true},
+      {"baseline: the gather kernel, frame in device memory (no bus)", [&] { gather(deviceCopies); }, true},
       {"gather kernel twice, back to back (the second finds the translations warm)",
        [&] {
-         for (int twice = 0; twice < 2; ++twice)
-           nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, copies.data(), o.windows, o.side, stream));
+         gather(copies);
+         gather(copies);
        },
        true, false},
       {"baseline: an empty kernel (launch and events)",
@@ -244,11 +246,7 @@ int main(int argc, char** argv) {
   };
   if (hugeFrame != nullptr)
     ways.push_back({"gather kernel, frame in registered 2 MB-aligned memory advised to huge pages",
-                    [&] {
-                      nccmatch::bench::exitOnError(
-                          nccmatch::cuda::gatherWindows(nullptr, hugeCopies.data(), o.windows, o.side, stream));
-                    },
-                    true});
+                    [&] { gather(hugeCopies); }, true});
   std::printf("| way | wall µs (call to stream end) | GPU µs (events) | GB/s (GPU) |\n|---|---|---|---|\n");
   if (hugeFrame == nullptr) std::printf("| gather kernel, frame in huge pages | not run: %s | | |\n", hugeWhy.c_str());
   for (const Way& way : ways) {
