@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "cuda/block_arrival.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
 
@@ -89,12 +90,10 @@ __device__ void sumBlocksInOrder(double value, double* partials, unsigned* arriv
   __shared__ bool lastBlock;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = total;
-    __threadfence();  // the partial is visible to every block before this block is counted
-    lastBlock = atomicAdd(arrived, 1u) == gridDim.x - 1;
+    lastBlock = countBlockDone(arrived, gridDim.x);
   }
   __syncthreads();
   if (!lastBlock) return;
-  __threadfence();
   double mine = 0;
   for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) mine += __ldcg(&partials[b]);
   const double sum = blockSum(mine);

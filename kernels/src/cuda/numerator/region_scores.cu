@@ -93,9 +93,9 @@ __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const Reg
 // With a peak job: each tile hands over its best; the block that finishes the region's last tile
 // takes the best of the tiles' bests and tests the positions that reached the threshold with the
 // local-peak rule (their neighbours are all written by then), so no block scans the whole map.
-// Each block's stores are made visible (fence) before it counts its tile; the counters go back to
-// zero for the next launch, and the region is handed to the host (region_handoff.cuh). Every
-// thread of the block calls it.
+// The block's stores are ordered by a barrier before thread 0 fences and counts its tile
+// (countBlockDone); the counters go back to zero for the next launch, and the region is handed to
+// the host (region_handoff.cuh). Every thread of the block calls it.
 __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int mapWidth, int mapHeight,
                                                  const RegionPeakJob& job, Ranked threadBest) {
   __shared__ bool last;
@@ -104,35 +104,31 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
   const int tilesX = ceilDiv(mapWidth, kFusedTileWidth);
   const int tiles = tilesX * ceilDiv(mapHeight, kFusedTileHeight);
   Ranked* tileBests = job.tileBests + std::size_t(region) * job.tileStride;
-  const Ranked tileBest = blockBest(threadBest);
-  if (threadIdx.x == 0) tileBests[blockIdx.y * tilesX + blockIdx.x] = tileBest;
-  __threadfence();
-  __syncthreads();
+  const Ranked tileBest = blockBestInThread0(threadBest);  // its barrier follows every thread's stores
   if (threadIdx.x == 0) {
-    last = atomicAdd(job.tilesDone + region, 1u) == unsigned(tiles - 1);
+    tileBests[blockIdx.y * tilesX + blockIdx.x] = tileBest;
+    last = countBlockDone(job.tilesDone + region, unsigned(tiles));
     aboveCount = last ? atomicAdd(job.aboveCount + region, 0) : 0;
   }
   __syncthreads();
   if (!last) return;
-  __threadfence();  // the other tiles' stores before this block's loads (which bypass L1: __ldcg)
   Ranked best{0.0, -1};
   for (int t = threadIdx.x; t < tiles; t += kThreads) {
     const Ranked o{__ldcg(&tileBests[t].goodness), __ldcg(&tileBests[t].index)};
     if (better(o, best)) best = o;
   }
-  best = blockBest(best);
+  best = blockBestInThread0(best);
   const GoodnessMap<int> good{r.map, mapWidth, mapHeight, job.sign};
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     job.bests[region] = sampleRegionPeak(good, r.map, region, best.index % mapWidth, best.index / mapWidth);
+    job.tilesDone[region] = 0;
+    job.aboveCount[region] = 0;
+  }
   for (int k = threadIdx.x; k < aboveCount; k += kThreads) {
     const int i = __ldcg(r.above + k);
     const int y = i / mapWidth, x = i - y * mapWidth;
     if (isLocalPeak(good, x, y, good(x, y)))
       storeRegionCandidate(job, atomicAdd(job.candidateCount, 1), sampleRegionPeak(good, r.map, region, x, y));
-  }
-  if (threadIdx.x == 0) {
-    job.tilesDone[region] = 0;
-    job.aboveCount[region] = 0;
   }
   finishRegionHandoff(job);
 }

@@ -29,11 +29,13 @@ __device__ inline int linearThread() {
   return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
 }
 
-// The block's best, returned to every thread. All threads of the block must call it; the block
-// holds whole warps.
-__device__ inline Ranked blockBest(Ranked r) {
+// The block's best in thread 0 (the other threads' return value is not the block's): one barrier,
+// which also orders every thread's earlier stores before what thread 0 does next (a hand-off's
+// fence and count, region_handoff.cuh). All threads of the block must call it; the block holds
+// whole warps; between two calls the block passes a barrier (the second rewrites the first's
+// per-warp bests).
+__device__ inline Ranked blockBestInThread0(Ranked r) {
   __shared__ Ranked perWarp[32];
-  __shared__ Ranked result;
   const int tid = linearThread();
   const int lane = tid & 31, warp = tid >> 5;
   r = warpBest(r);
@@ -41,10 +43,17 @@ __device__ inline Ranked blockBest(Ranked r) {
   __syncthreads();
   if (warp == 0) {
     const int warps = int(blockDim.x * blockDim.y * blockDim.z + 31) >> 5;
-    Ranked v = lane < warps ? perWarp[lane] : Ranked{0.0, -1};
-    v = warpBest(v);
-    if (lane == 0) result = v;
+    r = warpBest(lane < warps ? perWarp[lane] : Ranked{0.0, -1});
   }
+  return r;
+}
+
+// The block's best, returned to every thread. All threads of the block must call it; the block
+// holds whole warps.
+__device__ inline Ranked blockBest(Ranked r) {
+  __shared__ Ranked result;
+  r = blockBestInThread0(r);
+  if (linearThread() == 0) result = r;
   __syncthreads();
   Ranked out = result;
   __syncthreads();  // result may be rewritten by the next call

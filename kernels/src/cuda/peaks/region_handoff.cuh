@@ -6,6 +6,7 @@
 #pragma once
 
 #include "common/region_peaks.hpp"
+#include "cuda/block_arrival.cuh"
 #include "cuda/peaks/region_peaks.hpp"
 
 namespace nccmatch::cuda {
@@ -23,13 +24,11 @@ __device__ __forceinline__ void storeRegionCandidate(const RegionPeakJob& job, i
 // Called by every thread of the block that wrote a region's best and candidates, after it did:
 // counts the region done; the block that counts the call's last region hands the candidate
 // count to the host and zeroes the call's counters. The other blocks' candidate atomics happened
-// before their own count (fence, barrier), so the count read here is final.
+// before their own count (barrier, fence), so the count read here is final.
 __device__ __forceinline__ void finishRegionHandoff(const RegionPeakJob& job) {
-  __threadfence();
   __syncthreads();
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    if (atomicAdd(job.regionsDone, 1u) == unsigned(job.regionCount - 1)) {
-      __threadfence();
+    if (countBlockDone(job.regionsDone, unsigned(job.regionCount))) {
       *job.hostCandidateCount = atomicExch(job.candidateCount, 0);
       *job.regionsDone = 0;
     }
