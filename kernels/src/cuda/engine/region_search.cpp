@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <string>
 
 #include "common/integer_math.hpp"
 #include "common/region_peaks.hpp"
@@ -63,10 +64,10 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
 }
 
 // The call's device counters (RegionPeakJob), at a fixed place so that each call leaves them zero
-// for the next: the candidate count, the regions done, then each region's finished tiles and
-// above-threshold count.
+// for the next: the call's counter (candidates and regions done), then each region's finished
+// tiles and above-threshold count.
 struct CounterLayout {
-  std::size_t candidateCount = 0, regionsDone = sizeof(int), tilesDone = 2 * sizeof(int), aboveCount = 0, end = 0;
+  std::size_t callCounter = 0, tilesDone = sizeof(unsigned long long), aboveCount = 0, end = 0;
   explicit CounterLayout(std::size_t regions)
       : aboveCount(tilesDone + regions * sizeof(unsigned)), end(aboveCount + regions * sizeof(int)) {}
 };
@@ -246,8 +247,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   for (ScoredRegion& f : masked) scored.push_back(std::move(f));
   const std::size_t maskedCount = scored.size() - fusedCount;
 
-  // Every position may be a candidate at most once: room for all of them.
+  // Every position may be a candidate at most once: room for all of them. The call's counter
+  // takes the candidate slots in 32 bits (RegionPeakJob::callCounter).
   const std::size_t capacity = mapDoubles;
+  if (capacity >= (std::size_t(1) << 31))
+    return Status::error("matchRegions: " + std::to_string(capacity) +
+                         " score positions in one call, at most 2147483647: split the regions over calls");
   // The fused kernel's grid: every region has room for this many tile bests.
   const int tileStride = ceilDiv(maxFusedMapW, kFusedTileWidth) * ceilDiv(maxFusedMapH, kFusedTileHeight);
   const std::size_t windowCopies = !gathered ? 0 : uploadBound ? 1 : scored.size();
@@ -380,8 +385,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.hostCandidateSlots = int(std::min<std::size_t>(std::size_t(job.capacity), kFirstCandidates));
     job.hostCandidateCount = reinterpret_cast<int*>(hostMapped + layout.count);
     job.bests = reinterpret_cast<RegionPeak*>(hostMapped + layout.bests);
-    job.candidateCount = reinterpret_cast<int*>(counters + counted.candidateCount);
-    job.regionsDone = reinterpret_cast<unsigned*>(counters + counted.regionsDone);
+    job.callCounter = reinterpret_cast<unsigned long long*>(counters + counted.callCounter);
     job.regionCount = int(scored.size());
     job.tilesDone = reinterpret_cast<unsigned*>(counters + counted.tilesDone);
     job.aboveCount = reinterpret_cast<int*>(counters + counted.aboveCount);

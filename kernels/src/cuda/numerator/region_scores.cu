@@ -1,5 +1,6 @@
 #include "cuda/numerator/region_scores.hpp"
 
+#include "cuda/block_arrival.cuh"
 #include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/dependent_launch.cuh"
@@ -94,8 +95,8 @@ __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const Reg
 // takes the best of the tiles' bests and tests the positions that reached the threshold with the
 // local-peak rule (their neighbours are all written by then), so no block scans the whole map.
 // The block's stores are ordered by a barrier before thread 0 fences and counts its tile
-// (countBlockDone); the counters go back to zero for the next launch, and the region is handed to
-// the host (region_handoff.cuh). Every thread of the block calls it.
+// (countBlockDone); the tile counters go back to zero for the next launch, and the region is
+// handed to the host (region_handoff.cuh). Every thread of the block calls it.
 __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int mapWidth, int mapHeight,
                                                  const RegionPeakJob& job, Ranked threadBest) {
   __shared__ bool last;
@@ -124,13 +125,21 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
     job.tilesDone[region] = 0;
     job.aboveCount[region] = 0;
   }
-  for (int k = threadIdx.x; k < aboveCount; k += kThreads) {
-    const int i = __ldcg(r.above + k);
-    const int y = i / mapWidth, x = i - y * mapWidth;
-    if (isLocalPeak(good, x, y, good(x, y)))
-      storeRegionCandidate(job, atomicAdd(job.candidateCount, 1), sampleRegionPeak(good, r.map, region, x, y));
+  // The positions that reached the threshold, one a thread a round; each round's local peaks handed
+  // off together, the last round counting the region.
+  const int rounds = max(1, ceilDiv(aboveCount, kThreads));
+  for (int round = 0; round < rounds; ++round) {
+    const int k = round * kThreads + int(threadIdx.x);
+    bool found[1] = {false};
+    int xs[1] = {0}, ys[1] = {0};
+    if (k < aboveCount) {
+      const int i = __ldcg(r.above + k);
+      ys[0] = i / mapWidth;
+      xs[0] = i - ys[0] * mapWidth;
+      found[0] = isLocalPeak(good, xs[0], ys[0], good(xs[0], ys[0]));
+    }
+    handOffCandidates<kThreads>(job, good, r.map, region, found, xs, ys, round == rounds - 1);
   }
-  finishRegionHandoff(job);
 }
 
 // Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator

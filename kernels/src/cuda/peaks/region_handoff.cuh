@@ -1,19 +1,26 @@
 // How the region kernels (the fused region kernel's last tile of a region, the region peak kernel)
 // hand a region's results to the host without a copy back (RegionPeakJob): candidates into the
 // host's mapped slots first, the rest on the device; and the block that finishes the call's last
-// region publishes the candidate count to the host and leaves the call's counters zero for the
-// next call, so nothing is uploaded to zero them either.
+// region publishes the candidate count to the host and leaves the call's counter zero for the
+// next call, so nothing is uploaded to zero it either.
+//
+// The call's counter (RegionPeakJob::callCounter) holds the candidate slots taken in its low 32
+// bits and the regions done in its high 32: one atomic of a block reserves a round's candidate
+// slots and, in the region's last round, counts the region done, so the block that counts the
+// call's last region reads the call's candidate count in the same atomic. No fence and no second
+// atomic stand between a region's last candidate and its hand-off (each was a round trip to L2 on
+// the kernel's critical path); the host reads the slots once the stream is done.
 #pragma once
 
 #include "common/region_peaks.hpp"
-#include "cuda/block_arrival.cuh"
 #include "cuda/peaks/region_peaks.hpp"
 
 namespace nccmatch::cuda {
 
-// Candidate `slot` of the call (from atomicAdd on job.candidateCount): the first
-// job.hostCandidateSlots go to the host's mapped slots, the others up to job.capacity to the
-// device list at the same index.
+constexpr unsigned long long kRegionDone = 1ull << 32;  // one region in RegionPeakJob::callCounter
+
+// Candidate `slot` of the call: the first job.hostCandidateSlots go to the host's mapped slots,
+// the others up to job.capacity to the device list at the same index.
 __device__ __forceinline__ void storeRegionCandidate(const RegionPeakJob& job, int slot, const RegionPeak& peak) {
   if (slot < job.hostCandidateSlots)
     job.hostCandidates[slot] = peak;
@@ -21,18 +28,60 @@ __device__ __forceinline__ void storeRegionCandidate(const RegionPeakJob& job, i
     job.candidates[slot] = peak;
 }
 
-// Called by every thread of the block that wrote a region's best and candidates, after it did:
-// counts the region done; the block that counts the call's last region hands the candidate
-// count to the host and zeroes the call's counters. The other blocks' candidate atomics happened
-// before their own count (barrier, fence), so the count read here is final.
-__device__ __forceinline__ void finishRegionHandoff(const RegionPeakJob& job) {
+// One round of a region's candidates, called by every thread of the block (kThreads of them, one
+// warp at least): thread t found the candidates (xs[u], ys[u]) where found[u]. Their slots are
+// reserved by one atomic of thread 0 (a block scan orders them), which also counts the region done
+// when `regionDone` (its last round, called by the whole block with the same value); then each
+// candidate is sampled and stored. The block that counts the call's last region writes the call's
+// candidate count to the host and zeroes the counter: every other region counted before it, so
+// every reservation of the call is in the count.
+template <int kThreads, int kPer>
+__device__ __forceinline__ void handOffCandidates(const RegionPeakJob& job, const GoodnessMap<int>& good,
+                                                  const double* map, int region, const bool (&found)[kPer],
+                                                  const int (&xs)[kPer], const int (&ys)[kPer], bool regionDone) {
+  static_assert(kThreads % 32 == 0 && kThreads / 32 <= 32, "whole warps, at most 32");
+  constexpr int kWarps = kThreads / 32;
+  __shared__ int warpStart[kWarps];
+  __shared__ unsigned blockStart;
+  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+  int mine = 0;
+#pragma unroll
+  for (int u = 0; u < kPer; ++u) mine += found[u] ? 1 : 0;
+  int before = mine;  // inclusive scan over the warp's lanes
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const int v = __shfl_up_sync(0xffffffffu, before, d);
+    if (lane >= d) before += v;
+  }
+  if (lane == 31) warpStart[warp] = before;
+  before -= mine;
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-    if (countBlockDone(job.regionsDone, unsigned(job.regionCount))) {
-      *job.hostCandidateCount = atomicExch(job.candidateCount, 0);
-      *job.regionsDone = 0;
+  if (warp == 0) {
+    const int total = lane < kWarps ? warpStart[lane] : 0;
+    int start = total;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const int v = __shfl_up_sync(0xffffffffu, start, d);
+      if (lane >= d) start += v;
+    }
+    const int blockTotal = __shfl_sync(0xffffffffu, start, 31);
+    if (lane < kWarps) warpStart[lane] = start - total;
+    if (lane == 0 && (blockTotal > 0 || regionDone)) {
+      const unsigned long long old =
+          atomicAdd(job.callCounter, (regionDone ? kRegionDone : 0ull) + unsigned(blockTotal));
+      blockStart = unsigned(old);
+      if (regionDone && unsigned(old >> 32) == unsigned(job.regionCount - 1)) {
+        *job.hostCandidateCount = int(unsigned(old) + unsigned(blockTotal));
+        *job.callCounter = 0;
+      }
     }
   }
+  __syncthreads();
+  int slot = int(blockStart) + warpStart[warp] + before;
+#pragma unroll
+  for (int u = 0; u < kPer; ++u)
+    if (found[u]) storeRegionCandidate(job, slot++, sampleRegionPeak(good, map, region, xs[u], ys[u]));
+  if (!regionDone) __syncthreads();  // the next round rewrites warpStart and blockStart
 }
 
 }  // namespace nccmatch::cuda

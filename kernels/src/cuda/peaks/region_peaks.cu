@@ -1,5 +1,6 @@
 #include "cuda/peaks/region_peaks.hpp"
 
+#include "common/integer_math.hpp"
 #include "cuda/copy/block_descriptor.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/peaks/region_handoff.cuh"
@@ -22,25 +23,32 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
   const GoodnessMap<int> good{r.map, mapWidth, mapHeight, job.sign};
   double myGood = 0.0;
   int myIndex = -1;  // none yet
-  // Four positions a thread per round, their loads issued together (the scan waits on memory).
+  // Four positions a thread per round, their loads issued together (the scan waits on memory); the
+  // round's candidates handed off together (one atomic a round), the last round counting the region.
   constexpr int kUnroll = 4;
-  for (int base = threadIdx.x; base < positions; base += kThreads * kUnroll) {
+  const int rounds = max(1, ceilDiv(positions, kThreads * kUnroll));
+  for (int round = 0; round < rounds; ++round) {
+    const int base = round * kThreads * kUnroll + int(threadIdx.x);
     double g[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int i = base + u * kThreads;
       g[u] = i < positions ? job.sign * r.map[i] : 0.0;
     }
+    bool found[kUnroll];
+    int xs[kUnroll], ys[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int i = base + u * kThreads;
-      if (i >= positions) break;
+      found[u] = false;
+      xs[u] = ys[u] = 0;
+      if (i >= positions) continue;
       if (myIndex < 0 || rankedBefore(g[u], i, myGood, myIndex)) myGood = g[u], myIndex = i;
-      const int y = i / mapWidth, x = i - y * mapWidth;
-      if (job.collect && g[u] >= job.goodEnough && isLocalPeak(good, x, y, g[u])) {
-        storeRegionCandidate(job, atomicAdd(job.candidateCount, 1), sampleRegionPeak(good, r.map, region, x, y));
-      }
+      ys[u] = i / mapWidth;
+      xs[u] = i - ys[u] * mapWidth;
+      found[u] = job.collect && g[u] >= job.goodEnough && isLocalPeak(good, xs[u], ys[u], g[u]);
     }
+    handOffCandidates<kThreads>(job, good, r.map, region, found, xs, ys, round == rounds - 1);
   }
   // The block's best by the rules' order (raster index breaks ties); threads without a position
   // (maps smaller than the block) never win.
@@ -70,14 +78,13 @@ __global__ void __launch_bounds__(kThreads) regionPeaksKernel(const RegionScoreD
   __shared__ double bestGood[kThreads];
   __shared__ int bestIndex[kThreads];
   scanRegion(blockDescriptor(descs + blockIdx.x), int(blockIdx.x), job, bestGood, bestIndex);
-  finishRegionHandoff(job);
 }
 
 }  // namespace
 
 Status checkRegionPeakJob(const RegionPeakJob& job) {
-  if (job.bests == nullptr || job.candidateCount == nullptr || job.hostCandidateCount == nullptr ||
-      job.regionsDone == nullptr || (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
+  if (job.bests == nullptr || job.callCounter == nullptr || job.hostCandidateCount == nullptr ||
+      (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
     return Status::error("region peaks: buffers missing");
   if (job.regionCount < 1 || job.firstRegion < 0 || job.hostCandidateSlots < 0)
     return Status::error("region peaks: bad region count, first region or host slots");

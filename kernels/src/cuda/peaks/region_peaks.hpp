@@ -22,11 +22,12 @@ struct Ranked;  // peaks/peaks_kernels.hpp
 // region), the first hostCandidateSlots candidates (hostCandidates) and, once the call's last
 // region is done, the candidate count (hostCandidateCount); candidates past those slots, up to
 // `capacity`, go to the device list `candidates` at their own index. Device counters, zero before
-// a call and left zero by it: candidateCount, regionsDone (regions finished, of regionCount in
-// the call: the fused launch and the peak launch after it count into the same total), and the
-// fused region kernel's own hand-off per region: tilesDone (finished tiles: the last one finishes
-// the region), aboveCount (positions in the region's RegionScoreDesc::above list), and tileBests
-// (tileStride slots a region, one a tile).
+// a call and left zero by it: callCounter (candidate slots taken in the low 32 bits, regions
+// finished in the high 32, of regionCount in the call: the fused launch and the peak launch after
+// it count into the same total; the call's positions stay below 2^31), and the fused region
+// kernel's own hand-off per region: tilesDone (finished tiles: the last one finishes the region),
+// aboveCount (positions in the region's RegionScoreDesc::above list), and tileBests (tileStride
+// slots a region, one a tile).
 struct RegionPeakJob {
   double sign = 1.0, goodEnough = 0.0;
   bool collect = false;
@@ -36,8 +37,7 @@ struct RegionPeakJob {
   RegionPeak* bests = nullptr;
   RegionPeak* candidates = nullptr;
   int capacity = 0;
-  int* candidateCount = nullptr;
-  unsigned* regionsDone = nullptr;
+  unsigned long long* callCounter = nullptr;
   int regionCount = 0;
   unsigned* tilesDone = nullptr;
   int* aboveCount = nullptr;
