@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The element's proposed pinned pool against `identity drop-allocation=true` for one producer, in
+# interleaved rounds (alone, pool, no pool, then again), each run's steady frame rate with the
+# process's CPU seconds (user + sys) and context switches (voluntary, involuntary): a direct A/B
+# for a producer whose own rate swings between runs, where bench/producers.sh's shares of "alone"
+# spread too wide to decide. Prints one line a run, then medians and the per-round pool / no-pool
+# ratio.
+#   bench/pool_ab.sh PLUGIN_DIR [ROUNDS] [FRAMES]
+# PRODUCER (env): the pipeline head with @N@ for the frame count (default: videotestsrc RGB 1080p
+# through videoconvert to GRAY8); ELEMENT_ARGS adds properties to nccmatch. bench_producers beside
+# this script's build, or BENCH_PRODUCERS (the GPU pack's gpu-pack/bench/bench_producers).
+set -uo pipefail
+plugin_dir=$(cd "${1:?usage: bench/pool_ab.sh PLUGIN_DIR [ROUNDS] [FRAMES]}" && pwd)
+rounds=${2:-8}
+frames=${3:-300}
+probe=${BENCH_PRODUCERS:-$plugin_dir/../bench/bench_producers}
+[ -x "$probe" ] || { echo "bench_producers not found at $probe (set BENCH_PRODUCERS)" >&2; exit 2; }
+export GST_PLUGIN_PATH="$plugin_dir${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}"
+W=1920 H=1080
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=snow ! video/x-raw,width=$W,height=$H,format=GRAY8 \
+  ! videocrop left=900 top=500 right=$((W - 964)) bottom=$((H - 564)) ! pngenc ! filesink location="$work/t64.png" \
+  || { echo "could not make the template" >&2; exit 2; }
+producer=${PRODUCER:-"videotestsrc num-buffers=@N@ pattern=pinwheel ! video/x-raw,format=RGB,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8"}
+head=${producer//@N@/$frames}
+ncc="nccmatch template=$work/t64.png display=false post-messages=false ${ELEMENT_ARGS:-}"
+declare -A tails=([alone]="" [pool]="! $ncc" [nopool]="! identity drop-allocation=true ! $ncc")
+echo "rounds=$rounds frames=$frames producer: $head"
+echo "round variant fps cpu_user_s cpu_sys_s voluntary_switches involuntary_switches"
+for r in $(seq "$rounds"); do
+  for v in alone pool nopool; do
+    # The child's rusage (python3: no GNU time needed on the GPU host).
+    out=$(python3 -c 'import subprocess, resource, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(p.stdout.strip())
+print("TIME %.2f %.2f %d %d" % (r.ru_utime, r.ru_stime, r.ru_nvcsw, r.ru_nivcsw))' "$probe" --warmup 30 $head ${tails[$v]})
+    fps=$(grep -o "^fps [0-9.]*" <<<"$out" | cut -d' ' -f2)
+    echo "$r $v ${fps:-fail} $(grep "^TIME" <<<"$out" | cut -d' ' -f2-)"
+  done
+done | tee "$work/runs.txt"
+python3 - "$work/runs.txt" <<'PY'
+import sys, statistics, collections
+rows = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 7 and f[1] in ("alone", "pool", "nopool") and f[2] != "fail":
+        rows[int(f[0])][f[1]] = (float(f[2]), float(f[3]) + float(f[4]), int(f[5]), int(f[6]))
+full = [r for r in rows.values() if len(r) == 3]
+if not full:
+    sys.exit("no complete round")
+for v in ("alone", "pool", "nopool"):
+    fps = [r[v][0] for r in full]
+    print(f"{v}: fps median {statistics.median(fps):.1f} (min {min(fps):.1f} max {max(fps):.1f}), "
+          f"CPU s median {statistics.median([r[v][1] for r in full]):.2f}, "
+          f"voluntary switches {statistics.median([r[v][2] for r in full]):.0f}, "
+          f"involuntary {statistics.median([r[v][3] for r in full]):.0f}")
+ratio = [r["pool"][0] / r["nopool"][0] for r in full]
+print(f"pool / no pool per round: median {statistics.median(ratio):.3f}, pool ahead in "
+      f"{sum(x > 1 for x in ratio)} of {len(ratio)}: " + " ".join(f"{x:.2f}" for x in ratio))
+PY
