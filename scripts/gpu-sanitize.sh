@@ -46,6 +46,12 @@
 #                         line there says it ended clean (exit 0 with 0 reports, or no CUDA call)
 #                         is left out, so a suite longer than one call goes on where the last call
 #                         stopped (same code, same tool, same split; the summary counts them)
+#   GPU_SANITIZE_SKIP_FAILED  1: with GPU_SANITIZE_DONE, also leave out the runs an earlier call
+#                         saw killed for host memory (exit=memory) or cut at a time limit (exit=124)
+#                         and never clean, so that a call under a deadline spends it on runs not
+#                         tried yet instead of failing the same heavy ones again; they are printed
+#                         as a GPU_SANITIZE_RUNS list for a call of their own (alone, with more
+#                         memory, or @KERNEL by kernel)
 #   GPU_SANITIZE_FIRST    with GPU_SANITIZE_SHARDS=each: tests whose listed name (with gtest's
 #                         "# GetParam() = ..." comment) matches this extended regex run first,
 #                         every binary's, e.g. "BigFrames|1920x1080|4097x2049": the long runs
@@ -121,6 +127,15 @@ shards_of() {
   n=$(tests_of "$1" | grep -c .)
   echo $((n > 0 ? n : 1))
 }
+# GPU_SANITIZE_SKIP_FAILED reads the earlier calls' progress files: nothing to read otherwise.
+case ${GPU_SANITIZE_SKIP_FAILED:-0} in
+  0) ;;
+  1) if [ -z "${GPU_SANITIZE_DONE:-}" ]; then
+       echo "GPU_SANITIZE_SKIP_FAILED=1 needs GPU_SANITIZE_DONE (the progress files that name the failed runs)" >&2
+       exit 2
+     fi ;;
+  *) echo "GPU_SANITIZE_SKIP_FAILED must be 0 or 1, not '$GPU_SANITIZE_SKIP_FAILED'" >&2; exit 2 ;;
+esac
 # GPU_SANITIZE_FIRST orders one-test runs by their test's name: it has nothing to order otherwise.
 if [ -n "${GPU_SANITIZE_FIRST:-}" ] && { [ "$shards" != each ] || [ -n "${GPU_SANITIZE_RUNS:-}" ]; }; then
   echo "GPU_SANITIZE_FIRST needs GPU_SANITIZE_SHARDS=each and no GPU_SANITIZE_RUNS (it orders one-test runs)" >&2
@@ -280,29 +295,39 @@ else
 fi
 # Runs that ended clean in an earlier call's progress file (GPU_SANITIZE_DONE) are left out.
 doneEarlier=0
-declare -A doneEarlierOf=()  # per tool, for its summary line
+declare -A doneEarlierOf=() skippedFailedOf=()  # per tool, for its summary line
 if [ -n "${GPU_SANITIZE_DONE:-}" ]; then
-  declare -A cleanEarlier=()
+  declare -A cleanEarlier=() failedEarlier=()
   for f in $GPU_SANITIZE_DONE; do
     [ -f "$f" ] || { echo "GPU_SANITIZE_DONE: no file $f" >&2; exit 2; }
     while IFS= read -r line; do
       case "$line" in
         *" exit=0 reports=0 "* | *" exit=255 reports=none (no CUDA call) "*) cleanEarlier["${line%% exit=*}"]=1 ;;
+        *" exit=memory "* | *" exit=124 "*) failedEarlier["${line%% exit=*}"]=1 ;;
       esac
     done <"$f"
   done
   kept=()
+  skippedFailed=()  # GPU_SANITIZE_RUNS entries of the runs GPU_SANITIZE_SKIP_FAILED leaves out
   for entry in "${plan[@]}"; do
     IFS='|' read -r tool b shard total kernel <<<"$entry"
-    if [ -n "${cleanEarlier["$tool $(run_name "$b" "$shard" "$total" "$kernel")"]:-}" ]; then
+    key="$tool $(run_name "$b" "$shard" "$total" "$kernel")"
+    if [ -n "${cleanEarlier["$key"]:-}" ]; then
       doneEarlier=$((doneEarlier + 1))
       doneEarlierOf[$tool]=$((${doneEarlierOf[$tool]:-0} + 1))
+    elif [ "${GPU_SANITIZE_SKIP_FAILED:-0}" = 1 ] && [ -n "${failedEarlier["$key"]:-}" ]; then
+      skippedFailed+=("$tool:$(basename "$b"):$shard/$total${kernel:+@$kernel}")
+      skippedFailedOf[$tool]=$((${skippedFailedOf[$tool]:-0} + 1))
     else
       kept+=("$entry")
     fi
   done
   plan=("${kept[@]}")
   echo "GPU_SANITIZE_DONE: $doneEarlier runs ended clean earlier, left out; ${#plan[@]} to run"
+  if [ ${#skippedFailed[@]} -gt 0 ]; then
+    echo "GPU_SANITIZE_SKIP_FAILED: ${#skippedFailed[@]} runs killed or cut earlier, left out; for a call of their own:"
+    echo "  GPU_SANITIZE_RUNS=\"${skippedFailed[*]}\""
+  fi
 fi
 # GPU_SANITIZE_JOBS runs (tool, binary) pairs side by side on the one GPU (default 1: one at a
 # time); each test binary makes its own device memory, so they do not see each other's.
@@ -357,9 +382,12 @@ for tool in $tools; do
   elif [ "$shards" -gt 1 ]; then line+=" ($shards shards each)"; fi
   [ -n "${GPU_SANITIZE_OPTIONS:-}" ] && line+=" (options: $GPU_SANITIZE_OPTIONS)"
   [ ${#failed[@]} -gt 0 ] && line+="; failed: ${failed[*]}"
+  # Left out, not passed: the suite is not through while they are.
+  [ -n "${skippedFailedOf[$tool]:-}" ] &&
+    line+="; ${skippedFailedOf[$tool]} runs killed or cut earlier not run (GPU_SANITIZE_SKIP_FAILED)"
   summary+=("$line")
   echo "$line"
-  if [ "$reports" != 0 ] || [ ${#failed[@]} -gt 0 ]; then status=1; fi
+  if [ "$reports" != 0 ] || [ ${#failed[@]} -gt 0 ] || [ -n "${skippedFailedOf[$tool]:-}" ]; then status=1; fi
 done
 echo "===== compute-sanitizer summary (logs in $logs/) ====="
 printf '%s\n' "${summary[@]}" | tee "$logs/summary.txt"

@@ -4,7 +4,8 @@
 # test named Leaky. Checked: GPU_SANITIZE_SHARDS=each runs one test a process (3 runs of a binary
 # of 3 tests, 1 of a binary of 1), a skip of scripts' sanitizer_skips leaves its test out, reports
 # are summed and fail the run, GPU_SANITIZE_RUNS picks exactly its runs, GPU_SANITIZE_FIRST's tests
-# run first, GPU_SANITIZE_DONE leaves out what an earlier call ended clean, a bad value is refused.
+# run first, GPU_SANITIZE_DONE leaves out what an earlier call ended clean (and, with
+# GPU_SANITIZE_SKIP_FAILED=1, what it saw killed or cut, listed for a call of their own), a bad value is refused.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -97,6 +98,37 @@ echo "$out" | grep -q "^racecheck  2 reports in 1 binaries (besides 5 runs clean
   fail "GPU_SANITIZE_DONE summary: $out"
 GPU_SANITIZE_DONE="$work/none.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
 [ $? = 2 ] || fail "a GPU_SANITIZE_DONE file that does not exist must exit 2"
+
+# GPU_SANITIZE_SKIP_FAILED: runs an earlier call saw killed for memory or cut are left out too and
+# listed for GPU_SANITIZE_RUNS; the summary says so and the call does not pass while they are out.
+# (Leaky's run marked clean there: nothing else of the call reports, so only the left-out runs fail it.)
+printf '%s\n' "racecheck test_three shard 0/3 exit=0 reports=0 host-memory-peak=0.1 GB" \
+  "racecheck test_three shard 2/3 exit=0 reports=0 host-memory-peak=0.1 GB" \
+  "racecheck test_three shard 1/3 exit=memory reports=none host-memory-peak=9.1 GB" \
+  "racecheck test_one exit=124 reports=none host-memory-peak=1.0 GB" >"$work/failed.txt"
+: >"$CALLS"
+out=$(GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_DONE="$work/failed.txt" GPU_SANITIZE_SKIP_FAILED=1 \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" 2>&1)
+status=$?
+[ "$(sort "$CALLS" | tr '\n' ';')" = "racecheck test_host_memory 0/2 1;racecheck test_host_memory 1/2 1;" ] ||
+  fail "GPU_SANITIZE_SKIP_FAILED ran: $(cat "$CALLS")"
+echo "$out" | grep -q "GPU_SANITIZE_SKIP_FAILED: 2 runs killed or cut earlier, left out" || fail "skipped count: $out"
+echo "$out" | grep -q 'GPU_SANITIZE_RUNS=".*racecheck:test_three:1/3' || fail "the RUNS list names test_three 1/3: $out"
+echo "$out" | grep -q 'GPU_SANITIZE_RUNS=".*racecheck:test_one:0/1' || fail "the RUNS list names test_one: $out"
+echo "$out" | grep -q "^racecheck .*; 2 runs killed or cut earlier not run (GPU_SANITIZE_SKIP_FAILED)" || fail "summary: $out"
+[ "$status" = 1 ] || fail "runs left out unchecked must not pass (exit $status)"
+# Without it the same file's failed runs run again.
+: >"$CALLS"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_DONE="$work/failed.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ "$(grep -c . "$CALLS")" = 4 ] || fail "without GPU_SANITIZE_SKIP_FAILED 4 runs (all but the clean two): $(cat "$CALLS")"
+# Refused without progress files to read, or with a value other than 0 or 1.
+: >"$CALLS"
+GPU_SANITIZE_SKIP_FAILED=1 bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ $? = 2 ] || fail "GPU_SANITIZE_SKIP_FAILED=1 without GPU_SANITIZE_DONE must exit 2"
+GPU_SANITIZE_SKIP_FAILED=yes GPU_SANITIZE_DONE="$work/failed.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ $? = 2 ] || fail "GPU_SANITIZE_SKIP_FAILED=yes must exit 2"
+[ ! -s "$CALLS" ] || fail "nothing may run after GPU_SANITIZE_SKIP_FAILED's refusal"
 
 # GPU_SANITIZE_FIRST without one test a process has nothing to order: refused, not ignored.
 : >"$CALLS"
