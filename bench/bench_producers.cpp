@@ -7,7 +7,10 @@
 // thread, and its engine's a frame: plugin/README.md, `stats`), from the stats read when buffer
 // --warmup reaches the sink and at EOS, so the first frames' one-off work (plans, buffers, graph
 // capture) is not spread over the mean; then the same means since start
-// (`since-start streaming-us X engine-us Y`). bench/producers.sh runs it once per cell and repeat.
+// (`since-start streaming-us X engine-us Y`); last, the CPU microseconds a buffer over the steady
+// state of the thread that hands buffers to the sink, of the thread that pushes them into the first
+// nccmatch (the producer's) and of the whole process (`sink-thread-cpu-us X producer-thread-cpu-us Y
+// process-cpu-us Z`). bench/producers.sh runs it once per cell and repeat.
 //   bench_producers [--warmup N] PIPELINE...   (the words are joined, as gst-launch-1.0 does)
 #include <gst/gst.h>
 
@@ -16,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <time.h>
 
 #include "find_plugin.hpp"
 
@@ -47,26 +52,88 @@ double meanBetween(double meanA, guint64 a, double meanB, guint64 b) {
   return b > a ? (meanB * double(b) - meanA * double(a)) / double(b - a) : 0.0;
 }
 
+// CPU seconds of the calling thread or of the whole process so far.
+double cpuSeconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+// CPU time of the thread that pushes buffers through one pad, from buffer `warmup` to the last:
+// microseconds a buffer, or none when the buffers came on more than one thread.
+struct ThreadCpu {
+  long warmup = 0;
+  long buffers = 0;
+  double first = 0, last = 0;
+  std::thread::id thread;
+  bool oneThread = true;
+
+  void count(long n) {
+    const double now = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    buffers += n;
+    if (buffers - n < warmup && buffers >= warmup) {
+      first = now;
+      thread = std::this_thread::get_id();
+    } else if (buffers > warmup && std::this_thread::get_id() != thread) {
+      oneThread = false;
+    }
+    last = now;
+  }
+  // " NAME X" (X "-" when the thread changed or too few buffers came).
+  std::string field(const char* name) const {
+    char text[96];
+    if (oneThread && buffers > warmup)
+      std::snprintf(text, sizeof text, " %s %.1f", name, (last - first) * 1e6 / double(buffers - warmup));
+    else
+      std::snprintf(text, sizeof text, " %s -", name);
+    return text;
+  }
+};
+
 struct Counter {
   long warmup = 0;
   long buffers = 0;
   std::chrono::steady_clock::time_point first, last;
   GstElement* nccmatch = nullptr;  // the first nccmatch, read when buffer `warmup` arrives
   StatsReading atWarmup;
+  // CPU time over the same steady state: the thread that hands buffers to the sink, the one that
+  // pushes them into the first nccmatch (the producer's streaming thread: its decode or conversion
+  // and the element's hand-over; with the element's worker thread the sink is fed by the element),
+  // and the whole process. Less swayed than frames/s by the host scheduling other work, though a
+  // slowed core still costs more CPU seconds a buffer.
+  ThreadCpu sinkThread, producerThread;
+  double processCpuFirst = 0, processCpuLast = 0;
 };
+
+GstPadProbeReturn bufferCount(GstPadProbeInfo* info, long* n) {
+  *n = 1;
+  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
+    *n = long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
+  return GST_PAD_PROBE_OK;
+}
 
 GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
   auto* c = static_cast<Counter*>(data);
   long n = 1;
-  if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
-    n = long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
+  bufferCount(info, &n);
   const auto now = std::chrono::steady_clock::now();
+  const double processCpu = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+  c->sinkThread.count(n);
   c->buffers += n;
   if (c->buffers - n < c->warmup && c->buffers >= c->warmup) {
     c->first = now;
     c->atWarmup = readStats(c->nccmatch);
+    c->processCpuFirst = processCpu;
   }
   c->last = now;
+  c->processCpuLast = processCpu;
+  return GST_PAD_PROBE_OK;
+}
+
+GstPadProbeReturn countProducerBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
+  long n = 1;
+  bufferCount(info, &n);
+  static_cast<ThreadCpu*>(data)->count(n);
   return GST_PAD_PROBE_OK;
 }
 
@@ -130,10 +197,16 @@ int main(int argc, char** argv) {
   GstPad* pad = gst_element_get_static_pad(sink, "sink");
   Counter counter;
   counter.warmup = warmup;
+  counter.sinkThread.warmup = counter.producerThread.warmup = warmup;
   counter.nccmatch = findNccmatch(pipeline);
-  gst_pad_add_probe(pad, GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST), countBuffer,
-                    &counter, nullptr);
+  const auto buffers = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
+  gst_pad_add_probe(pad, buffers, countBuffer, &counter, nullptr);
   gst_object_unref(pad);
+  if (counter.nccmatch != nullptr) {
+    GstPad* into = gst_element_get_static_pad(counter.nccmatch, "sink");
+    gst_pad_add_probe(into, buffers, countProducerBuffer, &counter.producerThread, nullptr);
+    gst_object_unref(into);
+  }
   gst_object_unref(sink);
 
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
@@ -161,7 +234,11 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "only %ld buffers: fewer than --warmup %ld + 2\n", counter.buffers, warmup), 1;
   const double seconds = std::chrono::duration<double>(counter.last - counter.first).count();
   const long counted = counter.buffers - warmup;
-  std::printf("fps %.1f buffers %ld seconds %.4f%s\n", seconds > 0 ? double(counted) / seconds : 0.0,
-              counter.buffers, seconds, stats.c_str());
+  // CPU microseconds a buffer over the steady state.
+  const std::string cpu = counter.sinkThread.field("sink-thread-cpu-us") +
+                          (counter.nccmatch != nullptr ? counter.producerThread.field("producer-thread-cpu-us") : "");
+  std::printf("fps %.1f buffers %ld seconds %.4f%s%s process-cpu-us %.1f\n", seconds > 0 ? double(counted) / seconds : 0.0,
+              counter.buffers, seconds, stats.c_str(), cpu.c_str(),
+              (counter.processCpuLast - counter.processCpuFirst) * 1e6 / double(counted));
   return 0;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The element's proposed pinned pool against `identity drop-allocation=true` for one producer, in
-# interleaved rounds (alone, pool, no pool, then again), each run's steady frame rate with the
-# process's CPU seconds (user + sys) and context switches (voluntary, involuntary): a direct A/B
+# interleaved rounds (alone, pool, no pool, then again), each run's steady frame rate, the CPU
+# microseconds a buffer of the producer's streaming thread (the one pushing into nccmatch; alone,
+# the one feeding the sink) and of the process over the same steady state (bench_producers), and
+# the whole run's CPU seconds (user + sys) and context switches (voluntary, involuntary): a direct A/B
 # for a producer whose own rate swings between runs, where bench/producers.sh's shares of "alone"
 # spread too wide to decide. Prints one line a run, then medians and the per-round pool / no-pool
 # ratio.
@@ -27,7 +29,7 @@ head=${producer//@N@/$frames}
 ncc="nccmatch template=$work/t64.png display=false post-messages=false ${ELEMENT_ARGS:-}"
 declare -A tails=([alone]="" [pool]="! $ncc" [nopool]="! identity drop-allocation=true ! $ncc")
 echo "rounds=$rounds frames=$frames producer: $head"
-echo "round variant fps cpu_user_s cpu_sys_s voluntary_switches involuntary_switches"
+echo "round variant fps producer_thread_cpu_us process_cpu_us cpu_user_s cpu_sys_s voluntary_switches involuntary_switches"
 for r in $(seq "$rounds"); do
   for v in alone pool nopool; do
     # The child's rusage (python3: no GNU time needed on the GPU host).
@@ -37,7 +39,11 @@ r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(p.stdout.strip())
 print("TIME %.2f %.2f %d %d" % (r.ru_utime, r.ru_stime, r.ru_nvcsw, r.ru_nivcsw))' "$probe" --warmup 30 $head ${tails[$v]})
     fps=$(grep -o "^fps [0-9.]*" <<<"$out" | cut -d' ' -f2)
-    echo "$r $v ${fps:-fail} $(grep "^TIME" <<<"$out" | cut -d' ' -f2-)"
+    # The producer's thread: the one pushing into nccmatch, or alone the one feeding the sink.
+    thread=$(grep -o "producer-thread-cpu-us [0-9.-]*" <<<"$out" | cut -d' ' -f2)
+    [ -n "$thread" ] || thread=$(grep -o "sink-thread-cpu-us [0-9.-]*" <<<"$out" | cut -d' ' -f2)
+    process=$(grep -o "process-cpu-us [0-9.]*" <<<"$out" | cut -d' ' -f2)
+    echo "$r $v ${fps:-fail} ${thread:--} ${process:--} $(grep "^TIME" <<<"$out" | cut -d' ' -f2-)"
   done
 done | tee "$work/runs.txt"
 python3 - "$work/runs.txt" <<'PY'
@@ -45,18 +51,20 @@ import sys, statistics, collections
 rows = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) == 7 and f[1] in ("alone", "pool", "nopool") and f[2] != "fail":
-        rows[int(f[0])][f[1]] = (float(f[2]), float(f[3]) + float(f[4]), int(f[5]), int(f[6]))
+    if len(f) == 9 and f[1] in ("alone", "pool", "nopool") and f[2] != "fail" and "-" not in (f[3], f[4]):
+        rows[int(f[0])][f[1]] = (float(f[2]), float(f[3]), float(f[4]), float(f[5]) + float(f[6]), int(f[7]), int(f[8]))
 full = [r for r in rows.values() if len(r) == 3]
 if not full:
     sys.exit("no complete round")
+med = lambda v, i: statistics.median([r[v][i] for r in full])
 for v in ("alone", "pool", "nopool"):
     fps = [r[v][0] for r in full]
     print(f"{v}: fps median {statistics.median(fps):.1f} (min {min(fps):.1f} max {max(fps):.1f}), "
-          f"CPU s median {statistics.median([r[v][1] for r in full]):.2f}, "
-          f"voluntary switches {statistics.median([r[v][2] for r in full]):.0f}, "
-          f"involuntary {statistics.median([r[v][3] for r in full]):.0f}")
-ratio = [r["pool"][0] / r["nopool"][0] for r in full]
-print(f"pool / no pool per round: median {statistics.median(ratio):.3f}, pool ahead in "
-      f"{sum(x > 1 for x in ratio)} of {len(ratio)}: " + " ".join(f"{x:.2f}" for x in ratio))
+          f"producer thread {med(v, 1):.0f} CPU µs a buffer, process {med(v, 2):.0f}, run CPU s {med(v, 3):.2f}, "
+          f"voluntary switches {med(v, 4):.0f}, involuntary {med(v, 5):.0f}")
+for name, i, better in (("fps", 0, 1), ("producer thread CPU a buffer", 1, -1)):
+    ratio = [r["pool"][i] / r["nopool"][i] for r in full]
+    ahead = sum((x - 1) * better > 0 for x in ratio)
+    print(f"pool / no pool, {name}, per round: median {statistics.median(ratio):.3f}, pool better in "
+          f"{ahead} of {len(ratio)}: " + " ".join(f"{x:.2f}" for x in ratio))
 PY
