@@ -10,8 +10,9 @@
 # buffer WARMUP (default 60) and the last, so start-up never enters it; the median of REPEATS
 # (default 3), taken round-robin over the variants. Producers missing on this machine are reported and skipped.
 # Prints markdown tables: fps per producer and variant with its share of the producer alone (the
-# median over the rounds of each round's cell against that round's alone), the shares' spread, then
-# the element's own time a buffer in the producer's streaming thread (its stats' streaming-us after the warm-up).
+# median over the rounds of each round's cell against that round's alone), the shares' spread, the
+# element's own time a buffer in the producer's streaming thread (its stats' streaming-us after the
+# warm-up), then the producer thread's CPU time a buffer (bench_producers).
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
 # PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
 # pool-less variants with register-upstream=true (the producer's own memories page-locked on their
@@ -87,15 +88,21 @@ if [ "${REGISTER_UPSTREAM:-0}" = 1 ]; then
              "16x32² no pool, registered|! identity drop-allocation=true ! $ncc16 register-upstream=true")
 fi
 
-steady_fps() {  # head tail -> "FPS STREAMING_US" after start-up (STREAMING_US "-" without nccmatch), or "fail"
+steady_fps() {  # head tail -> "FPS/STREAMING_US/PRODUCER_CPU_US" after start-up, or "fail"
   local out
   if ! out=$("$probe" --warmup "$warmup" ${1//@N@/$frames} $2 2>"$work/run.log"); then
     cp "$work/run.log" "$work/failed.log"
     echo fail
     return
   fi
-  # The first streaming-us is the steady state's (bench_producers: after the warm-up).
-  awk '{s = "-"; for (i = 1; i < NF; ++i) if ($i == "streaming-us") { s = $(i + 1); break }; print $2 "/" s}' <<<"$out"
+  # The first streaming-us is the steady state's (bench_producers: after the warm-up), "-" without
+  # nccmatch; the producer's CPU a buffer: the thread pushing into nccmatch, alone the one feeding
+  # the sink (with a queue, the queue's thread).
+  awk '{s = "-"; c = "-"
+        for (i = 1; i < NF; ++i) if ($i == "streaming-us") { s = $(i + 1); break }
+        for (i = 1; i < NF; ++i) if ($i == "sink-thread-cpu-us") c = $(i + 1)
+        for (i = 1; i < NF; ++i) if ($i == "producer-thread-cpu-us") c = $(i + 1)
+        print $2 "/" s "/" c}' <<<"$out"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -104,6 +111,7 @@ rule="|---"
 for v in "${variants[@]}"; do header+=" | ${v%%|*}"; rule+="|---"; done
 streamingRows=()
 spreadRows=()
+cpuRows=()
 echo "frames=$frames warmup=$warmup repeats=$repeats ${W}x${H} ELEMENT_ARGS='${ELEMENT_ARGS:-}'"
 echo "$header |"
 echo "$rule|"
@@ -117,6 +125,7 @@ for p in "${producers[@]}"; do
   row="| $name"
   streamingRow="| $name"
   spreadRow="| $name"
+  cpuRow="| $name"
   alone=""
   # Repeats round-robin over the variants (every variant once, then again), so that a slow spell of
   # the host falls on every variant alike instead of on one cell. Each run gives FPS/STREAMING_US.
@@ -130,6 +139,7 @@ for p in "${producers[@]}"; do
       row+=" | fail"
       streamingRow+=" | -"
       spreadRow+=" | -"
+      cpuRow+=" | -"
       echo "  ($name, ${v%%|*}: $(tail -2 "$work/failed.log" | tr '\n' ' '))" >&2
       continue
     fi
@@ -138,6 +148,9 @@ for p in "${producers[@]}"; do
     # shellcheck disable=SC2086
     streaming=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f2 | grep -v '^-$'))
     streamingRow+=" | ${streaming:--}"
+    # shellcheck disable=SC2086
+    cpu=$(median $(tr ' ' '\n' <<<"${runs[$i]}" | cut -d/ -f3 | grep -v '^-$'))
+    cpuRow+=" | ${cpu:--}"
     if [ "$i" = 0 ] || [ -z "$alone" ]; then  # the producer alone (or, where that failed, no share)
       [ "$i" = 0 ] && alone=$fps
       row+=" | $fps"
@@ -158,6 +171,7 @@ for p in "${producers[@]}"; do
   unset runs
   streamingRows+=("$streamingRow |")
   spreadRows+=("$spreadRow |")
+  cpuRows+=("$cpuRow |")
   echo "$row |"
 done
 # The rounds' shares of the producer alone, lowest to highest: a spread wider than the margin a
@@ -174,3 +188,11 @@ echo "streaming-us: the element's mean time a buffer in the streaming thread aft
 echo "${header/| producer/| streaming µs} |"
 echo "$rule|"
 printf '%s\n' "${streamingRows[@]}"
+# The producer's own CPU a buffer (bench_producers' thread CPU time over the steady state, median
+# of the repeats): less swayed than frames/s by the host's other work, so a cell whose frame rate
+# spreads too wide to say whether the pool costs the producer anything can be read here.
+echo
+echo "producer CPU: CPU µs a buffer of the thread pushing into nccmatch (alone: feeding the sink; with a queue: the queue's), median of the repeats"
+echo "${header/| producer/| CPU µs} |"
+echo "$rule|"
+printf '%s\n' "${cpuRows[@]}"
