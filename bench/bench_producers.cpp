@@ -105,17 +105,16 @@ struct Counter {
   double processCpuFirst = 0, processCpuLast = 0;
 };
 
-GstPadProbeReturn bufferCount(GstPadProbeInfo* info, long* n) {
-  *n = 1;
+// The buffers a probe call carries (one, or a list's length).
+long bufferCount(GstPadProbeInfo* info) {
   if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER_LIST)
-    *n = long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
-  return GST_PAD_PROBE_OK;
+    return long(gst_buffer_list_length(GST_PAD_PROBE_INFO_BUFFER_LIST(info)));
+  return 1;
 }
 
 GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
   auto* c = static_cast<Counter*>(data);
-  long n = 1;
-  bufferCount(info, &n);
+  const long n = bufferCount(info);
   const auto now = std::chrono::steady_clock::now();
   const double processCpu = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
   c->sinkThread.count(n);
@@ -131,9 +130,7 @@ GstPadProbeReturn countBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
 }
 
 GstPadProbeReturn countProducerBuffer(GstPad*, GstPadProbeInfo* info, gpointer data) {
-  long n = 1;
-  bufferCount(info, &n);
-  static_cast<ThreadCpu*>(data)->count(n);
+  static_cast<ThreadCpu*>(data)->count(bufferCount(info));
   return GST_PAD_PROBE_OK;
 }
 
