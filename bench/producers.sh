@@ -14,7 +14,9 @@
 # element's own time a buffer in the producer's streaming thread (its stats' streaming-us after the
 # warm-up), then the producer thread's CPU time a buffer (bench_producers).
 # ELEMENT_ARGS (env) adds properties to every nccmatch, e.g. ELEMENT_ARGS="device=cpu";
-# PRODUCERS (env, space-separated names) runs only those rows. REGISTER_UPSTREAM=1 adds the two
+# PRODUCERS (env, space-separated names) runs only those rows: a row's first word takes every row
+# it starts (videoconvert: I420 and RGB), its whole name with _ for spaces only that row
+# (videoconvert_RGB). REGISTER_UPSTREAM=1 adds the two
 # pool-less variants with register-upstream=true (the producer's own memories page-locked on their
 # second sighting: the element's staging copy saved).
 set -uo pipefail
@@ -117,7 +119,7 @@ echo "$header |"
 echo "$rule|"
 for p in "${producers[@]}"; do
   IFS='|' read -r name head needs <<<"$p"
-  if [ -n "${PRODUCERS:-}" ] && ! grep -qw -- "${name%% *}" <<<"$PRODUCERS"; then continue; fi
+  if [ -n "${PRODUCERS:-}" ] && ! grep -qw -e "${name%% *}" -e "${name// /_}" <<<"$PRODUCERS"; then continue; fi
   missing=""
   for e in $needs; do have "$e" || missing+=" $e"; done
   if [ -n "$missing" ]; then echo "| $name | (missing:$missing) |"; continue; fi
