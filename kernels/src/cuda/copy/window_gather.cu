@@ -2,7 +2,6 @@
 
 #include "common/integer_math.hpp"
 #include "cuda/copy/block_descriptor.cuh"
-#include "cuda/copy/window_ready.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/numerator/chunk_shift.hpp"
@@ -11,8 +10,8 @@ namespace nccmatch::cuda {
 
 namespace {
 
-constexpr int kThreads = 64;                         // one block: kRowsPerBlock rows of a window
-constexpr int kRowsPerBlock = kGatherRowsPerBlock;  // 128-pixel rows: one 16-byte chunk a thread
+constexpr int kThreads = 64;      // one block: kRowsPerBlock rows of a window
+constexpr int kRowsPerBlock = 8;  // 128-pixel rows: one 16-byte chunk a thread
 
 using WindowCopies = DescriptorParam<WindowCopy, kInlineWindowCopies>;
 static_assert(sizeof(WindowCopies) <= 4096, "every architecture and driver takes 4 KB of kernel parameters");
@@ -55,12 +54,9 @@ __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, co
   return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
-// Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time, then
-// its flag raised (with `ready`). The scoring kernel after it may be launched at once: it waits for
-// the flags of the rows it reads, or for this grid's end. Blocks are dispatched x first, so every
-// window's first rows come over the bus before any window's last.
-__global__ void __launch_bounds__(kThreads)
-    gatherWindowsKernel(const __grid_constant__ WindowCopies copies, WindowRowsReady ready) {
+// Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time. The
+// scoring kernel after it may be launched at once (it waits for this grid's end before its loads).
+__global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const __grid_constant__ WindowCopies copies) {
   allowDependentLaunch();
   const WindowCopy c = blockDescriptor(copies.at(int(blockIdx.x)));
   const int firstRow = blockIdx.y * kRowsPerBlock;
@@ -74,21 +70,16 @@ __global__ void __launch_bounds__(kThreads)
     const uint4 v = loadChunk(c.source + std::size_t(row) * c.sourcePitch + x, min(16, c.width - x), c.source, last);
     *reinterpret_cast<uint4*>(c.target + std::size_t(row) * c.targetPitch + x) = v;
   }
-  if (ready.flags != nullptr) signalRowsGathered(ready, int(blockIdx.x), int(blockIdx.y));
 }
 
 }  // namespace
 
 Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
-                     cudaStream_t stream, const WindowRowsReady& ready) {
+                     cudaStream_t stream) {
   if (count <= 0 || maxHeight <= 0) return Status();
-  const int rowBlocks = ceilDiv(maxHeight, kRowsPerBlock);
-  if (ready.flags != nullptr && (ready.stride < rowBlocks || ready.generation == 0))
-    return Status::error("gatherWindows: the ready flags have fewer than " + std::to_string(rowBlocks) +
-                         " row blocks a window, or generation 0");
-  const dim3 grid{unsigned(count), unsigned(rowBlocks)};
+  const dim3 grid(unsigned(count), unsigned(ceilDiv(maxHeight, kRowsPerBlock)));
   return launchKernel(gatherWindowsKernel, grid, dim3(kThreads), 0, stream, false,
-                      WindowCopies::of(copies, hostCopies, count), ready);
+                      WindowCopies::of(copies, hostCopies, count));
 }
 
 }  // namespace nccmatch::cuda

@@ -27,29 +27,14 @@ struct WindowCopy {
 // over the bus before the pixels.
 constexpr int kInlineWindowCopies = 32;
 
-// The gather's blocks each copy this many rows of one window.
-constexpr int kGatherRowsPerBlock = 8;
-
-// Where the gather says which rows have landed, so that a kernel launched overlapping it (the
-// region scores) starts on a window's first rows while its last ones are still on the bus
-// (window_ready.cuh). flags[copy * stride + rowBlock] is set to `generation` once rows
-// kGatherRowsPerBlock * rowBlock .. of that copy are in device memory; a new generation a call
-// means no flag needs clearing. Null flags: the gather says nothing (its readers wait for its end).
-struct WindowRowsReady {
-  unsigned* flags = nullptr;  // device, at least count x stride
-  int stride = 0;             // row blocks a copy: at least ceilDiv(maxHeight, kGatherRowsPerBlock)
-  unsigned generation = 0;    // never 0 (the flags' value when zeroed)
-};
-
 // Copies each window's `width` x `height` bytes on `stream` (never syncs); the bytes of a target
 // row past `width`, up to its 16-byte boundary, are written too (the source bytes past the
 // window, or zeros). copies: `count` descriptors in device or mapped host memory; hostCopies
 // (optional): the same in host memory, passed to the kernel in its parameters when there are at
 // most kInlineWindowCopies (then `copies` is not read). maxHeight the tallest window. The source
 // is read in 16-byte aligned blocks, never outside the window's first to last byte. A kernel
-// launched after it overlapping it (dependent_launch.cuh) may start while it runs; with `ready`
-// flags it may read a window's rows as soon as their flag holds the generation.
+// launched after it overlapping it (dependent_launch.cuh) may start while it runs.
 Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
-                     cudaStream_t stream, const WindowRowsReady& ready = WindowRowsReady());
+                     cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

@@ -151,27 +151,6 @@ Status RegionSearch::reserveCounters(std::size_t regions, cudaStream_t stream) {
   return Status();
 }
 
-Status RegionSearch::nextRowsReady(std::size_t copies, int rowBlocks, cudaStream_t stream, WindowRowsReady* ready) {
-  const std::size_t flags = copies * std::size_t(rowBlocks);
-  // A new generation a call: no flag is cleared between calls. New flags, or the counter's wrap:
-  // every flag back to zero, which no generation is.
-  const bool grow = flags > rowsReadyFlags_;
-  if (grow) {
-    rowsReadyFlags_ = 0;
-    NCC_RETURN_IF_ERROR(rowsReady_.reserve(flags * sizeof(unsigned)));
-  }
-  if (grow || ++rowsReadyGeneration_ == 0) {
-    rowsReadyFlags_ = 0;
-    NCC_RETURN_IF_ERROR(zeroOrRelease(&rowsReady_, rowsReady_.capacity(), stream));
-    rowsReadyFlags_ = rowsReady_.capacity() / sizeof(unsigned);
-    rowsReadyGeneration_ = 1;
-  }
-  ready->flags = rowsReady_.as<unsigned>();
-  ready->stride = rowBlocks;
-  ready->generation = rowsReadyGeneration_;
-  return Status();
-}
-
 void RegionSearch::releaseCounters() {
   counters_.release();
   counterRegions_ = 0;
@@ -324,15 +303,10 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     if (uploadBound) {
       d.image = packedPixels + std::size_t(r.y - boundY0) * boundPitch + std::size_t(r.x - boundX0);
       d.pitch = boundPitch;
-      if (gathered) {  // the one copy: the bounding box
-        d.readyCopy = 0;
-        d.readyRowOffset = r.y - boundY0;
-      }
     } else if (packed) {
-      if (gathered) {
+      if (gathered)
         gather(i, r.x, r.y, r.width, r.height, f.pixelOffset, f.pitch);
-        d.readyCopy = int(i);
-      } else
+      else
         copyRegionRows(host + layout.pixels + f.pixelOffset, f.pitch,
                        frame.data + std::size_t(r.y) * frame.stride + std::size_t(r.x), frame.stride,
                        std::size_t(r.width), r.height);
@@ -394,13 +368,9 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
       overlapGather_ = supported;
     }
     const bool overlapGather = gathered && *overlapGather_;
-    // With the gather overlapped, each scoring block starts once its own rows have landed.
-    WindowRowsReady ready;
-    if (overlapGather)
-      NCC_RETURN_IF_ERROR(nextRowsReady(windowCopies, ceilDiv(maxCopyHeight, kGatherRowsPerBlock), stream, &ready));
     if (gathered) {
       NCC_RETURN_IF_ERROR(gatherWindows(reinterpret_cast<const WindowCopy*>(hostMapped + layout.copies), copies,
-                                        int(windowCopies), maxCopyHeight, stream, ready));
+                                        int(windowCopies), maxCopyHeight, stream));
     }
     const RegionScoreDesc* mappedDescs = reinterpret_cast<const RegionScoreDesc*>(hostMapped + layout.descs);
     uint8_t* counters = counters_.as<uint8_t>();
@@ -422,7 +392,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
     job.tileStride = tileStride;
     NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, descs, int(fusedCount), maxFusedHeight, maxFusedMapW,
-                                          maxFusedMapH, params.method, &job, overlapGather, stream, ready));
+                                          maxFusedMapH, params.method, &job, overlapGather, stream));
     if (maskedCount > 0) {
       NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(hostMapped + layout.maskedDescs),
                                              int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,

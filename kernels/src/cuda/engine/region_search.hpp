@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "common/region_template_sets.hpp"
-#include "cuda/copy/window_gather.hpp"
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/region_templates.hpp"
 #include "cuda/engine/template_bank.hpp"
@@ -55,8 +54,6 @@ class RegionSearch {
   // zeroes new ones) when a call fails with the kernels perhaps half done.
   Status reserveCounters(std::size_t regions, cudaStream_t stream);
   void releaseCounters();
-  // Flags for `copies` window copies of `rowBlocks` row blocks each, and the call's generation.
-  Status nextRowsReady(std::size_t copies, int rowBlocks, cudaStream_t stream, WindowRowsReady* ready);
 
   CudaPackedWindows packedWindows_;
   CudaMappedFrames mappedFrames_;
@@ -67,11 +64,6 @@ class RegionSearch {
   std::size_t counterRegions_ = 0;
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
-  // The gather's row flags (WindowRowsReady): room for this many, zeroed when new; each gathered
-  // call raises them to its own generation.
-  DeviceBuffer rowsReady_;
-  std::size_t rowsReadyFlags_ = 0;
-  unsigned rowsReadyGeneration_ = 0;
 };
 
 }  // namespace nccmatch::cuda

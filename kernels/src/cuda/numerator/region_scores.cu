@@ -2,7 +2,6 @@
 
 #include "cuda/block_arrival.cuh"
 #include "cuda/copy/block_descriptor.cuh"
-#include "cuda/copy/window_ready.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/dependent_launch.cuh"
 #include "cuda/numerator/fused_spatial_tiles.cuh"
@@ -20,8 +19,7 @@ using fused_spatial::kPrefixPitch;
 using fused_spatial::SharedTile;
 using RegionDescs = DescriptorParam<RegionScoreDesc, kInlineRegionDescs>;
 // Every architecture and driver takes 4 KB of kernel parameters.
-static_assert(sizeof(RegionDescs) + sizeof(RegionPeakJob) + sizeof(WindowRowsReady) + sizeof(bool) <= 4096,
-              "the region kernel's parameters");
+static_assert(sizeof(RegionDescs) + sizeof(RegionPeakJob) + sizeof(bool) <= 4096, "the region kernel's parameters");
 
 // The wide block (fused_spatial::kWideThreads, 16 warps): warp w scores tile row w.
 constexpr int kThreads = fused_spatial::kWideThreads;
@@ -147,28 +145,22 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
 // Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator
 // (template rows in four parts), scores; with a peak job, the region's last tile also finds its
 // peaks. Launched overlapping the gather that writes its pixels, it reads its descriptor while the
-// gather runs and waits for the flags of its tile's rows (or, without them, for the gather's end)
-// before anything else.
+// gather runs and waits for the gather's end before anything else.
 // One instance per method: a kernel holds one method's epilogue, not six (a short kernel's warps
 // otherwise wait on instruction fetch).
 template <Method kMethod>
 __global__ void __launch_bounds__(kThreads, 2)
-    fusedRegionKernel(const __grid_constant__ RegionDescs descs, RegionPeakJob job, bool peaks,
-                      WindowRowsReady ready) {
+    fusedRegionKernel(const __grid_constant__ RegionDescs descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
   const RegionScoreDesc r = blockDescriptor(descs.at(int(blockIdx.z)));
   const int mapWidth = r.width - r.templateWidth + 1, mapHeight = r.height - r.templateHeight + 1;
   const int outX0 = blockIdx.x * kFusedTileWidth;
   const int outY0 = blockIdx.y * kFusedTileHeight;
   if (outX0 >= mapWidth || outY0 >= mapHeight) return;  // the whole block: no barrier is skipped by some
-  const int tileRows = kFusedTileHeight + r.templateHeight - 1;
-  if (ready.flags != nullptr && r.readyCopy >= 0)  // the rows the tile load reads (none past the region)
-    waitForRowsGathered(ready, r.readyCopy, r.readyRowOffset + outY0,
-                        r.readyRowOffset + min(outY0 + tileRows, r.height) - 1);
-  else
-    waitForPreviousGrid();
+  waitForPreviousGrid();
   const SharedTile s = fused_spatial::carveSharedTile(shared);
   const int words = (r.templateWidth + 3) / 4;
+  const int tileRows = kFusedTileHeight + r.templateHeight - 1;
   const int tileWords = max(kFusedTileWidth / 4 + words, 28 + 8 * fused_spatial::kStepsFor(r.templateWidth));
   const bool chunkAligned = (reinterpret_cast<std::uintptr_t>(r.image) % 16 == 0) && (r.pitch % 16 == 0);
   fused_spatial::loadImageTile<kThreads>(r.image, r.pitch, r.width, r.height, chunkAligned, outX0, outY0, tileRows,
@@ -182,23 +174,20 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 template <Method kMethod>
 Status launchRegionKernel(dim3 grid, int shared, const RegionDescs& descs, const RegionPeakJob& job, bool peaks,
-                          bool overlapPrevious, const WindowRowsReady& ready, cudaStream_t stream) {
+                          bool overlapPrevious, cudaStream_t stream) {
   if (shared > fused_spatial::kStaticSharedLimit)
     NCC_CUDA_CHECK(cudaFuncSetAttribute(fusedRegionKernel<kMethod>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         fused_spatial::kMaxSharedBytes));
   return launchKernel(fusedRegionKernel<kMethod>, grid, dim3(kThreads), std::size_t(shared), stream, overlapPrevious,
-                      descs, job, peaks, ready);
+                      descs, job, peaks);
 }
 
 }  // namespace
 
 Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* hostDescs, int count,
                          int maxTemplateHeight, int maxMapWidth, int maxMapHeight, Method method,
-                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream,
-                         const WindowRowsReady& ready) {
+                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream) {
   if (count <= 0) return Status();
-  if (ready.flags != nullptr && ready.generation == 0)
-    return Status::error("fusedRegionScores: ready flags with generation 0");
   if (descs == nullptr) return Status::error("fusedRegionScores: descriptors missing");
   if (peaks != nullptr) {
     NCC_RETURN_IF_ERROR(checkRegionPeakJob(*peaks));
@@ -216,17 +205,17 @@ Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* ho
   const bool withPeaks = peaks != nullptr;
   switch (method) {
     case Method::SqDiff:
-      return launchRegionKernel<Method::SqDiff>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::SqDiff>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::SqDiffNormed:
-      return launchRegionKernel<Method::SqDiffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::SqDiffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCorr:
-      return launchRegionKernel<Method::CCorr>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::CCorr>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCorrNormed:
-      return launchRegionKernel<Method::CCorrNormed>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::CCorrNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCoeff:
-      return launchRegionKernel<Method::CCoeff>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::CCoeff>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
     case Method::CCoeffNormed:
-      return launchRegionKernel<Method::CCoeffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, ready, stream);
+      return launchRegionKernel<Method::CCoeffNormed>(grid, shared, list, job, withPeaks, overlapPrevious, stream);
   }
   return Status::error("fusedRegionScores: unknown method " + std::to_string(int(method)));
 }

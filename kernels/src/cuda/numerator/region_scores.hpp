@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "cuda/copy/window_gather.hpp"
 #include "nccmatch/status.hpp"
 #include "rules/score_rules.hpp"
 
@@ -27,9 +26,6 @@ struct RegionScoreDesc {
   TemplateStats stats;
   double* map = nullptr;  // device: (width - w + 1) x (height - h + 1), dense
   int* above = nullptr;   // device, with a peak job: room for the map's positions (those reaching the threshold)
-  // Pixels the gather writes while the kernel runs (fusedRegionScores' `ready`): the window copy
-  // holding them and the region's first row in it; -1: no flag to wait for.
-  int readyCopy = -1, readyRowOffset = 0;
 };
 
 struct RegionPeakJob;  // peaks/region_peaks.hpp
@@ -47,11 +43,9 @@ constexpr int kInlineRegionDescs = 32;
 // maxMapHeight the largest map sides (the grid's x and y). peaks (optional): the block that
 // finishes a region's last tile then finds that region's peaks and hands them to the host
 // (region_handoff.cuh), so one launch gives scores and peaks; its counters must be zero and are
-// left zero. ready (optional, with overlapPrevious): the gather's row flags; a region with a
-// readyCopy waits only for the flags of the rows its block reads (window_ready.cuh).
+// left zero.
 Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* hostDescs, int count,
                          int maxTemplateHeight, int maxMapWidth, int maxMapHeight, Method method,
-                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream,
-                         const WindowRowsReady& ready = WindowRowsReady());
+                         const RegionPeakJob* peaks, bool overlapPrevious, cudaStream_t stream);
 
 }  // namespace nccmatch::cuda

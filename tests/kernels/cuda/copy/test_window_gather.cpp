@@ -3,8 +3,7 @@
 // pitches, many windows in one launch, from a mapped pinned host frame, from a registered one
 // starting at an odd address and of an odd size (under compute-sanitizer memcheck: no byte
 // outside the allocation is read), and from device memory. Each target row holds the window's
-// row; nothing past its 16-byte boundary or its last row is touched. The row flags a kernel
-// overlapping the gather waits for are raised for every row block written, and only those.
+// row; nothing past its 16-byte boundary or its last row is touched.
 #include "cuda/copy/window_gather.hpp"
 
 #include <cuda_runtime.h>
@@ -174,63 +173,6 @@ TEST(WindowGather, SixteenTrackerWindowsOfA1080pFrame) {
   std::vector<WindowCase> windows;
   for (int k = 0; k < 16; ++k) windows.push_back(WindowCase{102 + (k % 4) * 420 + k, 52 + (k / 4) * 230, 128, 128});
   checkGather(1920, 1080, 1920, windows, Source::MallocHost);
-}
-
-// The row flags (WindowRowsReady): after a gather each of a window's row blocks holds the call's
-// generation, the blocks past a shorter window's last row and the spare column keep what they held,
-// a second call raises the same ones to its own generation; a flag table too narrow for the
-// tallest window, or generation 0, is refused.
-TEST(WindowGather, RowFlagsRaisedForEveryRowBlockOfEveryWindow) {
-  SKIP_WITHOUT_GPU();
-  const int frameWidth = 200, frameHeight = 140;
-  const std::vector<int> heights = {1, 8, 9, 17, 130};
-  const int maxHeight = 130, rowBlocks = (maxHeight + kGatherRowsPerBlock - 1) / kGatherRowsPerBlock;
-  const int stride = rowBlocks + 1;  // one spare flag a window, never raised
-  std::vector<uint8_t> frame(std::size_t(frameWidth) * frameHeight);
-  for (uint8_t& b : frame) b = uint8_t(test::rng()() & 0xff);
-  uint8_t *deviceFrame = nullptr, *target = nullptr;
-  unsigned* flags = nullptr;
-  const std::size_t windowBytes = 128 * std::size_t(maxHeight);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&deviceFrame), frame.size()), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(deviceFrame, frame.data(), frame.size(), cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&target), windowBytes * heights.size()), cudaSuccess);
-  const std::size_t flagCount = heights.size() * std::size_t(stride);
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&flags), flagCount * sizeof(unsigned)), cudaSuccess);
-  ASSERT_EQ(cudaMemset(flags, 0, flagCount * sizeof(unsigned)), cudaSuccess);
-  std::vector<WindowCopy> copies;
-  for (std::size_t k = 0; k < heights.size(); ++k)
-    copies.push_back(WindowCopy{deviceFrame + 3 * k, std::size_t(frameWidth), target + k * windowBytes, 128, 120,
-                                heights[k]});
-  for (unsigned generation : {7u, 8u}) {
-    SCOPED_TRACE("generation " + std::to_string(generation));
-    const WindowRowsReady ready{flags, stride, generation};
-    const Status st = gatherWindows(nullptr, copies.data(), int(copies.size()), maxHeight, nullptr, ready);
-    ASSERT_TRUE(st.ok()) << st.message();
-    std::vector<unsigned> got(flagCount);
-    ASSERT_EQ(cudaMemcpy(got.data(), flags, flagCount * sizeof(unsigned), cudaMemcpyDeviceToHost), cudaSuccess);
-    for (std::size_t k = 0; k < heights.size(); ++k)
-      for (int b = 0; b < stride; ++b) {
-        const bool written = b * kGatherRowsPerBlock < heights[k];
-        EXPECT_EQ(got[k * stride + b], written ? generation : 0u)
-            << "window " << k << " (" << heights[k] << " rows), row block " << b;
-      }
-    std::vector<uint8_t> rows(windowBytes);
-    ASSERT_EQ(cudaMemcpy(rows.data(), target + 4 * windowBytes, windowBytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    int wrong = 0;
-    for (int y = 0; y < heights[4]; ++y)
-      for (int x = 0; x < 120; ++x) wrong += rows[std::size_t(y) * 128 + x] != frame[std::size_t(y) * frameWidth + 12 + x];
-    EXPECT_EQ(wrong, 0) << "the flagged window's bytes";
-  }
-  const Status narrow =
-      gatherWindows(nullptr, copies.data(), int(copies.size()), maxHeight, nullptr, WindowRowsReady{flags, rowBlocks - 1, 9});
-  EXPECT_FALSE(narrow.ok());
-  EXPECT_NE(narrow.message().find("row blocks"), std::string::npos) << narrow.message();
-  const Status zero =
-      gatherWindows(nullptr, copies.data(), int(copies.size()), maxHeight, nullptr, WindowRowsReady{flags, stride, 0});
-  EXPECT_FALSE(zero.ok());
-  cudaFree(flags);
-  cudaFree(target);
-  cudaFree(deviceFrame);
 }
 
 TEST(WindowGather, NothingToCopy) {
