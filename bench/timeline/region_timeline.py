@@ -1,0 +1,23 @@
+# Summarises region_timeline's output per call: µs from the first gather block's start (min/median/max
+# over the blocks), the tiles' rows, and the host's phases. Usage: python3 region_timeline.py OUTPUT
+import sys, statistics as st
+calls, cur = [], None
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not f: continue
+    if f[0] == "CALL": cur = {"G": [], "R": [], "host": " ".join(f[2:])}; calls.append(cur); continue
+    if f[0] != "TL" or cur is None: continue
+    if f[1] == "G": cur["G"].append((int(f[6]), int(f[7])))
+    elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),))
+for i, c in enumerate(calls):
+    if not c["G"] or not c["R"]: print("call", i, "no stamps", len(c["G"]), len(c["R"])); continue
+    t0 = min(g[0] for g in c["G"])
+    us = lambda t: (t - t0) / 1000.0
+    gs = [us(g[0]) for g in c["G"]]; ge = [us(g[1]) for g in c["G"]]
+    rs = [us(r[0]) for r in c["R"]]; rr = [us(r[1]) for r in c["R"]]; rsc = [us(r[2]) for r in c["R"]]; re = [us(r[3]) for r in c["R"]]
+    q = lambda v: "%.1f/%.1f/%.1f" % (min(v), st.median(v), max(v))
+    print(f"call {i}: gather start {q(gs)} end {q(ge)} | region start {q(rs)} ready {q(rr)} scored {q(rsc)} end {q(re)} | blocks G {len(gs)} R {len(rs)} | {c['host']}")
+    # per tile row y: ready and scored medians
+    by = {}
+    for r in c["R"]: by.setdefault(r[4], []).append(r)
+    print("   by tile row: " + " ".join(f"y{y}: ready {st.median([us(r[1]) for r in v]):.1f} scored {st.median([us(r[2]) for r in v]):.1f}" for y, v in sorted(by.items())))
