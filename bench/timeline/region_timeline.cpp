@@ -1,5 +1,6 @@
 // The timeline of one pinned matchRegions call (issue 13): 16 windows of 128x128 on a pinned 1080p
-// frame, 16 templates of 32x32, CALLS calls (default 6); after each of the last four it reads the
+// frame (or, with "device" after CALLS, a device one: no gather), 16 templates of 32x32, CALLS calls
+// (default 6); after each of the last four it reads the
 // instrumented library's stamps (region-timeline.patch: globaltimer at every gather block's start and
 // end, every region block's start, wait, scores and end; steady_clock at RegionSearch::run's host
 // phases) and prints them as TL lines for region_timeline.py. Built by build.sh only, never by meson:
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 #include "nccmatch/engine.hpp"
 using namespace nccmatch;
@@ -17,6 +19,8 @@ extern "C" void nccTimelineRegion(unsigned long long* out, int blocks);
 extern "C" void nccTimelineHost(long long* out);
 int main(int argc, char** argv) {
   const int calls = argc > 1 ? std::atoi(argv[1]) : 6;
+  // "device": the frame in device memory (no gather: the region kernel reads it in place).
+  const bool deviceFrame = argc > 2 && std::string(argv[2]) == "device";
   const int W = 1920, H = 1080;
   uint8_t* frame = nullptr;
   if (cudaMallocHost(reinterpret_cast<void**>(&frame), std::size_t(W) * H) != cudaSuccess) return 1;
@@ -43,7 +47,12 @@ int main(int argc, char** argv) {
   MatchParams p;
   p.threshold = 0.8;
   p.maxMatches = 1;
-  const FrameView view{frame, W, H, std::size_t(W), MemoryKind::Host};
+  uint8_t* onDevice = nullptr;
+  if (deviceFrame && (cudaMalloc(reinterpret_cast<void**>(&onDevice), std::size_t(W) * H) != cudaSuccess ||
+                      cudaMemcpy(onDevice, frame, std::size_t(W) * H, cudaMemcpyHostToDevice) != cudaSuccess))
+    return std::fprintf(stderr, "device frame: %s\n", cudaGetErrorString(cudaGetLastError())), 1;
+  const FrameView view = deviceFrame ? FrameView{onDevice, W, H, std::size_t(W), MemoryKind::Device}
+                                     : FrameView{frame, W, H, std::size_t(W), MemoryKind::Host};
   for (int c = 0; c < calls; ++c) {
     std::vector<RegionResult> out;
     const auto t0 = std::chrono::steady_clock::now();
@@ -59,7 +68,7 @@ int main(int argc, char** argv) {
     std::vector<unsigned long long> g(2 * 256), r(4 * 112);
     nccTimelineGather(g.data(), 256);
     nccTimelineRegion(r.data(), 112);
-    for (int b = 0; b < 256; ++b) std::printf("TL G %d %d sm 0 %llu %llu\n", b % 16, b / 16, g[2 * b], g[2 * b + 1]);
+    for (int b = 0; b < (deviceFrame ? 0 : 256); ++b) std::printf("TL G %d %d sm 0 %llu %llu\n", b % 16, b / 16, g[2 * b], g[2 * b + 1]);
     for (int b = 0; b < 112; ++b)
       std::printf("TL R 0 %d %d sm 0 %llu %llu %llu %llu\n", b % 7, b / 7, r[4 * b], r[4 * b + 1], r[4 * b + 2], r[4 * b + 3]);
   }

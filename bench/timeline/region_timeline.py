@@ -1,5 +1,6 @@
 # Summarises region_timeline's output per call: µs from the first gather block's start (min/median/max
-# over the blocks), the tiles' rows, and the host's phases. Usage: python3 region_timeline.py OUTPUT
+# over the blocks; a device frame: from the region kernel's first block, the gather's columns 0), the
+# tiles' rows, and the host's phases. Usage: python3 region_timeline.py OUTPUT
 import sys, statistics as st
 calls, cur = [], None
 for line in open(sys.argv[1]):
@@ -10,13 +11,14 @@ for line in open(sys.argv[1]):
     if f[1] == "G": cur["G"].append((int(f[6]), int(f[7])))
     elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),))
 for i, c in enumerate(calls):
-    if not c["G"] or not c["R"]: print("call", i, "no stamps", len(c["G"]), len(c["R"])); continue
-    t0 = min(g[0] for g in c["G"])
+    if not c["R"]: print("call", i, "no region stamps"); continue
+    # From the gather's first block, or (a device frame: no gather) the region kernel's first.
+    t0 = min(g[0] for g in c["G"]) if c["G"] else min(r[0] for r in c["R"])
     us = lambda t: (t - t0) / 1000.0
-    gs = [us(g[0]) for g in c["G"]]; ge = [us(g[1]) for g in c["G"]]
+    gs = [us(g[0]) for g in c["G"]] or [0.0]; ge = [us(g[1]) for g in c["G"]] or [0.0]
     rs = [us(r[0]) for r in c["R"]]; rr = [us(r[1]) for r in c["R"]]; rsc = [us(r[2]) for r in c["R"]]; re = [us(r[3]) for r in c["R"]]
     q = lambda v: "%.1f/%.1f/%.1f" % (min(v), st.median(v), max(v))
-    print(f"call {i}: gather start {q(gs)} end {q(ge)} | region start {q(rs)} ready {q(rr)} scored {q(rsc)} end {q(re)} | blocks G {len(gs)} R {len(rs)} | {c['host']}")
+    print(f"call {i}: gather start {q(gs)} end {q(ge)} | region start {q(rs)} ready {q(rr)} scored {q(rsc)} end {q(re)} | blocks G {len(c['G'])} R {len(rs)} | {c['host']}")
     # per tile row y: ready and scored medians
     by = {}
     for r in c["R"]: by.setdefault(r[4], []).append(r)
