@@ -10,7 +10,9 @@
 // (`since-start streaming-us X engine-us Y`); last, the CPU microseconds a buffer over the steady
 // state of the thread that hands buffers to the sink, of the thread that pushes them into the first
 // nccmatch (the producer's) and of the whole process (`sink-thread-cpu-us X producer-thread-cpu-us Y
-// process-cpu-us Z`). bench/producers.sh runs it once per cell and repeat.
+// process-cpu-us Z`). An element named `into` takes the first nccmatch's place there (e.g. `queue
+// name=into ! nccmatch`: the producer's thread is the one feeding the queue, not the queue's own),
+// with or without an nccmatch after it. bench/producers.sh runs it once per cell and repeat.
 //   bench_producers [--warmup N] PIPELINE...   (the words are joined, as gst-launch-1.0 does)
 #include <gst/gst.h>
 
@@ -97,9 +99,9 @@ struct Counter {
   GstElement* nccmatch = nullptr;  // the first nccmatch, read when buffer `warmup` arrives
   StatsReading atWarmup;
   // CPU time over the same steady state: the thread that hands buffers to the sink, the one that
-  // pushes them into the first nccmatch (the producer's streaming thread: its decode or conversion
-  // and the element's hand-over; with the element's worker thread the sink is fed by the element),
-  // and the whole process. Less swayed than frames/s by the host scheduling other work, though a
+  // pushes them into the first nccmatch or the element named `into` (the producer's streaming
+  // thread: its decode or conversion and the element's hand-over; with the element's worker thread
+  // the sink is fed by the element), and the whole process. Less swayed than frames/s by the host scheduling other work, though a
   // slowed core still costs more CPU seconds a buffer.
   ThreadCpu sinkThread, producerThread;
   double processCpuFirst = 0, processCpuLast = 0;
@@ -199,10 +201,14 @@ int main(int argc, char** argv) {
   const auto buffers = GstPadProbeType(GST_PAD_PROBE_TYPE_BUFFER | GST_PAD_PROBE_TYPE_BUFFER_LIST);
   gst_pad_add_probe(pad, buffers, countBuffer, &counter, nullptr);
   gst_object_unref(pad);
-  if (counter.nccmatch != nullptr) {
-    GstPad* into = gst_element_get_static_pad(counter.nccmatch, "sink");
-    gst_pad_add_probe(into, buffers, countProducerBuffer, &counter.producerThread, nullptr);
-    gst_object_unref(into);
+  // The producer's thread: the one pushing into the element named `into`, else into the first nccmatch.
+  GstElement* into = gst_bin_get_by_name(GST_BIN(pipeline), "into");
+  if (into == nullptr && counter.nccmatch != nullptr) into = GST_ELEMENT(gst_object_ref(counter.nccmatch));
+  if (into != nullptr) {
+    GstPad* intoPad = gst_element_get_static_pad(into, "sink");
+    if (intoPad == nullptr) return std::fprintf(stderr, "the element named into has no sink pad\n"), 2;
+    gst_pad_add_probe(intoPad, buffers, countProducerBuffer, &counter.producerThread, nullptr);
+    gst_object_unref(intoPad);
   }
   gst_object_unref(sink);
 
@@ -225,6 +231,8 @@ int main(int argc, char** argv) {
   const std::string stats = statsLine(counter.atWarmup, readStats(counter.nccmatch));
   gst_element_set_state(pipeline, GST_STATE_NULL);
   if (counter.nccmatch != nullptr) gst_object_unref(counter.nccmatch);
+  const bool producerMeasured = into != nullptr;
+  if (into != nullptr) gst_object_unref(into);
   gst_object_unref(pipeline);
   if (rc != 0) return rc;
   if (counter.buffers <= warmup + 1)
@@ -233,7 +241,7 @@ int main(int argc, char** argv) {
   const long counted = counter.buffers - warmup;
   // CPU microseconds a buffer over the steady state.
   const std::string cpu = counter.sinkThread.field("sink-thread-cpu-us") +
-                          (counter.nccmatch != nullptr ? counter.producerThread.field("producer-thread-cpu-us") : "");
+                          (producerMeasured ? counter.producerThread.field("producer-thread-cpu-us") : "");
   std::printf("fps %.1f buffers %ld seconds %.4f%s%s process-cpu-us %.1f\n", seconds > 0 ? double(counted) / seconds : 0.0,
               counter.buffers, seconds, stats.c_str(), cpu.c_str(),
               (counter.processCpuLast - counter.processCpuFirst) * 1e6 / double(counted));

@@ -9,8 +9,10 @@
 # ratio.
 #   bench/pool_ab.sh PLUGIN_DIR [ROUNDS] [FRAMES]
 # PRODUCER (env): the pipeline head with @N@ for the frame count (default: videotestsrc RGB 1080p
-# through videoconvert to GRAY8); ELEMENT_ARGS adds properties to nccmatch. bench_producers beside
-# this script's build, or BENCH_PRODUCERS (the GPU pack's gpu-pack/bench/bench_producers).
+# through videoconvert to GRAY8); ELEMENT_ARGS adds properties to nccmatch; QUEUE=1 puts a queue
+# after the producer in all three (`queue name=into`: the producer's thread is still the one
+# feeding it). bench_producers beside this script's build, or BENCH_PRODUCERS (the GPU pack's
+# gpu-pack/bench/bench_producers).
 set -uo pipefail
 plugin_dir=$(cd "${1:?usage: bench/pool_ab.sh PLUGIN_DIR [ROUNDS] [FRAMES]}" && pwd)
 rounds=${2:-8}
@@ -27,8 +29,10 @@ gst-launch-1.0 -q videotestsrc num-buffers=1 pattern=snow ! video/x-raw,width=$W
 producer=${PRODUCER:-"videotestsrc num-buffers=@N@ pattern=pinwheel ! video/x-raw,format=RGB,width=$W,height=$H ! videoconvert ! video/x-raw,format=GRAY8"}
 head=${producer//@N@/$frames}
 ncc="nccmatch template=$work/t64.png display=false post-messages=false ${ELEMENT_ARGS:-}"
-declare -A tails=([alone]="" [pool]="! $ncc" [nopool]="! identity drop-allocation=true ! $ncc")
-echo "rounds=$rounds frames=$frames producer: $head"
+queue=""
+[ "${QUEUE:-0}" = 1 ] && queue="! queue name=into"
+declare -A tails=([alone]="$queue" [pool]="$queue ! $ncc" [nopool]="! identity drop-allocation=true $queue ! $ncc")
+echo "rounds=$rounds frames=$frames producer: $head${queue:+ $queue}"
 echo "round variant fps producer_thread_cpu_us process_cpu_us cpu_user_s cpu_sys_s voluntary_switches involuntary_switches"
 for r in $(seq "$rounds"); do
   for v in alone pool nopool; do

@@ -80,7 +80,7 @@ ncc16="nccmatch templates=$bank display=false post-messages=false ${ELEMENT_ARGS
 variants=(
   "alone|"
   "1x64²|! $ncc64"
-  "1x64² queue|! queue ! $ncc64"
+  "1x64² queue|! queue name=into ! $ncc64"
   "1x64² no pool|! identity drop-allocation=true ! $ncc64"
   "16x32²|! $ncc16"
   "16x32² no pool|! identity drop-allocation=true ! $ncc16"
@@ -99,7 +99,7 @@ steady_fps() {  # head tail -> "FPS/STREAMING_US/PRODUCER_CPU_US" after start-up
   fi
   # The first streaming-us is the steady state's (bench_producers: after the warm-up), "-" without
   # nccmatch; the producer's CPU a buffer: the thread pushing into nccmatch, alone the one feeding
-  # the sink (with a queue, the queue's thread).
+  # the sink (with the queue, the thread feeding it: `queue name=into`, bench_producers).
   awk '{s = "-"; c = "-"
         for (i = 1; i < NF; ++i) if ($i == "streaming-us") { s = $(i + 1); break }
         for (i = 1; i < NF; ++i) if ($i == "sink-thread-cpu-us") c = $(i + 1)
@@ -194,7 +194,7 @@ printf '%s\n' "${streamingRows[@]}"
 # of the repeats): less swayed than frames/s by the host's other work, so a cell whose frame rate
 # spreads too wide to say whether the pool costs the producer anything can be read here.
 echo
-echo "producer CPU: CPU µs a buffer of the thread pushing into nccmatch (alone: feeding the sink; with a queue: the queue's), median of the repeats"
+echo "producer CPU: CPU µs a buffer of the thread pushing into nccmatch (alone: feeding the sink; with the queue: feeding the queue), median of the repeats"
 echo "${header/| producer/| CPU µs} |"
 echo "$rule|"
 printf '%s\n' "${cpuRows[@]}"
