@@ -101,8 +101,8 @@ struct Counter {
   // CPU time over the same steady state: the thread that hands buffers to the sink, the one that
   // pushes them into the first nccmatch or the element named `into` (the producer's streaming
   // thread: its decode or conversion and the element's hand-over; with the element's worker thread
-  // the sink is fed by the element), and the whole process. Less swayed than frames/s by the host scheduling other work, though a
-  // slowed core still costs more CPU seconds a buffer.
+  // the sink is fed by the element), and the whole process. Less swayed than frames/s by the host
+  // scheduling other work, though a slowed core still costs more CPU seconds a buffer.
   ThreadCpu sinkThread, producerThread;
   double processCpuFirst = 0, processCpuLast = 0;
 };
