@@ -10,12 +10,16 @@ bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nm
   return false;
 }
 
-KeptBoxes::KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou)
+KeptBoxes::KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou,
+                     std::vector<Match> storage)
     : boxWidth_(std::max(1, boxWidth)),
       boxHeight_(std::max(1, boxHeight)),
       nmsIou_(nmsIou),
       cellsX_(std::max(1, mapWidth) / std::max(1, boxWidth) + 1),
-      cellsY_(std::max(1, mapHeight) / std::max(1, boxHeight) + 1) {}
+      cellsY_(std::max(1, mapHeight) / std::max(1, boxHeight) + 1),
+      kept_(std::move(storage)) {
+  kept_.clear();
+}
 
 void KeptBoxes::file(int k) {
   const int cell = (kept_[k].y / boxHeight_) * cellsX_ + kept_[k].x / boxWidth_;

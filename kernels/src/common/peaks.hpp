@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "nccmatch/types.hpp"
@@ -46,10 +47,15 @@ bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nm
 // where comparing with every kept box was quadratic (hours at 1080p).
 class KeptBoxes {
  public:
-  KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou);
+  // `storage`: a vector whose memory the kept boxes reuse (its contents are dropped), so that a
+  // caller finishing many small regions a frame allocates nothing once warm.
+  KeptBoxes(int mapWidth, int mapHeight, int boxWidth, int boxHeight, double nmsIou,
+            std::vector<Match> storage = {});
   bool suppresses(const Match& box) const;
   void add(const Match& box);
   const std::vector<Match>& boxes() const { return kept_; }
+  // The kept boxes, moved out (the object keeps none).
+  std::vector<Match> release() { return std::move(kept_); }
 
  private:
   static constexpr std::size_t kLinearLimit = 32;  // below this many, compare with each

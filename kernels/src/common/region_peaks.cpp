@@ -26,23 +26,25 @@ Match matchOf(const RegionPeak& p, double sign, int mapWidth, int mapHeight, int
 
 }  // namespace
 
-void finishRegionPeaks(std::vector<RegionPeak> candidates, const RegionPeak& best, int mapWidth, int mapHeight,
-                       int templateWidth, int templateHeight, uint32_t templateIndex, const MatchParams& params,
-                       RegionResult* out) {
+void finishRegionPeaks(RegionPeak* candidates, std::size_t count, const RegionPeak& best, int mapWidth,
+                       int mapHeight, int templateWidth, int templateHeight, uint32_t templateIndex,
+                       const MatchParams& params, RegionResult* out) {
   const double sign = goodnessSign(params.method);
-  out->matches.clear();
   out->best = matchOf(best, sign, mapWidth, mapHeight, templateWidth, templateHeight, templateIndex);
-  if (params.maxMatches <= 0) return;
-  std::sort(candidates.begin(), candidates.end(), [&](const RegionPeak& a, const RegionPeak& b) {
+  if (params.maxMatches <= 0) {
+    out->matches.clear();
+    return;
+  }
+  std::sort(candidates, candidates + count, [&](const RegionPeak& a, const RegionPeak& b) {
     return betterCandidate(PeakCandidate{sign * a.score, a.x, a.y}, PeakCandidate{sign * b.score, b.x, b.y});
   });
-  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou);
-  for (const RegionPeak& c : candidates) {
+  KeptBoxes kept(mapWidth, mapHeight, templateWidth, templateHeight, params.nmsIou, std::move(out->matches));
+  for (std::size_t k = 0; k < count; ++k) {
     if (int(kept.boxes().size()) >= params.maxMatches) break;
-    const Match m = matchOf(c, sign, mapWidth, mapHeight, templateWidth, templateHeight, templateIndex);
+    const Match m = matchOf(candidates[k], sign, mapWidth, mapHeight, templateWidth, templateHeight, templateIndex);
     if (!kept.suppresses(m)) kept.add(m);
   }
-  out->matches = kept.boxes();
+  out->matches = kept.release();
 }
 
 }  // namespace nccmatch

@@ -4,6 +4,7 @@
 // ranks, suppresses and refines them exactly as findPeaks (peaks.hpp) does with the whole map.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -37,10 +38,12 @@ NCC_HOST_DEVICE inline RegionPeak sampleRegionPeak(const GoodnessMap<Index>& goo
   return p;
 }
 
-// The region's matches and best (frame coordinates are the caller's business) from its candidates
-// in any order and its best position: findPeaks' result for the region's mapWidth x mapHeight map.
-void finishRegionPeaks(std::vector<RegionPeak> candidates, const RegionPeak& best, int mapWidth, int mapHeight,
-                       int templateWidth, int templateHeight, uint32_t templateIndex, const MatchParams& params,
-                       RegionResult* out);
+// The region's matches and best (frame coordinates are the caller's business) from its `count`
+// candidates in any order (sorted in place) and its best position: findPeaks' result for the
+// region's mapWidth x mapHeight map. out->matches' memory is reused: a caller that keeps its
+// results from call to call allocates nothing once warm.
+void finishRegionPeaks(RegionPeak* candidates, std::size_t count, const RegionPeak& best, int mapWidth,
+                       int mapHeight, int templateWidth, int templateHeight, uint32_t templateIndex,
+                       const MatchParams& params, RegionResult* out);
 
 }  // namespace nccmatch

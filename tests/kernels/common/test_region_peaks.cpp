@@ -2,7 +2,8 @@
 // candidates sampled by the same rule the device applies, handed over in a shuffled order, give
 // the same matches and best bit for bit. Maps of 1x1, one row, one column, odd sizes, plateaus
 // and ties (values drawn from a few levels), both goodness directions, max-matches 0..many,
-// nms-iou 0, 0.3 and 1.
+// nms-iou 0, 0.3 and 1; and again into one result reused for every case (its old matches never
+// show through).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@ TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
   const std::vector<MapCase> cases = {{1, 1, 3}, {1, 17, 4}, {23, 1, 4}, {2, 2, 2}, {31, 19, 5},
                                       {64, 48, 50}, {97, 97, 1000}, {40, 30, 1}};
   std::mt19937_64& g = rng();
+  RegionResult reused;  // one result for every case: its matches' memory is reused, never its matches
   for (const MapCase& c : cases)
     for (Method method : {Method::CCoeffNormed, Method::SqDiffNormed})
       for (int maxMatches : {0, 1, 5, 100000})
@@ -55,8 +57,8 @@ TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
               }
             std::shuffle(candidates.begin(), candidates.end(), g);
             RegionResult got;
-            finishRegionPeaks(candidates, sampleRegionPeak(good, map.data(), 7, bx, by), c.w, c.h, tw, th, 3, params,
-                              &got);
+            finishRegionPeaks(candidates.data(), candidates.size(), sampleRegionPeak(good, map.data(), 7, bx, by), c.w,
+                              c.h, tw, th, 3, params, &got);
             const std::string where = std::to_string(c.w) + "x" + std::to_string(c.h) + " " + methodName(method) +
                                       " max " + std::to_string(maxMatches) + " iou " + std::to_string(iou) +
                                       " seed " + std::to_string(testSeed());
@@ -69,6 +71,15 @@ TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
               EXPECT_EQ(got.matches[i].subY, want[i].subY) << where;
               EXPECT_EQ(got.matches[i].width, tw);
               EXPECT_EQ(got.matches[i].templateIndex, 3u);
+            }
+            std::shuffle(candidates.begin(), candidates.end(), g);
+            finishRegionPeaks(candidates.data(), candidates.size(), sampleRegionPeak(good, map.data(), 7, bx, by), c.w,
+                              c.h, tw, th, 3, params, &reused);
+            ASSERT_EQ(reused.matches.size(), want.size()) << where << " (reused result)";
+            for (std::size_t i = 0; i < want.size(); ++i) {
+              EXPECT_EQ(reused.matches[i].x, want[i].x) << where << " (reused result)";
+              EXPECT_EQ(reused.matches[i].y, want[i].y) << where << " (reused result)";
+              EXPECT_EQ(reused.matches[i].subX, want[i].subX) << where << " (reused result)";
             }
             ASSERT_TRUE(got.best && wantBest) << where;
             EXPECT_EQ(got.best->x, wantBest->x) << where;

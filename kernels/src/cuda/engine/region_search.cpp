@@ -159,7 +159,13 @@ void RegionSearch::releaseCounters() {
 Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
                          const FrameView& frame, const std::vector<RegionQuery>& regions, const MatchParams& params,
                          cudaStream_t stream, std::vector<RegionResult>* results) {
-  results->assign(regions.size(), RegionResult());
+  // Each region's result emptied, its matches' memory kept: a caller that reuses its results (the
+  // tracker, frame after frame) allocates nothing for them once warm.
+  results->resize(regions.size());
+  for (RegionResult& r : *results) {
+    r.matches.clear();
+    r.best.reset();
+  }
   // A device frame is read in place, and so is a mapped host frame with CudaMappedFrames::InPlace;
   // the windows of any other host frame are packed into the work area: by the CPU (pageable), or
   // by the gather kernel (mapped).
@@ -168,6 +174,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   const uint8_t* inPlace = frame.memory == MemoryKind::Device ? frame.data : gathered ? nullptr : mapped;
   const bool packed = inPlace == nullptr;
   std::vector<ScoredRegion> fused, masked;
+  fused.reserve(regions.size());  // one allocation, not one a doubling
   // Own images: one layout each, however many regions name them.
   std::map<const TemplateImage*, OwnTemplate> own;
   std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
@@ -413,20 +420,31 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
   const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.hostCandidates);
-  std::vector<std::vector<RegionPeak>> found(scored.size());
-  for (std::size_t k = 0; k < std::min(count, kFirstCandidates); ++k) found[first[k].region].push_back(first[k]);
-  if (count > kFirstCandidates) {  // many positions pass (a low threshold): the rest in a second copy
-    std::vector<RegionPeak> rest(count - kFirstCandidates);
-    NCC_CUDA_CHECK(cudaMemcpy(rest.data(), device + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
-                              rest.size() * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
-    for (const RegionPeak& p : rest) found[p.region].push_back(p);
+  // The candidates, in the kernels' order, then grouped by region (a counting sort into kept
+  // memory: no allocation a region).
+  received_.resize(count);
+  std::memcpy(received_.data(), first, std::min(count, kFirstCandidates) * sizeof(RegionPeak));
+  if (count > kFirstCandidates)  // many positions pass (a low threshold): the rest in a second copy
+    NCC_CUDA_CHECK(cudaMemcpy(received_.data() + kFirstCandidates,
+                              device + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
+                              (count - kFirstCandidates) * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
+  regionStarts_.assign(scored.size() + 1, 0);
+  for (const RegionPeak& p : received_) {
+    if (p.region < 0 || std::size_t(p.region) >= scored.size())
+      return Status::error("matchRegions: a peak candidate names no region of the call (internal error)");
+    ++regionStarts_[std::size_t(p.region) + 1];
   }
+  for (std::size_t i = 0; i < scored.size(); ++i) regionStarts_[i + 1] += regionStarts_[i];
+  byRegion_.resize(count);
+  for (const RegionPeak& p : received_) byRegion_[regionStarts_[std::size_t(p.region)]++] = p;
+  // Each region's start moved to its end by the placing: its candidates end there.
   for (std::size_t i = 0; i < scored.size(); ++i) {
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    finishRegionPeaks(std::move(found[i]), hostBests[i], f.mapWidth, f.mapHeight, f.templateWidth, f.templateHeight,
-                      r.templateIndex, params, &out);
+    const std::size_t begin = i == 0 ? 0 : regionStarts_[i - 1];
+    finishRegionPeaks(byRegion_.data() + begin, regionStarts_[i] - begin, hostBests[i], f.mapWidth, f.mapHeight,
+                      f.templateWidth, f.templateHeight, r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);
   }

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/region_peaks.hpp"
 #include "common/region_template_sets.hpp"
 #include "cuda/engine/device_buffer.hpp"
 #include "cuda/engine/region_templates.hpp"
@@ -64,6 +65,10 @@ class RegionSearch {
   std::size_t counterRegions_ = 0;
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
+  // The host's sorting of a call's candidates, kept from call to call: as the kernels wrote them,
+  // grouped by region, each region's bounds.
+  std::vector<RegionPeak> received_, byRegion_;
+  std::vector<std::size_t> regionStarts_;
 };
 
 }  // namespace nccmatch::cuda
