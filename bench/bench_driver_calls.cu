@@ -67,6 +67,35 @@ double medianMicros(int reps, const std::function<void()>& call, const std::func
 
 __global__ void emptyKernel() {}
 
+// A kernel of the region search's parameter size (its inline descriptors: ~4 KB), doing nothing
+// but what programmatic dependent launch asks of a kernel and of its dependent.
+struct FourKilobytes {
+  unsigned char bytes[4000];
+};
+__global__ void fourKilobyteKernel(const __grid_constant__ FourKilobytes p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+  if (p.bytes[threadIdx.x] == 255 && p.bytes[3999] == 254) __trap();  // never: the bench's bytes are below
+}
+
+// Writes `value` to a flag in mapped pinned memory: the host sees the kernel's end by polling it.
+__global__ void flagKernel(volatile int* flag, int value) { *flag = value; }
+
+cudaError_t launchFourKilobytes(const FourKilobytes& p, cudaStream_t stream, bool programmatic) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(1);
+  config.blockDim = dim3(64);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&config, fourKilobyteKernel, p);
+}
+
 // The driver's context push and pop (the element's CudaContextScope around each engine call),
 // through libcuda loaded at run time: the benchmark links only the runtime.
 struct ContextCalls {
@@ -156,6 +185,77 @@ int main(int argc, char** argv) {
   add("cudaGraphLaunch (8 empty kernels)", medianMicros(o.reps, [&] {
         BENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream));
       }, sync));
+  // The region search's two launches (issue 13: ~4 KB of inline descriptors each, the second
+  // overlapping the first) against the same two kernels as one graph with a programmatic edge,
+  // captured once, whose nodes get new parameters each call.
+  FourKilobytes params4k{};
+  for (std::size_t i = 0; i < sizeof(params4k.bytes); ++i) params4k.bytes[i] = uint8_t(i % 200);
+  add("kernel launch, 4 KB of parameters (cudaLaunchKernelEx)", medianMicros(o.reps, [&] {
+        BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, false));
+      }, sync));
+  add("two launches of 4 KB, the second programmatic (the region search today)", medianMicros(o.reps, [&] {
+        BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, false));
+        BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, true));
+      }, sync));
+  cudaGraph_t pair = nullptr;
+  cudaGraphExec_t pairExec = nullptr;
+  BENCH_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, false));
+  BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, true));
+  BENCH_CUDA_CHECK(cudaStreamEndCapture(stream, &pair));
+  BENCH_CUDA_CHECK(cudaGraphInstantiate(&pairExec, pair, 0));
+  std::size_t pairNodes = 2;
+  cudaGraphNode_t nodes[2] = {};
+  BENCH_CUDA_CHECK(cudaGraphGetNodes(pair, nodes, &pairNodes));
+  void* args4k[] = {&params4k};
+  cudaKernelNodeParams node{};
+  node.func = reinterpret_cast<void*>(fourKilobyteKernel);
+  node.gridDim = dim3(1);
+  node.blockDim = dim3(64);
+  node.kernelParams = args4k;
+  add("cudaGraphExecKernelNodeSetParams, 4 KB", medianMicros(o.reps, [&] {
+        params4k.bytes[0] = uint8_t(params4k.bytes[0] + 1) % 200;
+        BENCH_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(pairExec, nodes[0], &node));
+      }, none));
+  add("cudaGraphLaunch, the two as a graph (parameters unchanged)", medianMicros(o.reps, [&] {
+        BENCH_CUDA_CHECK(cudaGraphLaunch(pairExec, stream));
+      }, sync));
+  add("the two as a graph: both nodes' parameters set, then cudaGraphLaunch", medianMicros(o.reps, [&] {
+        params4k.bytes[0] = uint8_t(params4k.bytes[0] + 1) % 200;
+        BENCH_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(pairExec, nodes[0], &node));
+        BENCH_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(pairExec, nodes[1], &node));
+        BENCH_CUDA_CHECK(cudaGraphLaunch(pairExec, stream));
+      }, sync));
+  // The wait at the end of a call: the stream's end, or a flag the last kernel writes to mapped
+  // memory, polled (from the launch's return to the host seeing the end; the GPU idle before).
+  int* flag = nullptr;
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(int), cudaHostAllocMapped));
+  int* flagOnDevice = nullptr;
+  BENCH_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flagOnDevice), flag, 0));
+  std::vector<double> streamWait, flagWait;
+  for (int i = 0; i < o.reps + 50; ++i) {
+    flagKernel<<<1, 1, 0, stream>>>(flagOnDevice, 2 * i);
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    const auto t0 = Clock::now();
+    BENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const auto t1 = Clock::now();
+    flagKernel<<<1, 1, 0, stream>>>(flagOnDevice, 2 * i + 1);
+    BENCH_CUDA_CHECK(cudaGetLastError());
+    const auto t2 = Clock::now();
+    while (*static_cast<volatile int*>(flag) != 2 * i + 1) {
+    }
+    const auto t3 = Clock::now();
+    sync();
+    if (i >= 50) {
+      streamWait.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      flagWait.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count());
+    }
+  }
+  add("after a 1-thread kernel's launch: cudaStreamSynchronize until its end", median(streamWait));
+  add("after a 1-thread kernel's launch: polling the flag it writes to mapped memory", median(flagWait));
+  cudaFreeHost(flag);
+  cudaGraphExecDestroy(pairExec);
+  cudaGraphDestroy(pair);
   add("cudaEventQuery, event complete", medianMicros(o.reps, [&] { BENCH_CUDA_CHECK(cudaEventQuery(event)); }, none));
   add("cudaEventSynchronize, event complete", medianMicros(o.reps, [&] {
         BENCH_CUDA_CHECK(cudaEventSynchronize(event));
