@@ -26,6 +26,30 @@ Match matchOf(const RegionPeak& p, double sign, int mapWidth, int mapHeight, int
 
 }  // namespace
 
+bool RegionCandidates::group(const RegionPeak* candidates, std::size_t count, std::size_t regions) {
+  ends_.assign(regions + 1, 0);  // first each region's count one place on, then its start
+  for (std::size_t k = 0; k < count; ++k) {
+    const int region = candidates[k].region;
+    if (region < 0 || std::size_t(region) >= regions) {
+      ends_.assign(regions, 0);
+      grouped_.clear();
+      return false;
+    }
+    ++ends_[std::size_t(region) + 1];
+  }
+  for (std::size_t i = 0; i < regions; ++i) ends_[i + 1] += ends_[i];
+  grouped_.resize(count);
+  for (std::size_t k = 0; k < count; ++k) grouped_[ends_[std::size_t(candidates[k].region)]++] = candidates[k];
+  ends_.pop_back();  // each start has moved on to its region's end
+  return true;
+}
+
+void RegionCandidates::trim() {
+  if (grouped_.capacity() <= kKeptCandidates) return;
+  std::vector<RegionPeak>().swap(grouped_);
+  std::vector<std::size_t>().swap(ends_);
+}
+
 void finishRegionPeaks(RegionPeak* candidates, std::size_t count, const RegionPeak& best, int mapWidth,
                        int mapHeight, int templateWidth, int templateHeight, uint32_t templateIndex,
                        const MatchParams& params, RegionResult* out) {

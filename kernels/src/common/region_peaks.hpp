@@ -38,6 +38,30 @@ NCC_HOST_DEVICE inline RegionPeak sampleRegionPeak(const GoodnessMap<Index>& goo
   return p;
 }
 
+// A call's candidates, as the device handed them over (any order), grouped by region by a stable
+// counting sort into memory kept from call to call: a caller finishing a tracker's windows every
+// frame allocates nothing once warm. Memory beyond kKeptCandidates (a call with a low threshold
+// over large regions) is given back by trim().
+class RegionCandidates {
+ public:
+  static constexpr std::size_t kKeptCandidates = 4096;
+
+  // Groups candidates[0, count) of a call of `regions` regions; false (nothing grouped) when one
+  // names a region outside [0, regions).
+  bool group(const RegionPeak* candidates, std::size_t count, std::size_t regions);
+  // Region i's candidates, in the order they were handed over, and how many.
+  RegionPeak* of(std::size_t region) { return grouped_.data() + begin(region); }
+  std::size_t count(std::size_t region) const { return ends_[region] - begin(region); }
+  // Gives back the memory of a call with more than kKeptCandidates candidates.
+  void trim();
+  std::size_t capacity() const { return grouped_.capacity(); }
+
+ private:
+  std::size_t begin(std::size_t region) const { return region == 0 ? 0 : ends_[region - 1]; }
+  std::vector<RegionPeak> grouped_;
+  std::vector<std::size_t> ends_;  // region i's candidates end at ends_[i]
+};
+
 // The region's matches and best (frame coordinates are the caller's business) from its `count`
 // candidates in any order (sorted in place) and its best position: findPeaks' result for the
 // region's mapWidth x mapHeight map. out->matches' memory is reused: a caller that keeps its

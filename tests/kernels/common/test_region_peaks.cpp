@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "common/peaks.hpp"
 #include "common/region_peaks.hpp"
@@ -87,6 +89,53 @@ TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
             EXPECT_EQ(got.best->subX, wantBest->subX) << where;
             EXPECT_EQ(got.best->subY, wantBest->subY) << where;
           }
+}
+
+// RegionCandidates against a plain filter per region: every region's candidates in the order
+// handed over, for calls of 1 to 40 regions with 0 to 20000 candidates (regions with none among
+// them) in one object reused call after call; a candidate naming a region outside the call is
+// refused, and trim() keeps small calls' memory and gives back a big one's.
+TEST(RegionPeaks, CandidatesGroupedByRegionInTheOrderHandedOver) {
+  std::mt19937_64& g = rng();
+  RegionCandidates grouped;
+  for (std::size_t count : {0, 1, 7, 256, 3000, 20000, 5})
+    for (std::size_t regions : {1, 3, 40}) {
+      std::vector<RegionPeak> handed(count);
+      for (std::size_t k = 0; k < count; ++k) {
+        // Region 1 of 3 and of 40 gets none: an empty group between others.
+        int region = int(g() % regions);
+        if (regions > 1 && region == 1) region = 0;
+        handed[k].region = region;
+        handed[k].x = int(k);  // the order handed over
+      }
+      const std::string where = std::to_string(count) + " candidates, " + std::to_string(regions) +
+                                " regions, seed " + std::to_string(testSeed());
+      ASSERT_TRUE(grouped.group(handed.data(), handed.size(), regions)) << where;
+      std::size_t seen = 0;
+      for (std::size_t i = 0; i < regions; ++i) {
+        std::vector<int> want;
+        for (const RegionPeak& p : handed)
+          if (p.region == int(i)) want.push_back(p.x);
+        ASSERT_EQ(grouped.count(i), want.size()) << where << ", region " << i;
+        for (std::size_t j = 0; j < want.size(); ++j) {
+          EXPECT_EQ(grouped.of(i)[j].region, int(i)) << where;
+          EXPECT_EQ(grouped.of(i)[j].x, want[j]) << where << ", region " << i << ", candidate " << j;
+        }
+        seen += want.size();
+      }
+      EXPECT_EQ(seen, count) << where;
+      grouped.trim();
+      if (count <= RegionCandidates::kKeptCandidates)
+        EXPECT_GE(grouped.capacity(), count) << where << ": a small call's memory is kept";
+      else
+        EXPECT_EQ(grouped.capacity(), 0u) << where << ": a big call's memory is given back";
+    }
+  std::vector<RegionPeak> stray(3);
+  stray[2].region = 5;
+  EXPECT_FALSE(grouped.group(stray.data(), stray.size(), 5));
+  stray[2].region = -1;
+  EXPECT_FALSE(grouped.group(stray.data(), stray.size(), 5));
+  EXPECT_EQ(grouped.count(4), 0u) << "a refused call groups nothing";
 }
 
 }  // namespace

@@ -420,34 +420,31 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
   const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.hostCandidates);
-  // The candidates, in the kernels' order, then grouped by region (a counting sort into kept
-  // memory: no allocation a region).
-  received_.resize(count);
-  std::memcpy(received_.data(), first, std::min(count, kFirstCandidates) * sizeof(RegionPeak));
-  if (count > kFirstCandidates)  // many positions pass (a low threshold): the rest in a second copy
-    NCC_CUDA_CHECK(cudaMemcpy(received_.data() + kFirstCandidates,
+  // The candidates grouped by region (RegionCandidates: no allocation a call once warm); past the
+  // host's slots (many positions pass: a low threshold) all of them in one buffer, the rest copied
+  // back behind the first.
+  const RegionPeak* handed = first;
+  if (count > kFirstCandidates) {
+    copiedBack_.resize(count);
+    std::memcpy(copiedBack_.data(), first, kFirstCandidates * sizeof(RegionPeak));
+    NCC_CUDA_CHECK(cudaMemcpy(copiedBack_.data() + kFirstCandidates,
                               device + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
                               (count - kFirstCandidates) * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
-  regionStarts_.assign(scored.size() + 1, 0);
-  for (const RegionPeak& p : received_) {
-    if (p.region < 0 || std::size_t(p.region) >= scored.size())
-      return Status::error("matchRegions: a peak candidate names no region of the call (internal error)");
-    ++regionStarts_[std::size_t(p.region) + 1];
+    handed = copiedBack_.data();
   }
-  for (std::size_t i = 0; i < scored.size(); ++i) regionStarts_[i + 1] += regionStarts_[i];
-  byRegion_.resize(count);
-  for (const RegionPeak& p : received_) byRegion_[regionStarts_[std::size_t(p.region)]++] = p;
-  // Each region's start moved to its end by the placing: its candidates end there.
+  if (!candidates_.group(handed, count, scored.size()))
+    return Status::error("matchRegions: a peak candidate names no region of the call (internal error)");
   for (std::size_t i = 0; i < scored.size(); ++i) {
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    const std::size_t begin = i == 0 ? 0 : regionStarts_[i - 1];
-    finishRegionPeaks(byRegion_.data() + begin, regionStarts_[i] - begin, hostBests[i], f.mapWidth, f.mapHeight,
-                      f.templateWidth, f.templateHeight, r.templateIndex, params, &out);
+    finishRegionPeaks(candidates_.of(i), candidates_.count(i), hostBests[i], f.mapWidth, f.mapHeight, f.templateWidth,
+                      f.templateHeight, r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);
   }
+  candidates_.trim();
+  if (copiedBack_.capacity() > RegionCandidates::kKeptCandidates) std::vector<RegionPeak>().swap(copiedBack_);
   return Status();
 }
 

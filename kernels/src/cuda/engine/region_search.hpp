@@ -65,10 +65,10 @@ class RegionSearch {
   std::size_t counterRegions_ = 0;
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
-  // The host's sorting of a call's candidates, kept from call to call: as the kernels wrote them,
-  // grouped by region, each region's bounds.
-  std::vector<RegionPeak> received_, byRegion_;
-  std::vector<std::size_t> regionStarts_;
+  // The host's grouping of a call's candidates by region, and the candidates of a call with more
+  // than the host's slots hold (copied back): memory kept from call to call.
+  RegionCandidates candidates_;
+  std::vector<RegionPeak> copiedBack_;
 };
 
 }  // namespace nccmatch::cuda
