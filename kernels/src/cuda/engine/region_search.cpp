@@ -421,16 +421,17 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
   const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.hostCandidates);
   // The candidates grouped by region (RegionCandidates: no allocation a call once warm); past the
-  // host's slots (many positions pass: a low threshold) all of them in one buffer, the rest copied
-  // back behind the first.
+  // host's slots (many positions pass: a low threshold, rare) all of them in one buffer made for
+  // the call, the rest copied back behind the first.
   const RegionPeak* handed = first;
+  std::vector<RegionPeak> copiedBack;
   if (count > kFirstCandidates) {
-    copiedBack_.resize(count);
-    std::memcpy(copiedBack_.data(), first, kFirstCandidates * sizeof(RegionPeak));
-    NCC_CUDA_CHECK(cudaMemcpy(copiedBack_.data() + kFirstCandidates,
+    copiedBack.resize(count);
+    std::memcpy(copiedBack.data(), first, kFirstCandidates * sizeof(RegionPeak));
+    NCC_CUDA_CHECK(cudaMemcpy(copiedBack.data() + kFirstCandidates,
                               device + layout.candidates + kFirstCandidates * sizeof(RegionPeak),
                               (count - kFirstCandidates) * sizeof(RegionPeak), cudaMemcpyDeviceToHost));
-    handed = copiedBack_.data();
+    handed = copiedBack.data();
   }
   if (!candidates_.group(handed, count, scored.size()))
     return Status::error("matchRegions: a peak candidate names no region of the call (internal error)");
@@ -444,7 +445,6 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     if (out.best) toFrame(r, &*out.best);
   }
   candidates_.trim();
-  if (copiedBack_.capacity() > RegionCandidates::kKeptCandidates) std::vector<RegionPeak>().swap(copiedBack_);
   return Status();
 }
 

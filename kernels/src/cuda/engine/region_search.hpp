@@ -65,10 +65,8 @@ class RegionSearch {
   std::size_t counterRegions_ = 0;
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
-  // The host's grouping of a call's candidates by region, and the candidates of a call with more
-  // than the host's slots hold (copied back): memory kept from call to call.
+  // The host's grouping of a call's candidates by region: memory kept from call to call.
   RegionCandidates candidates_;
-  std::vector<RegionPeak> copiedBack_;
 };
 
 }  // namespace nccmatch::cuda
