@@ -197,6 +197,23 @@ int main(int argc, char** argv) {
         BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, false));
         BENCH_CUDA_CHECK(launchFourKilobytes(params4k, stream, true));
       }, sync));
+  // The same launch through the driver API, its function looked up once (a runtime launch finds
+  // the kernel's function and checks its context every call).
+  using LaunchKernel = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    CUstream, void**, void**);
+  void* libcuda = dlopen("libcuda.so.1", RTLD_NOW);
+  const auto driverLaunch =
+      libcuda != nullptr ? reinterpret_cast<LaunchKernel>(dlsym(libcuda, "cuLaunchKernel")) : nullptr;
+  cudaFunction_t fourKilobyteFunction = nullptr;
+  BENCH_CUDA_CHECK(cudaGetFuncBySymbol(&fourKilobyteFunction, reinterpret_cast<const void*>(fourKilobyteKernel)));
+  if (driverLaunch != nullptr) {
+    void* driverArgs[] = {&params4k};
+    add("cuLaunchKernel, 4 KB of parameters (driver API, function looked up once)", medianMicros(o.reps, [&] {
+          if (driverLaunch(reinterpret_cast<CUfunction>(fourKilobyteFunction), 1, 1, 1, 64, 1, 1, 0, stream, driverArgs,
+                           nullptr) != CUDA_SUCCESS)
+            std::exit(3);
+        }, sync));
+  }
   cudaGraph_t pair = nullptr;
   cudaGraphExec_t pairExec = nullptr;
   BENCH_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
