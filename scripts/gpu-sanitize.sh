@@ -108,6 +108,10 @@ export NCCMATCH_FAULT_SWEEP_STEP=${NCCMATCH_FAULT_SWEEP_STEP:-10}
 # under the tools (every transform's kernels are instrumented all the same; 600 under racecheck
 # were killed by the host's memory limit in session 13).
 export NCCMATCH_RUN_TO_RUN_REPEATS=${NCCMATCH_RUN_TO_RUN_REPEATS:-20}
+# test_sat_gpu's two stream tests (RepeatedBuildsOnOneStream, TwoBuildersOnTwoStreams: 90 and 40
+# builds of 1-4 MP frames) with frames half as wide and high: racecheck killed at 48 GB of host
+# memory in session 28; the same builds, kernels and stream order on a quarter of the blocks.
+export NCCMATCH_SAT_STREAM_DIVISOR=${NCCMATCH_SAT_STREAM_DIVISOR:-2}
 [ -n "${GPU_SANITIZE_FILTER:-}" ] && gtest_args+=("--gtest_filter=$GPU_SANITIZE_FILTER")
 
 shards=${GPU_SANITIZE_SHARDS:-1}
