@@ -584,6 +584,11 @@ int main(int argc, char** argv) {
                 bench::median(uploadWindows));
     std::printf("| baseline: a memset, a 64-byte copy back and a stream sync | %.3f | |\n",
                 bench::median(launchFloor));
+    // Issue 13's measure in one line (a device script can keep just this): the engine call on the
+    // 16 windows against detect, each frame kind against detect on the same kind of frame.
+    std::printf("issue-13: matchRegions pinned (gathered) %.1f us = 1/%.1f of detect pinned %.1f us; device "
+                "frame %.1f us = 1/%.1f of detect device %.1f us\n",
+                1000.0 * pr, dp / pr, 1000.0 * dp, 1000.0 * dr, dd / dr, 1000.0 * dd);
   }
   return 0;
 }
