@@ -20,6 +20,11 @@ uint64_t testSeed() {
   return seed;
 }
 
+long long envSetting(const char* name, long long fallback, long long least, long long most) {
+  const char* text = std::getenv(name);
+  return std::clamp(text != nullptr ? std::atoll(text) : fallback, least, most);
+}
+
 std::mt19937_64& rng() {
   static std::mt19937_64 gen(testSeed());
   return gen;

@@ -18,6 +18,10 @@ namespace nccmatch::test {
 std::mt19937_64& rng();
 uint64_t testSeed();
 
+// A whole-number setting from the environment (the sanitizer script's scalings of heavy tests):
+// `fallback` when `name` is unset, else its value kept within [least, most].
+long long envSetting(const char* name, long long fallback, long long least, long long most);
+
 // An 8-bit image with a row stride >= width; the padding bytes hold a poison value so that a
 // kernel reading past the row shows up as a wrong result.
 struct Image {

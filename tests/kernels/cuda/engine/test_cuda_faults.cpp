@@ -9,12 +9,14 @@
 // under compute-sanitizer every step would take too long).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "cuda/fault_injection.hpp"
 #include "region_check.hpp"
+#include "test_support.hpp"
 
 namespace nccmatch::test {
 namespace {
@@ -22,11 +24,7 @@ namespace {
 namespace faults = cuda::faults;
 
 // The sweeps' stride: 1 (every step) unless NCCMATCH_FAULT_SWEEP_STEP says otherwise.
-long long sweepStep() {
-  const char* text = std::getenv("NCCMATCH_FAULT_SWEEP_STEP");
-  const long long step = text != nullptr ? std::atoll(text) : 1;
-  return step > 0 ? step : 1;
-}
+long long sweepStep() { return envSetting("NCCMATCH_FAULT_SWEEP_STEP", 1, 1, LLONG_MAX); }
 
 // Two frame sizes and two banks: the second of each grows the engine's buffers.
 struct Workload {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -19,11 +20,7 @@ namespace {
 // Transforms of one frame compared run to run: 300, or NCCMATCH_RUN_TO_RUN_REPEATS (at least 2).
 // scripts/gpu-sanitize.sh sets 20: under racecheck every transform's kernels are instrumented, and
 // 600 transforms of a 1080p frame there outgrew the GPU host's memory (killed by signal 9).
-std::size_t runToRunRepeats() {
-  const char* text = std::getenv("NCCMATCH_RUN_TO_RUN_REPEATS");
-  const long long n = text != nullptr ? std::atoll(text) : 300;
-  return std::size_t(std::max(2LL, n));
-}
+std::size_t runToRunRepeats() { return std::size_t(envSetting("NCCMATCH_RUN_TO_RUN_REPEATS", 300, 2, LLONG_MAX)); }
 
 TEST(FastFftSize, OnlySmallFactorsAndEvenWhenAsked) {
   EXPECT_EQ(cuda::fastFftSize(1, false), 1);

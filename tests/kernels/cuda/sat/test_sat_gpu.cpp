@@ -5,7 +5,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -38,11 +37,7 @@ using DevicePtr = std::unique_ptr<void, CudaFree>;
 // says so (at least 1). scripts/gpu-sanitize.sh sets 2: racecheck's host memory grows with every
 // block it watches, and their 90 and 40 builds of 1-4 MP frames outgrew 48 GB (session 28); a
 // quarter of the blocks runs the same kernels and tile code in the same stream order.
-int streamTestDivisor() {
-  const char* text = std::getenv("NCCMATCH_SAT_STREAM_DIVISOR");
-  const long long d = text != nullptr ? std::atoll(text) : 1;
-  return int(std::clamp(d, 1LL, 16LL));
-}
+int streamTestDivisor() { return int(envSetting("NCCMATCH_SAT_STREAM_DIVISOR", 1, 1, 16)); }
 
 DevicePtr deviceAlloc(std::size_t bytes) {
   void* p = nullptr;
