@@ -209,9 +209,12 @@ int main(int argc, char** argv) {
   if (driverLaunch != nullptr) {
     void* driverArgs[] = {&params4k};
     add("cuLaunchKernel, 4 KB of parameters (driver API, function looked up once)", medianMicros(o.reps, [&] {
-          if (driverLaunch(reinterpret_cast<CUfunction>(fourKilobyteFunction), 1, 1, 1, 64, 1, 1, 0, stream, driverArgs,
-                           nullptr) != CUDA_SUCCESS)
+          const CUresult r = driverLaunch(reinterpret_cast<CUfunction>(fourKilobyteFunction), 1, 1, 1, 64, 1, 1, 0,
+                                          stream, driverArgs, nullptr);
+          if (r != CUDA_SUCCESS) {
+            std::fprintf(stderr, "bench_driver_calls: cuLaunchKernel failed (CUresult %d)\n", int(r));
             std::exit(3);
+          }
         }, sync));
   }
   cudaGraph_t pair = nullptr;
