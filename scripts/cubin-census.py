@@ -6,10 +6,12 @@ usage: scripts/cubin-census.py OBJECT [PATTERN]
 Reads the cubins inside OBJECT's .nv_fatbin (uncompressed, as nvcc writes them here) and prints,
 per cubin (its -arch from the toolkit note) and kernel whose name contains PATTERN: the number
 of SASS instructions (every sm_70+ instruction is 16 bytes, so the .text size / 16, the count
-cuobjdump -sass lists), and for each innermost loop that issues wgmma its instruction count and
-opcodes. Opcodes are the low 12 bits of an instruction; the names below were matched against
+cuobjdump -sass lists), its local-memory instructions (LDL, STL: register spills, where they sit
+in the kernel by thousands of instructions), and for each innermost loop that issues wgmma its
+instruction count and opcodes. Opcodes are the low 12 bits of an instruction; the names below were matched against
 code whose instructions are known (IGMMA only in sm_90a code, as many as the source's wgmma;
-R2UR the 8 moves a k-step the old main loop made). A loop is a backward branch (BRA) with its
+R2UR the 8 moves a k-step the old main loop made; LDL and STL as many as ptxas -v's spill bytes
+over 4 in gemmBankKernel<4>: 231 and 133 for 924 and 532 bytes). A loop is a backward branch (BRA) with its
 target; branch targets decode as 4 * (bits 16..23 | bits 34.. << 8) from the next instruction,
 which puts every BRA of the GEMM bank's kernels on an instruction inside its function. On the
 GPU host, cuobjdump -sass shows the same loops by name.
@@ -23,9 +25,10 @@ import sys
 import tempfile
 
 NAMES = {0x9f1: 'IGMMA', 0x2ca: 'R2UR', 0x291: 'ULEA', 0x290: 'UIADD3', 0x890: 'UIADD3', 0x882: 'UMOV',
-         0xc82: 'UMOV', 0x947: 'BRA', 0xc0c: 'ISETP', 0x80c: 'ISETP', 0x20c: 'ISETP', 0x824: 'IMAD',
+         0xc82: 'UMOV', 0x983: 'LDL', 0x387: 'STL', 0x947: 'BRA', 0xc0c: 'ISETP', 0x80c: 'ISETP', 0x20c: 'ISETP', 0x824: 'IMAD',
          0x424: 'IMAD.MOV', 0xe24: 'IMAD.U32', 0x237: 'IMMA', 0x83b: 'LDSM', 0x9c5: 'WARPGROUP/WARPSYNC'}
 BRA, IGMMA = 0x947, 0x9f1
+LDL, STL = 0x983, 0x387
 
 
 def cubins(obj):
@@ -83,6 +86,12 @@ def main():
                 continue
             words = [struct.unpack_from('<QQ', text, i) for i in range(0, len(text), 16)]
             print('%-7s %s: %d instructions' % (arch, name[6:], len(words)))
+            local = [i for i, w in enumerate(words) if opcode(w) in (LDL, STL)]
+            if local:
+                loads = sum(1 for i in local if opcode(words[i]) == LDL)
+                bins = collections.Counter(i // 1000 for i in local)
+                print('        local memory: %d LDL, %d STL; by thousand instructions: %s' %
+                      (loads, len(local) - loads, ' '.join('%d:%d' % b for b in sorted(bins.items()))))
             for head, branch in wgmma_loops(words):
                 body = words[head // 16:branch // 16 + 1]
                 counts = collections.Counter(NAMES.get(opcode(w), '%03x' % opcode(w)) for w in body)
