@@ -5,7 +5,9 @@
 // timed alone with CUDA events (median after warm-up), and the achieved integer tensor
 // throughput of the sparse GEMM (2 ops per multiply-add of the template's w*h pixels, padding
 // not counted) as a share of the H200's dense INT8 peak. The whole per-frame cost through the
-// library is in bench_stream.
+// library is in bench_stream. --digest prints a hash of the sparse launch's outputs (the per-tile
+// bests, the above-threshold counts and bits: the order-independent ones) per case, with which
+// bench/gemm_stages.sh shows that its builds repeating a stage give the same results.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,6 +38,20 @@ struct Outputs {
   int *above = nullptr, *counts = nullptr;
   uint32_t* bits = nullptr;
 };
+
+// FNV-1a over bytes.
+uint64_t fnv1a(const void* data, std::size_t bytes, uint64_t hash = 1469598103934665603ull) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+// The hash of a device buffer's bytes, continuing `hash`.
+uint64_t deviceDigest(const void* device, std::size_t bytes, uint64_t hash) {
+  std::vector<uint8_t> host(bytes);
+  BENCH_CUDA_CHECK(cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost));
+  return fnv1a(host.data(), bytes, hash);
+}
 
 // Median microseconds of `launch` (kRuns after 3 warm-up runs).
 template <typename Launch>
@@ -77,6 +93,7 @@ int main(int argc, char** argv) {
   int maxNTiles = 4;  // the widest n-tiles the GEMM may take (8: one block an SM; 4, 2: two)
   bool sliced = false;
   bool flatFrame = false;
+  bool digest = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
@@ -85,10 +102,11 @@ int main(int argc, char** argv) {
     else if (a == "--max-n-tiles" && i + 1 < argc) maxNTiles = std::atoi(argv[++i]);
     else if (a == "--sliced") sliced = true;
     else if (a == "--flat-frame") flatFrame = true;
+    else if (a == "--digest") digest = true;
     else {
       std::fprintf(stderr,
                    "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced] "
-                   "[--flat-frame]\n");
+                   "[--flat-frame] [--digest]\n");
       return 2;
     }
   }
@@ -170,6 +188,24 @@ int main(int argc, char** argv) {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, sparse, 0, mapH, nullptr);
     });
+    // The last sparse launch's outputs (the above lists' order varies from run to run: their
+    // counts and bits do not).
+    uint64_t sparseDigest = 0;
+    if (digest) {
+      BENCH_CUDA_CHECK(cudaDeviceSynchronize());
+      sparseDigest = deviceDigest(o.counts, c.count * sizeof(int), fnv1a(nullptr, 0));
+      sparseDigest = deviceDigest(o.bits, bitWords * c.count * sizeof(uint32_t), sparseDigest);
+      // Each tile best's fields, not its padding (no kernel writes that).
+      std::vector<Ranked> best(gemmBankTiles(mapW, mapH));
+      for (int i = 0; i < c.count; ++i) {
+        BENCH_CUDA_CHECK(cudaMemcpy(best.data(), o.best + partials * i, best.size() * sizeof(Ranked),
+                                    cudaMemcpyDeviceToHost));
+        for (const Ranked& r : best) {
+          sparseDigest = fnv1a(&r.goodness, sizeof r.goodness, sparseDigest);
+          sparseDigest = fnv1a(&r.index, sizeof r.index, sparseDigest);
+        }
+      }
+    }
     double slicedMicros = 0;
     const int sliceRows = gemm.sliceRows(c.W);
     if (sliced)
@@ -200,6 +236,10 @@ int main(int argc, char** argv) {
     }
     std::printf("| %dx%d | %d x %dx%d | %s | %.1f | %.1f | %s | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side, c.side,
                 loopCell, denseMicros, gemmMicros, speedUpCell, tops, 100.0 * tops / kInt8PeakTops);
+    if (digest)
+      std::printf("digest case %d: %016llx (n-tiles %d, slabs of %d template rows: %d)\n", ci,
+                  static_cast<unsigned long long>(sparseDigest), gemm.shape().nTiles, gemm.shape().slabRows,
+                  (c.side + gemm.shape().slabRows - 1) / gemm.shape().slabRows);
     if (sliced)
       std::printf("|  | sliced: %d launches of %d rows | | | %.1f (%+.1f%%) | | | |\n", (mapH + sliceRows - 1) / sliceRows,
                   sliceRows, slicedMicros, 100.0 * (slicedMicros / gemmMicros - 1.0));

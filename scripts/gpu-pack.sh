@@ -8,6 +8,8 @@
 # and CUDA in the pack's lib/, stripped (about 6 MB more compressed); scripts/gpu-test.sh adds
 # lib/ at the end of LD_LIBRARY_PATH. By hand, from the folder holding the pack:
 #   LD_LIBRARY_PATH=$PWD/gpu-pack/lib gpu-pack/bench/bench_rotations --cuda=1 --width=1920 --height=1080 --side=64
+# GPU_PACK_STAGES=1: also bench_bank_repeat_* (bench/gemm_stages.sh: bench_bank with one stage of the
+# GEMM bank's tiles done twice; six 20 MB binaries that share most of their bytes with bench_bank).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
@@ -37,6 +39,10 @@ for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_window_copy b
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
+if [ "${GPU_PACK_STAGES:-0}" = 1 ]; then
+  ls "$build"/bench/bench_bank_repeat_* >/dev/null 2>&1 || { echo "GPU_PACK_STAGES=1: no bench_bank_repeat_* (cuda-arch without 90?)" >&2; exit 1; }
+  cp "$build"/bench/bench_bank_repeat_* "$pack/bench/"
+fi
 if [ "${GPU_PACK_OPENCV:-0}" = 1 ]; then
   source scripts/opencv-libs.sh
   copy_opencv_libs "$build/bench/bench_rotations" "$pack/lib" || { echo "GPU_PACK_OPENCV=1: no pack" >&2; exit 1; }

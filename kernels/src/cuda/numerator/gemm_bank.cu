@@ -13,11 +13,43 @@
 #include "cuda/numerator/image_tile.cuh"
 #include "rules/score_rules.hpp"
 
+// Where a tile's time goes, measured without counters (bench/gemm_stages.sh): a bench-only build
+// of this file with NCC_GEMM_REPEAT_STAGE set does one stage of every tile twice, with the same
+// outputs (each repeat is idempotent), and the difference from the build without repeats is that
+// stage's time. Every library build leaves it 0: no stage is repeated.
+#ifndef NCC_GEMM_REPEAT_STAGE
+#define NCC_GEMM_REPEAT_STAGE 0
+#endif
+
 namespace nccmatch::cuda {
 
 namespace {
 
 using namespace gemm_tiles;  // the kernel's tiers: tile load, main loop, epilogues
+
+// The stages a bench build may repeat (NCC_GEMM_REPEAT_STAGE's values; gemm_stages.sh names them).
+enum class RepeatStage {
+  None = 0,
+  TileLoad = 1,    // the image tile from global memory
+  WindowSums = 2,  // the tile's window sums
+  Hankel = 3,      // the Hankel rows of a slab
+  Products = 4,    // the first slab's products (accumulators zeroed in between)
+  Fold = 5,        // the folded windows of the tile epilogue
+  Screen = 6,      // the tile epilogue's screen and pushes (the list emptied in between)
+};
+constexpr RepeatStage kRepeat = RepeatStage(NCC_GEMM_REPEAT_STAGE);
+static_assert(int(kRepeat) >= 0 && int(kRepeat) <= 6, "NCC_GEMM_REPEAT_STAGE names no stage");
+
+// A slab's products into the accumulators: wgmma where the code is for sm_90a, mma.sync elsewhere.
+template <int kNTiles>
+__device__ __forceinline__ void mainLoopOf(const GemmShared& s, int rowChunks, int stepBase, int slices,
+                                           uint32_t (&acc)[kMTiles][kNTiles][4]) {
+#if NCC_GEMM_WGMMA
+  mainLoopWgmma<kNTiles>(s, rowChunks, stepBase, ceilDiv(slices, 2), acc);
+#else
+  mainLoop<kNTiles>(s, rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
+#endif
+}
 
 // What every block of a launch shares: the frame, the group's size and layout, the band of
 // output rows and the image tile's geometry.
@@ -32,6 +64,17 @@ struct GemmGrid {
   int rowBegin, rowEnd;
   int chunksPerRow, pitchWords;  // the image tile: 16-byte chunks a row, words a row
 };
+
+// The tile epilogue's screen in the form of the launch's method (centred or not).
+template <int kNTiles>
+__device__ __forceinline__ void screenTile(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s, int count,
+                                           const GemmGrid& g, const TileGeometry& geometry, Method method,
+                                           const FusedBankRule& rule) {
+  if (screenCentred(method))
+    screenCandidates<kNTiles, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+  else
+    screenCandidates<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+}
 
 // Persistent blocks: blockIdx.y is the chunk of templates (its B operand stays in shared
 // memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load the
@@ -66,30 +109,52 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     if (threadIdx.x == 0) *s.candidateCount = 0;
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
+    if constexpr (kRepeat == RepeatStage::TileLoad)
+      image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
+                                     kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
         s.image, g.pitchWords, g.h, kGemmTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
+    if constexpr (kRepeat == RepeatStage::WindowSums)
+      image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
+          s.image, g.pitchWords, g.h, kGemmTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
     const TileGeometry geometry{x0, y0, rowLimit, mapWidth};
     uint32_t acc[kMTiles][kNTiles][4] = {};
     for (int r0 = 0, stepBase = 0; r0 < g.h; r0 += g.slabRows, stepBase += g.slabSteps) {
       const int rows = min(g.slabRows, g.h - r0);
       if (r0 > 0) __syncthreads();  // every warp is past the previous slab's Hankel rows
       buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
+      if constexpr (kRepeat == RepeatStage::Hankel) buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
       __syncthreads();
       const int slices = rows * g.rowChunks;
-#if NCC_GEMM_WGMMA
-      mainLoopWgmma<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), acc);
-#else
-      mainLoop<kNTiles>(s, g.rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
-#endif
+      // The first slab starts from zero accumulators: its products done twice from zero give the
+      // same sums.
+      if constexpr (kRepeat == RepeatStage::Products) {
+        if (r0 == 0) {
+          mainLoopOf<kNTiles>(s, g.rowChunks, stepBase, slices, acc);
+#pragma unroll
+          for (int a = 0; a < kMTiles; ++a)
+#pragma unroll
+            for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+              for (int i = 0; i < 4; ++i) acc[a][n][i] = 0;
+        }
+      }
+      mainLoopOf<kNTiles>(s, g.rowChunks, stepBase, slices, acc);
     }
     if (!rule.everyScore) {
       __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
       foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+      if constexpr (kRepeat == RepeatStage::Fold) foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
       __syncthreads();
-      if (screenCentred(method))
-        screenCandidates<kNTiles, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
-      else
-        screenCandidates<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
+      // A second screen meets the floors the first raised: it pushes a subset of the first's
+      // list (emptied in between), and the scoring keeps the same candidates from either.
+      if constexpr (kRepeat == RepeatStage::Screen) {
+        screenTile<kNTiles>(acc, s, count, g, geometry, method, rule);
+        __syncthreads();
+        if (threadIdx.x == 0) *s.candidateCount = 0;
+        __syncthreads();
+      }
+      screenTile<kNTiles>(acc, s, count, g, geometry, method, rule);
       __syncthreads();
       // The same for the whole block; read through a shuffle so the compiler sees it uniform
       // in the warp (wgmma stays unserialised only on uniform paths).
