@@ -54,34 +54,21 @@ inline float roundedUp(double v) {
   return double(f) < v ? std::nextafter(f, INFINITY) : f;
 }
 #endif
-NCC_HOST_DEVICE inline float mulDown(float a, float b) {
+// a * b (kSum false) or a + b (kSum true), rounded down (kUp false) or up.
+template <bool kSum, bool kUp>
+NCC_HOST_DEVICE inline float directed(float a, float b) {
 #if defined(__CUDA_ARCH__)
-  return __fmul_rd(a, b);
+  if constexpr (kSum) return kUp ? __fadd_ru(a, b) : __fadd_rd(a, b);
+  else return kUp ? __fmul_ru(a, b) : __fmul_rd(a, b);
 #else
-  return roundedDown(double(a) * double(b));
+  const double exact = kSum ? double(a) + double(b) : double(a) * double(b);
+  return kUp ? roundedUp(exact) : roundedDown(exact);
 #endif
 }
-NCC_HOST_DEVICE inline float mulUp(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_ru(a, b);
-#else
-  return roundedUp(double(a) * double(b));
-#endif
-}
-NCC_HOST_DEVICE inline float addDown(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rd(a, b);
-#else
-  return roundedDown(double(a) + double(b));
-#endif
-}
-NCC_HOST_DEVICE inline float addUp(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_ru(a, b);
-#else
-  return roundedUp(double(a) + double(b));
-#endif
-}
+NCC_HOST_DEVICE inline float mulDown(float a, float b) { return directed<false, false>(a, b); }
+NCC_HOST_DEVICE inline float mulUp(float a, float b) { return directed<false, true>(a, b); }
+NCC_HOST_DEVICE inline float addDown(float a, float b) { return directed<true, false>(a, b); }
+NCC_HOST_DEVICE inline float addUp(float a, float b) { return directed<true, true>(a, b); }
 }  // namespace zero_mean_detail
 
 // The offset r of a template whose smallest and largest pixels are lo and hi and whose pixel
