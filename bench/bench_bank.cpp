@@ -8,6 +8,8 @@
 // library is in bench_stream. --digest prints a hash of the sparse launch's outputs (the per-tile
 // bests, the above-threshold counts and bits: the order-independent ones) per case, with which
 // bench/gemm_stages.sh shows that its builds repeating a stage give the same results.
+// --zero-mean gives the bank its zero-mean screen (GemmBank::set's zeroMeanScreen: ccoeff-normed
+// from s8 templates with one bound a template and tile); its digests should be the plain bank's.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -94,6 +96,7 @@ int main(int argc, char** argv) {
   bool sliced = false;
   bool flatFrame = false;
   bool digest = false;
+  bool zeroMean = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
@@ -103,10 +106,11 @@ int main(int argc, char** argv) {
     else if (a == "--sliced") sliced = true;
     else if (a == "--flat-frame") flatFrame = true;
     else if (a == "--digest") digest = true;
+    else if (a == "--zero-mean") zeroMean = true;
     else {
       std::fprintf(stderr,
                    "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced] "
-                   "[--flat-frame] [--digest]\n");
+                   "[--flat-frame] [--digest] [--zero-mean]\n");
       return 2;
     }
   }
@@ -114,9 +118,10 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   bool wgmma = false;
   bench::exitOnError(gemmBankUsesWgmma(&wgmma));
-  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d, GEMM numerator %s, %s frame\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
+  std::printf("GPU: %s, %d SMs, GEMM n-tiles at most %d, GEMM numerator %s%s, %s frame\n\n%s, threshold 0.9, one launch over the whole map, microseconds (median of %d);\n"
               "TOPS: 2 x count x w x h x positions / time; share of %.0f TOPS dense INT8.\n\n",
               prop.name, prop.multiProcessorCount, maxNTiles, wgmma ? "wgmma (sm_90a)" : "mma.sync",
+              zeroMean ? ", zero-mean screen" : "",
               flatFrame ? "black (flat)" : "noise", methodName(method), kRuns, kInt8PeakTops);
   std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
               "|---|---|---|---|---|---|---|---|\n");
@@ -176,7 +181,7 @@ int main(int argc, char** argv) {
     rule.goodEnough = method == Method::CCoeffNormed || method == Method::CCorrNormed ? 0.9 : 1e300;  // raw scores: nothing collected
     rule.collect = true;
     GemmBank gemm;
-    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount, maxNTiles));
+    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount, maxNTiles, zeroMean));
     const double denseMicros = timeLaunch([&] {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);

@@ -44,16 +44,14 @@ constexpr float kZeroMeanBoundScale = 1.0f / (1 << 20);
 // Directed float products and sums: on the device its own instructions; on the host the exact
 // double result (two floats' product or sum fits a double) rounded the asked way.
 namespace zero_mean_detail {
-#if !defined(__CUDA_ARCH__)
-inline float roundedDown(double v) {
+inline float roundedDown(double v) {  // host
   float f = float(v);
   return double(f) > v ? std::nextafter(f, -INFINITY) : f;
 }
-inline float roundedUp(double v) {
+inline float roundedUp(double v) {  // host
   float f = float(v);
   return double(f) < v ? std::nextafter(f, INFINITY) : f;
 }
-#endif
 // a * b (kSum false) or a + b (kSum true), rounded down (kUp false) or up.
 template <bool kSum, bool kUp>
 NCC_HOST_DEVICE inline float directed(float a, float b) {
@@ -90,8 +88,7 @@ struct ZeroMeanTemplate {
   float rootLow = 0.0f, rootHigh = 0.0f;  // sqrt(n sum T^2 - (sum T)^2), below and above
 };
 
-#if !defined(__CUDA_ARCH__)
-inline ZeroMeanTemplate zeroMeanTemplate(const uint8_t* pixels, int64_t n) {
+inline ZeroMeanTemplate zeroMeanTemplate(const uint8_t* pixels, int64_t n) {  // host
   using zero_mean_detail::roundedDown;
   using zero_mean_detail::roundedUp;
   int lo = 255, hi = 0;
@@ -119,7 +116,6 @@ inline ZeroMeanTemplate zeroMeanTemplate(const uint8_t* pixels, int64_t n) {
   }
   return t;
 }
-#endif
 
 // A window's part: g = fma(c'', a, fma(b, d, offset)); kappaSq above the window's kappa^2 (0 for a
 // flat or invalid window, which the tile's largest leaves out). invSqrtCentred: 1/sqrt(VI) as

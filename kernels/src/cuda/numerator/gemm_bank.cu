@@ -40,16 +40,36 @@ enum class RepeatStage {
 constexpr RepeatStage kRepeat = RepeatStage(NCC_GEMM_REPEAT_STAGE);
 static_assert(int(kRepeat) >= 0 && int(kRepeat) <= 6, "NCC_GEMM_REPEAT_STAGE names no stage");
 
-// A slab's products into the accumulators: wgmma where the code is for sm_90a, mma.sync elsewhere.
-template <int kNTiles>
+// A slab's products into the accumulators: wgmma where the code is for sm_90a, mma.sync elsewhere;
+// kSignedB for a zero-mean bank's s8 templates.
+template <int kNTiles, bool kSignedB = false>
 __device__ __forceinline__ void mainLoopOf(const GemmShared& s, int rowChunks, int stepBase, int slices,
                                            uint32_t (&acc)[kMTiles][kNTiles][4]) {
 #if NCC_GEMM_WGMMA
-  mainLoopWgmma<kNTiles>(s, rowChunks, stepBase, ceilDiv(slices, 2), acc);
+  mainLoopWgmma<kNTiles, kSignedB>(s, rowChunks, stepBase, ceilDiv(slices, 2), acc);
 #else
-  mainLoop<kNTiles>(s, rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
+  mainLoop<kNTiles, kSignedB>(s, rowChunks, stepBase, ceilDiv(slices, 2), slices - 1, acc);
 #endif
 }
+
+// A zero-mean kernel's row epilogue (every score written, or a tile whose candidates overflow)
+// apart, its accumulators a copy on the stack: inlined, its registers spill through the whole
+// kernel (cubin census: ~500 LDL), the tile epilogue's hot path included.
+template <int kNTiles>
+struct Accumulators {
+  uint32_t v[kMTiles][kNTiles][4];
+};
+template <int kNTiles>
+__device__ __noinline__ void zeroMeanRowEpilogue(const Accumulators<kNTiles> acc, const GemmShared s, int count, int w,
+                                                 int pixels, const TileGeometry tile, Method method,
+                                                 const FusedBankRule rule, float goodEnoughFloor, Ranked* bestRow) {
+  epilogue<kNTiles, true>(acc.v, s, count, w, pixels, tile, method, rule, goodEnoughFloor, bestRow);
+}
+
+// A zero-mean tile takes one bound for all its pairs while its windows' largest condition kappa is
+// at most 128 (ordinary content: below 32; nearly flat content: about 100, bench_screen_study);
+// beyond, the per-pair screen (screenCandidates on c'' + r S1).
+constexpr float kZeroMeanKappaSqLimit = 128.0f * 128.0f;
 
 // What every block of a launch shares: the frame, the group's size and layout, the band of
 // output rows and the image tile's geometry.
@@ -80,17 +100,21 @@ __device__ __forceinline__ void screenTile(const uint32_t (&acc)[kMTiles][kNTile
 // memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load the
 // image tile, the window sums, per slab the Hankel rows and the numerator (warp w: output row
 // w), the epilogue, the tile's best per template.
-template <int kNTiles>
+//
+// kZeroMean (a zero-mean bank's ccoeff-normed launch, rules/zero_mean_screen.hpp): the fragments
+// are the s8 templates T - r, the accumulators sum I*(T - r), the tile epilogue screens with one
+// bound a template where the tile's windows allow it, and every exact score takes c'' + r S1.
+template <int kNTiles, bool kZeroMean = false>
 __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     gemmBankKernel(const GemmGrid g, const MemberDesc* __restrict__ descs, const uint8_t* __restrict__ fragments,
-                   Method method, FusedBankRule rule) {
+                   const ZeroMeanTemplate* __restrict__ zeroMean, Method method, FusedBankRule rule) {
   constexpr int kChunk = 8 * kNTiles;
   extern __shared__ __align__(16) uint8_t shared[];
   const int kSteps = (g.h / g.slabRows) * g.slabSteps + ceilDiv((g.h % g.slabRows) * g.rowChunks, 2);
-  const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h);
+  const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h, kZeroMean);
   const GemmShared s = carve(shared, layout);
   const int count = min(kChunk, g.count - int(blockIdx.y) * kChunk);
-  loadChunk(s, fragments, descs, layout.fragments, kChunk, count, method);
+  loadChunk(s, fragments, descs, zeroMean, layout.fragments, kChunk, count, method);
 
   const int mapWidth = g.width - g.w + 1, mapHeight = g.height - g.h + 1;
   const int rowLimit = min(g.rowEnd, mapHeight);
@@ -106,7 +130,10 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       s.bestKeys[threadIdx.x] = 0;  // no candidate scored
       s.bestIndex[threadIdx.x] = INT_MAX;
     }
-    if (threadIdx.x == 0) *s.candidateCount = 0;
+    if (threadIdx.x == 0) {
+      s.candidateCount[0] = 0;
+      if constexpr (kZeroMean) s.candidateCount[1] = 0;  // the tile's largest kappa^2 (float bits)
+    }
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     if constexpr (kRepeat == RepeatStage::TileLoad)
@@ -130,7 +157,7 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       // same sums.
       if constexpr (kRepeat == RepeatStage::Products) {
         if (r0 == 0) {
-          mainLoopOf<kNTiles>(s, g.rowChunks, stepBase, slices, acc);
+          mainLoopOf<kNTiles, kZeroMean>(s, g.rowChunks, stepBase, slices, acc);
 #pragma unroll
           for (int a = 0; a < kMTiles; ++a)
 #pragma unroll
@@ -139,9 +166,22 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
               for (int i = 0; i < 4; ++i) acc[a][n][i] = 0;
         }
       }
-      mainLoopOf<kNTiles>(s, g.rowChunks, stepBase, slices, acc);
+      mainLoopOf<kNTiles, kZeroMean>(s, g.rowChunks, stepBase, slices, acc);
     }
-    if (!rule.everyScore) {
+    if (kZeroMean && !rule.everyScore) {
+      __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
+      foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
+      __syncthreads();
+      const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
+      if (kappaSqMax <= kZeroMeanKappaSqLimit) {
+        screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor, kappaSqMax);
+      } else {
+        foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+        __syncthreads();
+        screenCandidates<kNTiles, true, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule,
+                                               g.goodEnoughFloor);
+      }
+    } else if (!rule.everyScore) {
       __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
       foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
       if constexpr (kRepeat == RepeatStage::Fold) foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
@@ -155,6 +195,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
         __syncthreads();
       }
       screenTile<kNTiles>(acc, s, count, g, geometry, method, rule);
+    }
+    if (!rule.everyScore) {
       __syncthreads();
       // The same for the whole block; read through a shuffle so the compiler sees it uniform
       // in the warp (wgmma stays unserialised only on uniform paths).
@@ -165,8 +207,20 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
         continue;
       }
     }
-    epilogue<kNTiles>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
-                      s.best + warp * kChunk);
+    if constexpr (kZeroMean) {
+      Accumulators<kNTiles> copy;
+#pragma unroll
+      for (int a = 0; a < kMTiles; ++a)
+#pragma unroll
+        for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) copy.v[a][n][i] = acc[a][n][i];
+      zeroMeanRowEpilogue<kNTiles>(copy, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
+                                   s.best + warp * kChunk);
+    } else {
+      epilogue<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
+                               s.best + warp * kChunk);
+    }
     // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
     __syncthreads();
     if (int(threadIdx.x) < count) {
@@ -182,21 +236,38 @@ __global__ void gemmBankPathProbe(int* usesWgmma) { *usesWgmma = NCC_GEMM_WGMMA;
 
 // Lets the kernel take `limit` bytes of shared memory (every bank's shape fits it, so banks of
 // other sizes never see a smaller setting) and says how many blocks of `shared` bytes an SM holds.
-template <int kNTiles>
-Status prepare(std::size_t limit, std::size_t shared, int* blocksPerSm) {
-  NCC_CUDA_CHECK(cudaFuncSetAttribute(gemmBankKernel<kNTiles>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+template <int kNTiles, bool kZeroMean>
+Status prepareKernel(std::size_t limit, std::size_t shared, int* blocksPerSm) {
+  NCC_CUDA_CHECK(cudaFuncSetAttribute(gemmBankKernel<kNTiles, kZeroMean>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       int(limit)));
-  NCC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSm, gemmBankKernel<kNTiles>, kGemmThreads,
-                                                               shared));
+  NCC_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocksPerSm, gemmBankKernel<kNTiles, kZeroMean>,
+                                                               kGemmThreads, shared));
   if (*blocksPerSm < 1) return Status::error("GemmBank: the kernel does not fit an SM");
   return Status();
 }
 
+// The same for a bank's kernels: the zero-mean one too where the bank has it (the fewer blocks
+// of the two).
 template <int kNTiles>
-Status launch(const GemmGrid& g, const MemberDesc* descs, const uint8_t* fragments, Method method,
-              const FusedBankRule& rule, std::size_t shared, int chunks, int blocksX, cudaStream_t stream) {
-  gemmBankKernel<kNTiles><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments, method,
-                                                                                   rule);
+Status prepare(std::size_t limit, std::size_t shared, bool zeroMean, int* blocksPerSm) {
+  NCC_RETURN_IF_ERROR((prepareKernel<kNTiles, false>(limit, shared, blocksPerSm)));
+  if (!zeroMean) return Status();
+  int zeroMeanBlocks = 0;
+  NCC_RETURN_IF_ERROR((prepareKernel<kNTiles, true>(limit, shared, &zeroMeanBlocks)));
+  *blocksPerSm = std::min(*blocksPerSm, zeroMeanBlocks);
+  return Status();
+}
+
+template <int kNTiles>
+Status launch(const GemmGrid& g, const MemberDesc* descs, const uint8_t* fragments, const ZeroMeanTemplate* zeroMean,
+              Method method, const FusedBankRule& rule, std::size_t shared, int chunks, int blocksX,
+              cudaStream_t stream) {
+  if (zeroMean != nullptr)
+    gemmBankKernel<kNTiles, true><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments,
+                                                                                           zeroMean, method, rule);
+  else
+    gemmBankKernel<kNTiles, false><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments,
+                                                                                            nullptr, method, rule);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }
@@ -228,12 +299,13 @@ Status gemmBankUsesWgmma(bool* out) {
 }
 
 std::size_t GemmBankShape::sharedBytes() const {
-  return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height).total();
+  return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height, zeroMean).total();
 }
 
-GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit, int maxNTiles) {
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit, int maxNTiles, bool zeroMean) {
   GemmBankShape s;
   if (!gemmBankFits(width, height) || count < 1) return s;
+  s.zeroMean = zeroMean;
   s.width = width;
   s.height = height;
   s.rowChunks = ceilDiv(width, 16);
@@ -263,7 +335,8 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
   return GemmBankShape();
 }
 
-std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape) {
+std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape,
+                                       const std::vector<int>* offsets) {
   std::vector<uint8_t> out(std::size_t(shape.chunks) * shape.chunkBytes(), 0);
   const int count = int(pixels.size());
   for (int chunk = 0; chunk < shape.chunks; ++chunk)
@@ -279,8 +352,9 @@ std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels
           if (member >= count) break;
           uint8_t* dst = out.data() + std::size_t(chunk) * shape.chunkBytes() +
                          ((std::size_t(step) * 2 + half) * shape.chunkTemplates + n) * 16;
+          const int offset = offsets != nullptr ? (*offsets)[member] : 0;
           for (int c = c0; c < std::min(c0 + 16, shape.width); ++c)
-            dst[c - c0] = pixels[member][std::size_t(r) * shape.width + c];
+            dst[c - c0] = uint8_t(int(pixels[member][std::size_t(r) * shape.width + c]) - offset);  // s8 where offset
         }
       }
     }
@@ -292,7 +366,7 @@ int gemmBankTiles(int mapWidth, int mapHeight) {
 }
 
 Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int height,
-                     const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles) {
+                     const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles, bool zeroMeanScreen) {
   count_ = 0;
   if (members.empty() || pixels.size() != members.size())
     return Status::error("GemmBank::set: empty bank, or pixels and members differ in number");
@@ -301,7 +375,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   NCC_CUDA_CHECK(cudaGetDevice(&device));
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const std::size_t sharedLimit = std::min(kGemmSharedLimit, std::size_t(optin));
-  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit, maxNTiles);
+  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit, maxNTiles, zeroMeanScreen);
   if (shape.kSteps == 0)
     return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
                          " templates do not fit the device's shared memory");
@@ -325,11 +399,28 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   const std::size_t bytes = descs.size() * sizeof(MemberDesc);
   NCC_RETURN_IF_ERROR(descriptors_.reserve(bytes));
   NCC_CUDA_CHECK(cudaMemcpy(descriptors_.as<void>(), descs.data(), bytes, cudaMemcpyHostToDevice));
+  if (zeroMeanScreen) {
+    // The s8 templates T - r and each one's screen constants (rules/zero_mean_screen.hpp), padded
+    // to whole chunks like the fragments.
+    std::vector<ZeroMeanTemplate> constants(std::size_t(shape.chunks) * shape.chunkTemplates);
+    std::vector<int> offsets(members.size());
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      constants[i] = zeroMeanTemplate(pixels[i], int64_t(width) * height);
+      offsets[i] = constants[i].offset;
+    }
+    const std::vector<uint8_t> zeroMeanFragments = gemmBankFragments(pixels, shape, &offsets);
+    NCC_RETURN_IF_ERROR(zeroMeanFragments_.reserve(zeroMeanFragments.size()));
+    NCC_CUDA_CHECK(cudaMemcpy(zeroMeanFragments_.as<void>(), zeroMeanFragments.data(), zeroMeanFragments.size(),
+                              cudaMemcpyHostToDevice));
+    const std::size_t constantBytes = constants.size() * sizeof(ZeroMeanTemplate);
+    NCC_RETURN_IF_ERROR(zeroMeanTemplates_.reserve(constantBytes));
+    NCC_CUDA_CHECK(cudaMemcpy(zeroMeanTemplates_.as<void>(), constants.data(), constantBytes, cudaMemcpyHostToDevice));
+  }
   const std::size_t shared = shape.sharedBytes();
   switch (shape.nTiles) {
-    case 8: NCC_RETURN_IF_ERROR(prepare<8>(sharedLimit, shared, &blocksPerSm_)); break;
-    case 4: NCC_RETURN_IF_ERROR(prepare<4>(sharedLimit, shared, &blocksPerSm_)); break;
-    default: NCC_RETURN_IF_ERROR(prepare<2>(sharedLimit, shared, &blocksPerSm_)); break;
+    case 8: NCC_RETURN_IF_ERROR(prepare<8>(sharedLimit, shared, zeroMeanScreen, &blocksPerSm_)); break;
+    case 4: NCC_RETURN_IF_ERROR(prepare<4>(sharedLimit, shared, zeroMeanScreen, &blocksPerSm_)); break;
+    default: NCC_RETURN_IF_ERROR(prepare<2>(sharedLimit, shared, zeroMeanScreen, &blocksPerSm_)); break;
   }
   shape_ = shape;
   count_ = int(members.size());
@@ -380,12 +471,16 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   // would walk its tiles after the others, doubling the time).
   const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.chunks));
   const MemberDesc* descs = descriptors_.as<MemberDesc>();
-  const uint8_t* fragments = fragments_.as<uint8_t>();
+  // A zero-mean bank screens ccoeff-normed from its s8 templates; every other method, and every
+  // bank without them, from the u8 ones.
+  const bool zeroMeanLaunch = shape_.zeroMean && method == Method::CCoeffNormed;
+  const uint8_t* fragments = zeroMeanLaunch ? zeroMeanFragments_.as<uint8_t>() : fragments_.as<uint8_t>();
+  const ZeroMeanTemplate* zeroMean = zeroMeanLaunch ? zeroMeanTemplates_.as<ZeroMeanTemplate>() : nullptr;
   const std::size_t shared = shape_.sharedBytes();
   switch (shape_.nTiles) {
-    case 8: return launch<8>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
-    case 4: return launch<4>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
-    default: return launch<2>(g, descs, fragments, method, rule, shared, shape_.chunks, blocksX, stream);
+    case 8: return launch<8>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
+    case 4: return launch<4>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
+    default: return launch<2>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
   }
 }
 

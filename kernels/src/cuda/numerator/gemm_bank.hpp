@@ -54,6 +54,7 @@ struct GemmBankShape {
   int tileWidth = 0;       // kGemmTileWidth
   int chunkTemplates = 0;  // 8 * nTiles
   int chunks = 0;          // ceil(count / chunkTemplates)
+  bool zeroMean = false;   // shared memory also for the zero-mean screen's template constants
   std::size_t chunkBytes() const { return std::size_t(kSteps) * 2 * chunkTemplates * 16; }
   std::size_t sharedBytes() const;  // the block's shared memory
 };
@@ -63,13 +64,16 @@ struct GemmBankShape {
 // maxNTiles: 8, 4 or 2, the widest n-tiles allowed.
 // The default 4: two blocks an SM beat one holding 8 n-tiles (bench_bank --max-n-tiles on the
 // H200: 64 x 32^2 at 1080p 1114 against 1190 us).
+// zeroMean: room for the zero-mean screen as well (GemmBank::set's zeroMeanScreen).
 GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit,
-                            int maxNTiles = 4);
+                            int maxNTiles = 4, bool zeroMean = false);
 
 // The group's B operand, ready to upload: per chunk, per k-step, its two slices, per template of
 // the chunk 16 bytes: template row r, columns 16j .. 16j+15 (zero beyond the template, and a
-// whole zero slice where a slab's slices are odd in number).
-std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape);
+// whole zero slice where a slab's slices are odd in number). offsets: per template an r to take
+// from each pixel, the bytes then the s8 values T - r (rules/zero_mean_screen.hpp).
+std::vector<uint8_t> gemmBankFragments(const std::vector<const uint8_t*>& pixels, const GemmBankShape& shape,
+                                       const std::vector<int>* offsets = nullptr);
 
 // Whether the GEMM bank's code object loaded on the current device issues wgmma (its sm_90a
 // code, Hopper) rather than mma.sync: a one-thread probe compiled with the kernel.
@@ -88,9 +92,13 @@ class GemmBank {
  public:
   // pixels[i]: template i, width x height, tightly packed (host); members[i]: its statistics and
   // outputs (packedTemplate unused). Uploads synchronously; once per bank and set of buffers.
-  // maxNTiles as gemmBankShape's.
+  // maxNTiles as gemmBankShape's. zeroMeanScreen: also the templates as s8 T - r, from which
+  // ccoeff-normed launches screen each pair with one multiply-add and one bound a template and
+  // tile (rules/zero_mean_screen.hpp); other methods are as without it. Off by default: not yet
+  // measured against the u8 path on a GPU (bench_bank --zero-mean).
   Status set(const std::vector<const uint8_t*>& pixels, int width, int height,
-             const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles = 4);
+             const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles = 4,
+             bool zeroMeanScreen = false);
   std::size_t size() const { return std::size_t(count_); }
   const GemmBankShape& shape() const { return shape_; }
   // Output rows [rowBegin, rowEnd) (rowBegin a multiple of kGemmTileRows, rowEnd at most the map
@@ -104,6 +112,7 @@ class GemmBank {
 
  private:
   DeviceBuffer fragments_, descriptors_;
+  DeviceBuffer zeroMeanFragments_, zeroMeanTemplates_;  // zeroMeanScreen only
   GemmBankShape shape_;
   int count_ = 0;
   int smCount_ = 1;

@@ -78,6 +78,21 @@ __device__ __forceinline__ void screenWindows(const GemmShared& s, int w, int pi
 // A lane's 16 pairs of an n-tile as bits: template j of its two, position (m, half) (placeOf).
 __device__ __forceinline__ constexpr int pairBit(int j, int m, int half) { return 8 * j + 2 * m + half; }
 
+// The cross sum sum I*T from an accumulator: the accumulator itself, or for a zero-mean bank's
+// sum I*(T - r) that plus r S1 (rules/zero_mean_screen.hpp; integers, exact).
+template <bool kZeroMean>
+__device__ __forceinline__ uint32_t crossSumOf(uint32_t acc, int offset, int32_t s1) {
+  if constexpr (kZeroMean) return uint32_t(int32_t(acc) + offset * s1);
+  else return acc;
+}
+
+// A member's zero-mean offset r (0 where the bank has none).
+template <bool kZeroMean>
+__device__ __forceinline__ int offsetOf(const GemmShared& s, int member) {
+  if constexpr (kZeroMean) return s.zeroMean[member].offset;
+  else return 0;
+}
+
 // The cross sum of the lane's pair `bit` of n-tile n and, where `ceiling` is given, its screened
 // ceiling, the bit known only at run time: every index stays a constant, so the accumulators stay
 // in registers.
@@ -102,8 +117,8 @@ __device__ __forceinline__ uint32_t crossOfPair(const uint32_t (&acc)[kMTiles][k
 // A lane's screened pairs of n-tile n, template j of its two: per pair the ceiling of its exact
 // goodness (-inf: no pair); returned, the highest floor under one of them (its screened goodness
 // less its bound; -inf: none).
-template <int kNTiles>
-__device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int j,
+template <int kNTiles, bool kZeroMean>
+__device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTiles][kNTiles][4], int n, int j, int offset,
                                                      const ScreenMethod& screenRule, const ScreenTemplate& screen,
                                                      const ScreenWindow (&windows)[kMTiles][2], float sign,
                                                      bool memberValid, const TileGeometry& tile,
@@ -114,7 +129,8 @@ __device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTil
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const bool valid = memberValid && tile.holds(placeOf(m, half));
-      const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], acc[m][n][2 * half + j]);
+      const uint32_t c = crossSumOf<kZeroMean>(acc[m][n][2 * half + j], offset, int32_t(windows[m][half].u));
+      const ScreenedPair p = screenPair(screenRule, screen, windows[m][half], c);
       const float good = sign * p.score;
       ceiling[m][half] = valid ? good + p.bound : -INFINITY;
       top = fmaxf(top, valid ? good - p.bound : -INFINITY);
@@ -128,7 +144,7 @@ __device__ __forceinline__ float screenTemplatePairs(const uint32_t (&acc)[kMTil
 // among them, and only pairs that can reach that floor or the threshold (every pair where the map
 // takes every score) get their exact score. Lanes work through their own pairs together, so a
 // warp pays for the most any lane has. The warp's exact best per template goes to bestRow.
-template <int kNTiles>
+template <int kNTiles, bool kZeroMean>
 __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                          int count, int w, int pixels, const TileGeometry& tile, Method method,
                                          const FusedBankRule& rule, float goodEnoughFloor, Ranked* bestRow) {
@@ -145,7 +161,8 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      float top = screenTemplatePairs(acc, n, j, screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
+      float top = screenTemplatePairs<kNTiles, kZeroMean>(acc, n, j, offsetOf<kZeroMean>(s, min(member, count - 1)),
+                                                          screenRule, s.desc[min(member, count - 1)].screen, windows, sign,
                                       member < count, tile, ceiling[j]);
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       floorOfBest[j] = top;
@@ -170,11 +187,12 @@ __device__ __forceinline__ void epilogue(const uint32_t (&acc)[kMTiles][kNTiles]
       if (wanted != 0) {
         const int bit = __ffs(wanted) - 1;
         wanted &= wanted - 1;
-        const uint32_t c = crossOfPair(acc, n, bit);
         const int j = bit >> 3;
         const Place place = placeOf((bit >> 1) & 3, bit & 1);
         int64_t s1, s2;
         windowSumsAt(s, place, w, &s1, &s2);
+        const uint32_t c = crossSumOf<kZeroMean>(crossOfPair(acc, n, bit), offsetOf<kZeroMean>(s, 8 * n + 2 * t + j),
+                                                 int32_t(s1));
         const Ranked here = exactPair(s.desc[8 * n + 2 * t + j], method, rule, s1, s2, c, tile.index(place));
         if (j == 0 && better(here, best[0])) best[0] = here;
         if (j == 1 && better(here, best[1])) best[1] = here;
@@ -228,7 +246,7 @@ __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >
 // keeps it (tieKeys: rankedKey, rules/peak_rules.hpp). On flat content (a black frame: every pair
 // the same constant) every pair would otherwise tie with the floor and be pushed, overflowing the
 // list into the row epilogue's exact scores for every pair.
-template <int kNTiles, bool kCentred>
+template <int kNTiles, bool kCentred, bool kZeroMean = false>
 __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4], const GemmShared& s,
                                                  int count, int w, int pixels, const TileGeometry& tile,
                                                  Method method, const FusedBankRule& rule, float goodEnoughFloor) {
@@ -244,6 +262,7 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
       const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
+      const int offset = offsetOf<kZeroMean>(s, min(member, count - 1));
       const bool flatTemplate = screenFlatTemplate(screenRule, screen);
       const float flatGoodness = sign * screenRule.flatTemplateScore;
       float top = -INFINITY;
@@ -264,7 +283,8 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
           for (int half = 0; half < 2; ++half) {
             const Place place = placeOf(m, half);
             const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
-            const ScreenedRange r = screenFoldedPair<kCentred>(screenRule, screen, f, lowest, acc[m][n][2 * half + j]);
+            const uint32_t c = crossSumOf<kZeroMean>(acc[m][n][2 * half + j], offset, int32_t(f.u));
+            const ScreenedRange r = screenFoldedPair<kCentred>(screenRule, screen, f, lowest, c);
             ceiling[j][m][half] = r.ceiling;
             top = fmaxf(top, r.floor);
           }
@@ -296,10 +316,11 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       const int bit = __ffs(reaching) - 1;
       reaching &= reaching - 1;
       float ceil = 0.0f;
-      const uint32_t c = crossOfPair(acc, n, bit, ceiling, &ceil);
+      const uint32_t cAcc = crossOfPair(acc, n, bit, ceiling, &ceil);
       const int j = bit >> 3, member = 8 * n + 2 * t + j;
       const Place place = placeOf((bit >> 1) & 3, bit & 1);
       const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
+      const uint32_t c = crossSumOf<kZeroMean>(cAcc, offsetOf<kZeroMean>(s, member), int32_t(f.u));
       // Outside the map: no pair (its ceiling may be the method's lowest goodness, not -inf).
       if (f.offset == -INFINITY) continue;
       // Exact (flat template or flat window) and short of the threshold: at most the floor.
@@ -314,6 +335,126 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
         s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
         s.cross[slot] = c;
         s.ceiling[slot] = ceil;
+      }
+    }
+  }
+}
+
+// A zero-mean bank's ccoeff-normed tile (rules/zero_mean_screen.hpp), first step: each window's
+// part of the screen, once per position, and the tile's largest window condition (kappa^2, as
+// float bits: non-negative floats order as their bits) into *kappaSqBits, which the caller
+// zeroed. Read after the next barrier.
+__device__ __forceinline__ void foldZeroMeanWindows(const GemmShared& s, int w, int pixels, const TileGeometry& tile,
+                                                    int* kappaSqBits) {
+  int largest = 0;
+  for (int i = threadIdx.x; i < kGemmTileRows * kGemmTileWidth; i += kGemmThreads) {
+    const Place place{i / kGemmTileWidth, i % kGemmTileWidth};
+    int64_t s1, s2;
+    windowSumsAt(s, place, w, &s1, &s2);
+    const ZeroMeanWindow z = zeroMeanWindow(pixels, int32_t(s1), int32_t(s2), tile.holds(place));
+    s.zeroMeanFolded[i] = z;
+    largest = max(largest, __float_as_int(z.kappaSq));
+  }
+  largest = __reduce_max_sync(0xffffffffu, largest);
+  if ((threadIdx.x & 31) == 0) atomicMax(kappaSqBits, largest);
+}
+
+// The same tile's screen (the tile's largest kappa^2 known): per pair g = zeroMeanPair, one
+// multiply-add, against one bound a template for the whole tile (zeroMeanBound); floors, ceilings
+// and the threshold cross to goodness through the template's factor rounded outward. Otherwise as
+// screenCandidates: the running floor under each template's tile best, the pushes of pairs that
+// can reach it or the threshold with their exact cross sum c'' + r S1, and the pairs whose screened
+// goodness is exact (a flat window: 0; a flat template: 1) kept as ties instead.
+template <int kNTiles>
+__device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4],
+                                                         const GemmShared& s, int count, int w,
+                                                         const TileGeometry& tile, const FusedBankRule& rule,
+                                                         float goodEnoughFloor, float kappaSqMax) {
+  constexpr int kCapacity = candidateCapacity(8 * kNTiles);
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) {
+    // A pair's screened value: g over Gt, or a flat template's constant 1 (-inf: no pair). Formed
+    // twice (for the floors, then against them) rather than kept: few live registers.
+    auto screened = [&](const ZeroMeanTemplate& z, bool flatTemplate, int member, int m, int half, int j) {
+      const Place place = placeOf(m, half);
+      const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
+      const float v = flatTemplate ? (f.offset == -INFINITY ? -INFINITY : 1.0f)
+                                   : zeroMeanPair(f, z.d, int32_t(acc[m][n][2 * half + j]));
+      return member < count ? v : -INFINITY;
+    };
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      const ZeroMeanTemplate z = s.zeroMean[min(member, count - 1)];
+      const bool flatTemplate = z.gtLow == 0.0f;  // ccoeff-normed's flat template: 1 everywhere
+      float top = -INFINITY;
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) top = fmaxf(top, screened(z, flatTemplate, member, m, half, j));
+      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+      if (g == 0 && member < count && top != -INFINITY) {
+        const float floor =
+            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(top, -zeroMeanBound(kappaSqMax, z.boundK)), z);
+        atomicMax(s.floorBits + member, orderedBits(floor));
+      }
+    }
+    __syncwarp();  // the row's own floors are in place
+    // Bit 8j + 2m + half: the pair can reach the floor seen now or the threshold.
+    uint32_t reaching = 0;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int member = 8 * n + 2 * t + j;
+      const ZeroMeanTemplate z = s.zeroMean[min(member, count - 1)];
+      const bool flatTemplate = z.gtLow == 0.0f;
+      const float floorNow = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
+      float reach = rule.collect ? fminf(floorNow, goodEnoughFloor) : floorNow;
+      reach = fmaxf(reach, -FLT_MAX);
+      // Over Gt, less the bound (a flat template's pairs are their goodness itself); never below
+      // -FLT_MAX, so a pair that is none (-inf) never reaches.
+      const float threshold =
+          flatTemplate ? reach
+                       : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z), -zeroMeanBound(kappaSqMax, z.boundK)),
+                               -FLT_MAX);
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          if (screened(z, flatTemplate, member, m, half, j) >= threshold) reaching |= 1u << pairBit(j, m, half);
+    }
+    while (reaching != 0) {
+      const int bit = __ffs(reaching) - 1;
+      reaching &= reaching - 1;
+      const uint32_t cPrime = crossOfPair(acc, n, bit);
+      const int j = bit >> 3, member = 8 * n + 2 * t + j;
+      const Place place = placeOf((bit >> 1) & 3, bit & 1);
+      const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
+      if (f.offset == -INFINITY) continue;  // outside the map
+      const ZeroMeanTemplate z = s.zeroMean[member];
+      const bool flatTemplate = z.gtLow == 0.0f;
+      const bool flatWindow = f.a == 0.0f;  // the rules' flat window: exactly 0
+      if (flatTemplate || flatWindow) {
+        // Exact: the rules' constant. Short of the threshold it is kept as a tie, not pushed.
+        const float exact = flatTemplate ? 1.0f : 0.0f;
+        if (!(rule.collect && exact >= goodEnoughFloor)) {
+          if (exact >= orderedFloat(*(volatile const int*)(s.floorBits + member)))
+            atomicMax(s.tieKeys + member, rankedKey(exact, tile.index(place)));
+          continue;
+        }
+      }
+      const float ceiling =
+          flatTemplate ? 1.0f
+                       : zeroMeanCeilingOf(zero_mean_detail::addUp(zeroMeanPair(f, z.d, int32_t(cPrime)),
+                                                                   zeroMeanBound(kappaSqMax, z.boundK)),
+                                           z);
+      int64_t s1, s2;
+      windowSumsAt(s, place, w, &s1, &s2);
+      const int slot = atomicAdd(s.candidateCount, 1);
+      if (slot < kCapacity) {
+        s.where[slot] = uint32_t(member) << 16 | uint32_t(place.row) << 8 | uint32_t(place.column);
+        s.cross[slot] = crossSumOf<true>(cPrime, z.offset, int32_t(s1));
+        s.ceiling[slot] = ceiling;
       }
     }
   }

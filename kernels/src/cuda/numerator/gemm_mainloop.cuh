@@ -25,12 +25,13 @@ __device__ __forceinline__ void ldmatrixX4(uint32_t (&r)[4], uint32_t address) {
 }
 
 // The numerator of one warp's output row over one slab: kMTiles x 16 positions times kNTiles x
-// 8 templates, `steps` k-steps of two slices. Lane (q, i) = (lane / 8, lane % 8) addresses row i
+// 8 templates, `steps` k-steps of two slices; kSignedB: the templates are s8 (zero-mean, the
+// accumulators then hold sum I*(T - r)). Lane (q, i) = (lane / 8, lane % 8) addresses row i
 // of ldmatrix matrix q: for A, position 16m + i + 8(q & 1) of slice 2k + (q >> 1) (a.x..a.w as
 // mma wants them); for B, template 8(n + (q >> 1)) + i of slice 2k + (q & 1) (b0, b1 of two
 // n-tiles). A slab's missing last slice reads a real slice against zero templates.
 
-template <int kNTiles>
+template <int kNTiles, bool kSignedB>
 __device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int stepBase, int steps, int lastSlice,
                                          uint32_t (&acc)[kMTiles][kNTiles][4]) {
   constexpr int kChunk = 8 * kNTiles;
@@ -53,8 +54,8 @@ __device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int
       ldmatrixX4(b, bAddress + n * 8 * 16);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m) {
-        mmaU8(acc[m][n], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[0], b[1]);
-        mmaU8(acc[m][n + 1], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[2], b[3]);
+        mmaU8<kSignedB>(acc[m][n], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[0], b[1]);
+        mmaU8<kSignedB>(acc[m][n + 1], make_uint4(a[m][0], a[m][1], a[m][2], a[m][3]), b[2], b[3]);
       }
     }
   }
@@ -67,7 +68,7 @@ __device__ __forceinline__ void mainLoop(const GemmShared& s, int rowChunks, int
 // k-step's templates (8 templates x 16 bytes: 128 apart along N, 16 kChunk along K). A slab's
 // missing last slice reads the next 1024 bytes of shared memory against zero templates. Waits
 // for the products before it returns (the caller reads the accumulators or rebuilds the rows).
-template <int kNTiles>
+template <int kNTiles, bool kSignedB>
 __device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks, int stepBase, int steps,
                                               uint32_t (&acc)[kMTiles][kNTiles][4]) {
   constexpr int kChunk = 8 * kNTiles;
@@ -101,9 +102,9 @@ __device__ __forceinline__ void mainLoopWgmma(const GemmShared& s, int rowChunks
     for (int a = 0; a < kMTiles; ++a) {
       uint32_t(&d)[kNTiles * 4] = reinterpret_cast<uint32_t(&)[kNTiles * 4]>(acc[a]);
       const uint64_t descAt = wgmmaDescriptor(descA[a] + uint32_t(step) * kStepA, 128);
-      if constexpr (kNTiles == 2) wgmmaU8N16(d, descAt, b);
-      else if constexpr (kNTiles == 4) wgmmaU8N32(d, descAt, b);
-      else wgmmaU8N64(d, descAt, b);
+      if constexpr (kNTiles == 2) wgmmaU8N16<kSignedB>(d, descAt, b);
+      else if constexpr (kNTiles == 4) wgmmaU8N32<kSignedB>(d, descAt, b);
+      else wgmmaU8N64<kSignedB>(d, descAt, b);
     }
   }
   wgmmaCommitAndWait();

@@ -15,6 +15,7 @@
 #include "cuda/peaks/peaks_kernels.hpp"
 #include "rules/score_rules.hpp"
 #include "rules/score_screen.hpp"
+#include "rules/zero_mean_screen.hpp"
 
 // The numerator's instructions in this compilation pass: wgmma where the code is for sm_90a
 // (Hopper's own instructions), mma.sync elsewhere. Both fill the same accumulators (placeOf in
@@ -78,20 +79,25 @@ struct GemmShared {
   // goodness as a key (goodnessKey), then the earliest index of it (INT_MAX: no candidate).
   unsigned long long* bestKeys;
   int* bestIndex;
+  // Zero-mean banks only (rules/zero_mean_screen.hpp; null otherwise): the chunk's templates'
+  // constants, and the tile's windows for that screen, over the same memory as `folded`.
+  ZeroMeanTemplate* zeroMean;
+  ZeroMeanWindow* zeroMeanFolded;
 };
 
 struct SharedLayout {
-  std::size_t fragments, hankel, image, prefix, desc, best, candidates;
+  std::size_t fragments, hankel, image, prefix, desc, best, candidates, zeroMean;
   __host__ __device__ std::size_t total() const {
-    return fragments + hankel + image + 2 * prefix + desc + best + candidates;
+    return fragments + hankel + image + 2 * prefix + desc + best + candidates + zeroMean;
   }
 };
 
 // The tile epilogue's candidate list holds as many pairs as the row epilogue's bests.
 __host__ __device__ constexpr int candidateCapacity(int chunkTemplates) { return kGemmTileRows * chunkTemplates; }
 
+// zeroMean: a zero-mean bank's, with room for its templates' screen constants at the end.
 __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTemplates, int slabRows, int rowChunks,
-                                                     int h) {
+                                                     int h, bool zeroMean = false) {
   SharedLayout l;
   l.fragments = std::size_t(kSteps) * 2 * chunkTemplates * 16;
   l.hankel = std::size_t(slabRows + kGemmTileRows - 1) * rowChunks * kGemmTileWidth * 16;
@@ -102,8 +108,10 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
   l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 +
                   std::size_t(chunkTemplates) * (8 + 8 + 4) + 15) /
                  16 * 16;
+  l.zeroMean = zeroMean ? (std::size_t(chunkTemplates) * sizeof(ZeroMeanTemplate) + 15) / 16 * 16 : 0;
   return l;
 }
+static_assert(sizeof(ZeroMeanWindow) == sizeof(ScreenFoldedWindow), "either screen's windows fill the same memory");
 static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays keep 16-byte alignment");
 static_assert(kGemmTileRows * kGemmTileWidth * sizeof(ScreenFoldedWindow) <= std::size_t(kGemmTileRows) * kGemmTileWidth * 16,
               "the folded windows fit the smallest Hankel slab (8 rows of one chunk)");
@@ -139,13 +147,17 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   s.tieKeys = reinterpret_cast<unsigned long long*>(s.ceiling + capacity);
   s.bestKeys = s.tieKeys + capacity / kGemmTileRows;
   s.bestIndex = reinterpret_cast<int*>(s.bestKeys + capacity / kGemmTileRows);
+  p += l.candidates;
+  s.zeroMean = l.zeroMean > 0 ? reinterpret_cast<ZeroMeanTemplate*>(p) : nullptr;
+  s.zeroMeanFolded = reinterpret_cast<ZeroMeanWindow*>(s.folded);
   return s;
 }
 
 // Once per block: the chunk's B operand (cp.async) and its descriptors with the screening
-// constants of the launch's method.
+// constants of the launch's method (and a zero-mean bank's template constants).
 __device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fragments, const MemberDesc* descs,
-                                          std::size_t chunkBytes, int chunkTemplates, int count, Method method) {
+                                          const ZeroMeanTemplate* zeroMean, std::size_t chunkBytes,
+                                          int chunkTemplates, int count, Method method) {
   const uint8_t* src = fragments + std::size_t(blockIdx.y) * chunkBytes;
   for (std::size_t i = threadIdx.x; i < chunkBytes / 16; i += kGemmThreads)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
@@ -155,6 +167,7 @@ __device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fr
     MemberDesc d = descs[blockIdx.y * chunkTemplates + i];
     d.screen = screenTemplate(method, d.stats);
     s.desc[i] = d;
+    if (s.zeroMean != nullptr) s.zeroMean[i] = zeroMean[blockIdx.y * chunkTemplates + i];
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #if NCC_GEMM_WGMMA

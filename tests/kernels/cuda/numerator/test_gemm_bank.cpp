@@ -3,7 +3,9 @@
 // frames whose sizes are no multiple of a tile, odd strides, sub-frames at odd addresses, bands
 // of output rows, all-255 frames and templates, flat frames with textured templates (every window
 // flat: a template's pairs all tie at the rules' constant, and its tile best is the first), and
-// every method.
+// every method; and the same for banks with the zero-mean screen (s8 templates T - r, one bound a
+// template and tile for ccoeff-normed, rules/zero_mean_screen.hpp), on frames whose tiles take the
+// one bound and frames whose nearly flat windows send the tile to the per-pair screen.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -14,6 +16,7 @@
 #include "cuda/numerator/gemm_bank.hpp"
 #include "gpu_test_support.hpp"
 #include "handoff_check.hpp"
+#include "rules/zero_mean_screen.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -28,11 +31,15 @@ struct GemmCase {
   int bandRows;          // output rows per launch (a multiple of 16); 0: one launch
   std::vector<Method> methods;
   bool texturedTemplates = false;  // with Fill::Flat: the frame flat, the templates as for other fills
+  bool zeroMean = false;           // the bank with its zero-mean screen (GemmBank::set's zeroMeanScreen)
+  bool sprinkled = false;          // every 97th byte of the frame 254: nearly flat windows (kappa in the
+                                   // thousands) on a 255 frame, where the zero-mean tile takes the per-pair screen
 };
 
 std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
   return os << describe(c.frameW, c.frameH, c.padding) << " offset " << c.offset << ", " << c.count << " x "
-            << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "");
+            << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "")
+            << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "");
 }
 
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
@@ -46,6 +53,8 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
   SCOPED_TRACE(::testing::PrintToString(c));
   const bool flat = c.fill == Fill::Flat;
   Image img = makeImage(c.frameW, c.frameH, flat ? Fill::Flat : c.fill, c.padding, 255);
+  if (c.sprinkled)
+    for (std::size_t i = 0; i < img.bytes.size(); i += 97) img.bytes[i] = 254;
   std::vector<TemplateImage> templates;
   for (int i = 0; i < c.count; ++i) {
     if (flat && !c.texturedTemplates) {
@@ -60,7 +69,8 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
   auto cpu = makeEngine(Backend::Cpu);
   ASSERT_TRUE(cpu->setTemplates(templates).ok());
 
-  const cuda::GemmBankShape shape = cuda::gemmBankShape(c.tplW, c.tplH, c.count);
+  const cuda::GemmBankShape shape =
+      cuda::gemmBankShape(c.tplW, c.tplH, c.count, cuda::kGemmSharedLimit, 4, c.zeroMean);
   ASSERT_GT(shape.kSteps, 0);
   std::vector<std::unique_ptr<HandoffBuffers>> outs;
   std::vector<cuda::FusedBankTemplate> members;
@@ -81,7 +91,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
     pixels.push_back(t.pixels.data());
   }
   cuda::GemmBank bank;
-  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4);
+  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4, 4, c.zeroMean);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(bank.size(), templates.size());
 
@@ -171,6 +181,29 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    kTwo},
     GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
 
+// Zero-mean banks: ccoeff-normed screened from s8 templates (and a second method, which such a bank
+// runs from its u8 templates as any bank does).
+const std::vector<Method> kZeroMeanMethods = {Method::CCoeffNormed, Method::SqDiffNormed};
+INSTANTIATE_TEST_SUITE_P(ZeroMeanBanks, GemmBankScores, ::testing::Values(
+    //       frame      pad off template count  fill          bands methods            textured zero-mean sprinkled
+    GemmCase{1, 1,      0,  0,  1, 1,   1,      Fill::Random, 0,    kZeroMeanMethods, false, true},
+    GemmCase{9, 7,      3,  1,  1, 1,   7,      Fill::Random, 0,    kZeroMeanMethods, false, true},
+    GemmCase{13, 11,    0,  0,  13, 11, 3,      Fill::Random, 0,    kZeroMeanMethods, false, true},
+    GemmCase{97, 61,    5,  3,  12, 12, 7,      Fill::Random, 0,    kZeroMeanMethods, false, true},
+    GemmCase{130, 70,   0,  0,  16, 16, 64,     Fill::Random, 32,   kZeroMeanMethods, false, true},
+    GemmCase{150, 90,   1,  0,  24, 24, 33,     Fill::Smooth, 0,    kZeroMeanMethods, false, true},
+    GemmCase{157, 93,   0,  0,  32, 32, 64,     Fill::Random, 48,   kZeroMeanMethods, false, true},
+    GemmCase{171, 88,   0,  16, 48, 48, 20,     Fill::Random, 0,    kZeroMeanMethods, false, true},
+    GemmCase{200, 130,  0,  0,  64, 64, 16,     Fill::Random, 32,   kZeroMeanMethods, false, true},
+    GemmCase{133, 99,   7,  0,  63, 17, 9,      Fill::Binary, 16,   kZeroMeanMethods, false, true},
+    GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    {Method::CCoeffNormed}, false, true},
+    GemmCase{64, 48,    0,  0,  8, 8,   1000,   Fill::Random, 16,   {Method::CCoeffNormed}, false, true},
+    GemmCase{100, 90,   0,  0,  64, 64, 9,      Fill::Flat,   0,    kZeroMeanMethods, false, true},  // flat templates
+    GemmCase{190, 120,  0,  0,  32, 32, 40,     Fill::Flat,   0,    kZeroMeanMethods, true, true},   // flat windows
+    GemmCase{160, 90,   0,  0,  32, 32, 24,     Fill::Flat,   0,    kZeroMeanMethods, true, true, true},  // nearly flat
+    GemmCase{120, 70,   3,  0,  16, 16, 40,     Fill::Flat,   16,   kZeroMeanMethods, true, true, true},
+    GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    {Method::CCoeffNormed}, false, true}));
+
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   // 64 templates of 32x32 with 8 n-tiles allowed: two 16-byte chunks a row, 64 slices, 32
   // k-steps, one slab of all 32 rows, 8 n-tiles of 8 templates: one chunk, one block an SM.
@@ -225,6 +258,25 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_EQ(slice(0, 0, 0), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(cuda::gemmBankTiles(64, 8), 1);
   EXPECT_EQ(cuda::gemmBankTiles(65, 9), 4);
+  // Zero-mean fragments: each template's bytes less its offset, as s8 (the pads stay 0).
+  const std::vector<int> offsets = {1, 8};
+  const std::vector<uint8_t> signedFrags = cuda::gemmBankFragments({a.data(), b.data()}, s, &offsets);
+  auto signedSlice = [&](int step, int half, int member) {
+    const std::size_t at = ((std::size_t(step) * 2 + half) * s.chunkTemplates + member) * 16;
+    std::vector<int> v;
+    for (std::size_t i = at; i < at + 16; ++i) v.push_back(int(int8_t(signedFrags[i])));
+    return v;
+  };
+  EXPECT_EQ(signedSlice(0, 1, 1), (std::vector<int>{-2, -1, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(signedSlice(1, 0, 1), (std::vector<int>{3, 4, 5, 6, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(signedSlice(0, 0, 0), (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(signedSlice(1, 1, 0), std::vector<int>(16, 0));
+  // A zero-mean bank's shape keeps room for its templates' screen constants.
+  const cuda::GemmBankShape plain = cuda::gemmBankShape(16, 16, 64), zeroMean = cuda::gemmBankShape(16, 16, 64,
+                                                                                                    cuda::kGemmSharedLimit, 4, true);
+  EXPECT_TRUE(zeroMean.zeroMean);
+  EXPECT_EQ(zeroMean.slabRows, plain.slabRows);
+  EXPECT_EQ(zeroMean.sharedBytes(), plain.sharedBytes() + std::size_t(plain.chunkTemplates) * sizeof(ZeroMeanTemplate));
 }
 
 TEST(GemmBank, BadArgumentsAreErrors) {
