@@ -40,8 +40,9 @@ for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_window_copy b
 done
 cp "$build"/plugin/libgstnccmatch.so "$pack/plugin/" 2>/dev/null || true
 if [ "${GPU_PACK_STAGES:-0}" = 1 ]; then
-  ls "$build"/bench/bench_bank_repeat_* >/dev/null 2>&1 || { echo "GPU_PACK_STAGES=1: no bench_bank_repeat_* (cuda-arch without 90?)" >&2; exit 1; }
-  cp "$build"/bench/bench_bank_repeat_* "$pack/bench/"
+  stages=$(find "$build/bench" -maxdepth 1 -type f -name 'bench_bank_repeat_*' -perm -u+x)
+  [ -n "$stages" ] || { echo "GPU_PACK_STAGES=1: no bench_bank_repeat_* (cuda-arch without 90?)" >&2; exit 1; }
+  cp $stages "$pack/bench/"
 fi
 if [ "${GPU_PACK_OPENCV:-0}" = 1 ]; then
   source scripts/opencv-libs.sh
