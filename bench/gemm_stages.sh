@@ -58,6 +58,7 @@ def summary(name):
     return per
 
 plain = summary('plain')
+repeated = {s: summary(s) for s in stages}
 if not plain:
     sys.exit('gemm_stages: bench_bank printed no sparse rows (no GPU here?)')
 print('| case | stage repeated | sparse µs (median) | the stage | share of the plain launch | outputs |')
@@ -67,7 +68,7 @@ for case, p in plain.items():
     same = 'digest ' + '/'.join(sorted(p['digests']))[:16]
     print(f"| {p['label']} | none | {base:.1f} | | | {same} |")
     for s in stages:
-        e = summary(s).get(case)
+        e = repeated[s].get(case)
         if e is None:
             print(f"| {p['label']} | {s} | not run | | | |")
             continue

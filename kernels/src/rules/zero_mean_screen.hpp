@@ -102,8 +102,7 @@ inline ZeroMeanTemplate zeroMeanTemplate(const uint8_t* pixels, int64_t n) {  //
   ZeroMeanTemplate t;
   t.offset = zeroMeanOffset(lo, hi, sum, n);
   const int64_t d = sum - n * t.offset;
-  int64_t offsetSq = 0;  // sum (T - r)^2
-  for (int64_t i = 0; i < n; ++i) offsetSq += int64_t(pixels[i] - t.offset) * (pixels[i] - t.offset);
+  const int64_t offsetSq = sumSq - 2 * t.offset * sum + n * t.offset * t.offset;  // sum (T - r)^2
   t.d = float(d);
   t.boundK = roundedUp((std::sqrt(double(n) * double(offsetSq)) + double(d < 0 ? -d : d)) * (1.0 + 0x1p-40));
   const int64_t centred = centredSquares<int64_t>(n, sum, sumSq);
@@ -159,15 +158,21 @@ NCC_HOST_DEVICE inline float zeroMeanPair(const ZeroMeanWindow& w, float d, int3
   return fmaf(float(cPrime), w.a, fmaf(w.b, d, w.offset));
 }
 
-// The bound, over Gt, of every pair of a tile whose windows' largest kappaSq is kappaSqMax.
-NCC_HOST_DEVICE inline float zeroMeanBound(float kappaSqMax, float boundK) {
-  using zero_mean_detail::mulUp;
+// A tile's condition from its windows' largest kappaSq, rounded up: at least 1 (a tile of flat and
+// outside windows only, kappaSq 0, takes 1). Once a tile.
+NCC_HOST_DEVICE inline float zeroMeanTileKappa(float kappaSqMax) {
 #if defined(__CUDA_ARCH__)
   const float kappa = __fsqrt_ru(kappaSqMax);
 #else
   const float kappa = zero_mean_detail::roundedUp(std::sqrt(double(kappaSqMax)));
 #endif
-  return mulUp(mulUp(kappaSqMax > 1.0f ? kappa : 1.0f, boundK), kZeroMeanBoundScale);
+  return kappaSqMax > 1.0f ? kappa : 1.0f;
+}
+
+// The bound, over Gt, of every pair of a tile of condition kappa (zeroMeanTileKappa).
+NCC_HOST_DEVICE inline float zeroMeanBound(float kappa, float boundK) {
+  using zero_mean_detail::mulUp;
+  return mulUp(mulUp(kappa, boundK), kZeroMeanBoundScale);
 }
 
 // Over Gt to goodness and back, rounded outward. floorOf: at most the goodness of any pair whose

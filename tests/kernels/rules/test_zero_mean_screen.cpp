@@ -152,7 +152,7 @@ void checkWindows(const Image& frame, const std::vector<uint8_t>& tpl, int tw, i
         const long double scale = ((long double)n * std::llabs(cPrime) + (long double)s1 * std::fabs(z.d)) / rootVi;
         ASSERT_LE(std::fabs((long double)g - x), std::ldexp(1.0L, -21) * scale) << what << " ulps " << ulps;
         if (scale > 0) seen->largestErrorShare = std::max(seen->largestErrorShare, double(std::fabs((long double)g - x) / (std::ldexp(1.0L, -21) * scale)));
-        const float bound = zeroMeanBound(w.kappaSq, z.boundK);
+        const float bound = zeroMeanBound(zeroMeanTileKappa(w.kappaSq), z.boundK);
         const float floor = zeroMeanFloorOf(zero_mean_detail::addDown(g, -bound), z);
         const float ceiling = zeroMeanCeilingOf(zero_mean_detail::addUp(g, bound), z);
         ASSERT_LE(double(floor), exact) << what << " ulps " << ulps << " g " << g << " bound " << bound;
@@ -213,10 +213,12 @@ TEST(ZeroMeanScreen, WindowsOutsideTheMapNeverReach) {
   EXPECT_EQ(zeroMeanPair(outside, -3.0f, -12345), -INFINITY);
   EXPECT_EQ(outside.kappaSq, 0.0f);
   // A tile of flat and outside windows only: its bound is that of kappa 1.
-  EXPECT_EQ(zeroMeanBound(0.0f, 1000.0f), zeroMeanBound(1.0f, 1000.0f));
-  EXPECT_GT(zeroMeanBound(0.0f, 1000.0f), 0.0f);
+  EXPECT_EQ(zeroMeanTileKappa(0.0f), 1.0f);
+  EXPECT_EQ(zeroMeanBound(zeroMeanTileKappa(0.0f), 1000.0f), zeroMeanBound(zeroMeanTileKappa(1.0f), 1000.0f));
+  EXPECT_GT(zeroMeanBound(zeroMeanTileKappa(0.0f), 1000.0f), 0.0f);
   // The bound grows with the tile's condition.
-  EXPECT_LT(zeroMeanBound(4.0f, 1000.0f), zeroMeanBound(400.0f, 1000.0f));
+  EXPECT_LT(zeroMeanBound(zeroMeanTileKappa(4.0f), 1000.0f), zeroMeanBound(zeroMeanTileKappa(400.0f), 1000.0f));
+  EXPECT_GE(zeroMeanTileKappa(400.0f), 20.0f);
 }
 
 }  // namespace

@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       __syncthreads();
       const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
       if (kappaSqMax <= kZeroMeanKappaSqLimit) {
-        screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor, kappaSqMax);
+        screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor,
+                                          zeroMeanTileKappa(kappaSqMax));
       } else {
         foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
         __syncthreads();

@@ -359,7 +359,7 @@ __device__ __forceinline__ void foldZeroMeanWindows(const GemmShared& s, int w, 
   if ((threadIdx.x & 31) == 0) atomicMax(kappaSqBits, largest);
 }
 
-// The same tile's screen (the tile's largest kappa^2 known): per pair g = zeroMeanPair, one
+// The same tile's screen (its condition kappa known, zeroMeanTileKappa): per pair g = zeroMeanPair, one
 // multiply-add, against one bound a template for the whole tile (zeroMeanBound); floors, ceilings
 // and the threshold cross to goodness through the template's factor rounded outward. Otherwise as
 // screenCandidates: the running floor under each template's tile best, the pushes of pairs that
@@ -369,7 +369,7 @@ template <int kNTiles>
 __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4],
                                                          const GemmShared& s, int count, int w,
                                                          const TileGeometry& tile, const FusedBankRule& rule,
-                                                         float goodEnoughFloor, float kappaSqMax) {
+                                                         float goodEnoughFloor, float kappa) {
   constexpr int kCapacity = candidateCapacity(8 * kNTiles);
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -396,7 +396,7 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       if (g == 0 && member < count && top != -INFINITY) {
         const float floor =
-            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(top, -zeroMeanBound(kappaSqMax, z.boundK)), z);
+            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(top, -zeroMeanBound(kappa, z.boundK)), z);
         atomicMax(s.floorBits + member, orderedBits(floor));
       }
     }
@@ -415,7 +415,7 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
       // -FLT_MAX, so a pair that is none (-inf) never reaches.
       const float threshold =
           flatTemplate ? reach
-                       : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z), -zeroMeanBound(kappaSqMax, z.boundK)),
+                       : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z), -zeroMeanBound(kappa, z.boundK)),
                                -FLT_MAX);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
@@ -446,7 +446,7 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
       const float ceiling =
           flatTemplate ? 1.0f
                        : zeroMeanCeilingOf(zero_mean_detail::addUp(zeroMeanPair(f, z.d, int32_t(cPrime)),
-                                                                   zeroMeanBound(kappaSqMax, z.boundK)),
+                                                                   zeroMeanBound(kappa, z.boundK)),
                                            z);
       int64_t s1, s2;
       windowSumsAt(s, place, w, &s1, &s2);
