@@ -9,7 +9,9 @@
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
-//   bench_stream [--host-calls]   (--host-calls: that table only)
+//   bench_stream [--host-calls] [--banks] [--gemm-templates unsigned|zero-mean]
+//   --host-calls: that table only; --banks: only the banks of 16 or more templates (issue 12's
+//   rows), no host-calls table; --gemm-templates: EngineOptions::cudaGemmTemplates of the engines.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -230,10 +232,29 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool hostCallsOnly = argc > 1 && std::string(argv[1]) == "--host-calls";
-  if (argc > 1 && !hostCallsOnly) {
-    std::fprintf(stderr, "usage: bench_stream [--host-calls]   (--host-calls: only the host's time by frame memory)\n");
-    return 2;
+  bool hostCallsOnly = false, banksOnly = false;
+  CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Unsigned;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const std::string next = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--host-calls") {
+      hostCallsOnly = true;
+    } else if (a == "--banks") {
+      banksOnly = true;
+    } else if (a == "--gemm-templates" && (next == "unsigned" || next == "zero-mean")) {
+      gemmTemplates = next == "zero-mean" ? CudaGemmTemplates::ZeroMean : CudaGemmTemplates::Unsigned;
+      ++i;
+    } else {
+      if (a == "--gemm-templates")
+        std::fprintf(stderr, "bench_stream: --gemm-templates takes unsigned or zero-mean\n");
+      else
+        std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
+      std::fprintf(stderr,
+                   "usage: bench_stream [--host-calls] [--banks] [--gemm-templates unsigned|zero-mean]\n"
+                   "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
+                   "  more templates; --gemm-templates: how GEMM-bank groups hold their templates\n");
+      return 2;
+    }
   }
   std::string why;
   if (!cudaAvailable(&why)) {
@@ -242,13 +263,13 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
+  std::printf("GPU: %s, GEMM-bank templates %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
               "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
               "submit (host): time the host spends enqueueing one frame's work, 2 in flight;\n"
               "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
               "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
-              prop.name, kRuns);
+              prop.name, cudaGemmTemplatesName(gemmTemplates), kRuns);
   std::mt19937 gen(12345);
   if (hostCallsOnly) {
     hostCallsTable(gen);
@@ -278,9 +299,11 @@ int main(int argc, char** argv) {
     for (const Bank& bank : banks) {
       // Every template of a bank keeps a map of doubles: the largest banks at 1080p only.
       if (bank.count > 64 && W > 1920) continue;
+      if (banksOnly && bank.count < 16) continue;
       const std::vector<TemplateImage> templates = randomBankInFrames(bank.count, bank.side, frames, gen);
       EngineOptions o;
       o.backend = Backend::Cuda;
+      o.cudaGemmTemplates = gemmTemplates;
       std::unique_ptr<Engine> e;
       check(Engine::create(o, &e), "engine");
       check(e->setTemplates(templates), "templates");
@@ -302,6 +325,6 @@ int main(int argc, char** argv) {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  hostCallsTable(gen);
+  if (!banksOnly) hostCallsTable(gen);
   return 0;
 }

@@ -76,6 +76,18 @@ inline const char* cudaStagingCopyName(CudaStagingCopy c) {
   return c == CudaStagingCopy::HostFunction ? "host-function" : "caller-thread";
 }
 
+// CUDA backend, banks of 16 or more templates of one size up to 64x64 (the GEMM bank on the
+// integer tensor cores): how the templates are held for ccoeff-normed. Unsigned (default): as
+// their u8 pixels, every (position, template) pair screened against the threshold from its
+// correlation and the window's sums. ZeroMean: as s8 T - r (r near each template's mean), so
+// that a pair's screen is one multiply-add against one bound a template and tile (the other
+// methods use the u8 pixels as before). The matches and scores are the same either way (exact
+// scores come from the integer sums); only the speed differs.
+enum class CudaGemmTemplates { Unsigned, ZeroMean };
+inline const char* cudaGemmTemplatesName(CudaGemmTemplates t) {
+  return t == CudaGemmTemplates::ZeroMean ? "zero-mean" : "unsigned";
+}
+
 struct EngineOptions {
   Backend backend = Backend::Auto;  // Auto: CUDA when available, else CPU
   int cudaDevice = -1;              // -1: the current/first device
@@ -85,6 +97,7 @@ struct EngineOptions {
   CudaPackedWindows cudaPackedWindows = CudaPackedWindows::Upload;  // CUDA backend only
   CudaMappedFrames cudaMappedFrames = CudaMappedFrames::Gather;     // CUDA backend only
   CudaStagingCopy cudaStagingCopy = CudaStagingCopy::CallerThread;  // CUDA backend only
+  CudaGemmTemplates cudaGemmTemplates = CudaGemmTemplates::Unsigned;  // CUDA backend only
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

@@ -17,15 +17,24 @@ namespace nccmatch::test {
     if (!::nccmatch::cudaAvailable(&why_)) GTEST_SKIP() << why_;        \
   } while (0)
 
-inline std::unique_ptr<Engine> makeEngine(Backend backend, CudaNumerator numerator = CudaNumerator::Auto) {
-  EngineOptions o;
-  o.backend = backend;
-  o.cpuPath = CpuPath::Reference;  // the oracle
-  o.cudaNumerator = numerator;
+inline std::unique_ptr<Engine> makeEngine(const EngineOptions& o) {
   std::unique_ptr<Engine> e;
   Status s = Engine::create(o, &e);
   EXPECT_TRUE(s.ok()) << s.message();
   return e;
 }
 
+inline std::unique_ptr<Engine> makeEngine(Backend backend, CudaNumerator numerator = CudaNumerator::Auto) {
+  EngineOptions o;
+  o.backend = backend;
+  o.cpuPath = CpuPath::Reference;  // the oracle
+  o.cudaNumerator = numerator;
+  return makeEngine(o);
+}
+
 }  // namespace nccmatch::test
+
+namespace nccmatch {
+// gtest prints an EngineOptions::cudaGemmTemplates parameter by its name.
+inline void PrintTo(CudaGemmTemplates t, std::ostream* os) { *os << cudaGemmTemplatesName(t); }
+}  // namespace nccmatch

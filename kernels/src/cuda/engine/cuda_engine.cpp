@@ -57,6 +57,7 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
   e->regions_ = RegionSearch(options.cudaPackedWindows, options.cudaMappedFrames);
   e->submitStaging_ = options.cudaStagingCopy;
+  e->gemmTemplates_ = options.cudaGemmTemplates;
   NCC_RETURN_IF_ERROR(e->activate());
   NCC_RETURN_IF_ERROR(multiprocessorCount(device, &e->smCount_));
   NCC_RETURN_IF_ERROR(e->createStreamsAndEvents());
@@ -112,8 +113,8 @@ Status CudaEngine::prepareSize(int width, int height) {
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
   ++scratchGeneration_;
-  const Status prepared = size_.prepare(bank_, width, height, numeratorOption_, smCount_, stream(),
-                                        streams_.fft.get());
+  const Status prepared = size_.prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
+                                        stream(), streams_.fft.get());
   if (!prepared.ok()) {
     size_.width = size_.height = 0;
     return prepared;

@@ -127,6 +127,7 @@ class CudaEngine final : public Engine {
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
+  CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Unsigned;   // EngineOptions::cudaGemmTemplates
   Streams streams_;
 
   TemplateBank bank_;

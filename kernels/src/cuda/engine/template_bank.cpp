@@ -225,7 +225,8 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
 }
 
 Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                                   int frameWidth, int frameHeight, int smCount, int* aboveCounts) {
+                                   int frameWidth, int frameHeight, int smCount,
+                                   CudaGemmTemplates gemmTemplates, int* aboveCounts) {
   // Each member's map, block bests and above list (and, in a GEMM group, bits), for the score
   // launches and (the same places) for the peak search.
   std::vector<FusedBankTemplate> loopMembers;
@@ -282,7 +283,8 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
   gemmGroups_.clear();
   for (const Group& g : groups) {
     auto group = std::make_unique<GemmGroup>();
-    NCC_RETURN_IF_ERROR(group->launch.set(g.pixels, g.width, g.height, g.members, smCount));
+    NCC_RETURN_IF_ERROR(group->launch.set(g.pixels, g.width, g.height, g.members, smCount, 4,
+                                              gemmTemplates == CudaGemmTemplates::ZeroMean));
     group->mapHeight = frameHeight - g.height + 1;
     gemmGroups_.push_back(std::move(group));
   }
@@ -290,7 +292,7 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
 }
 
 Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth,
-                                int frameHeight, int smCount, int* aboveCounts) {
+                                int frameHeight, int smCount, CudaGemmTemplates gemmTemplates, int* aboveCounts) {
   const std::vector<uint32_t> members = orderedMembers(bank, plan);
   inBank_.assign(bank.size(), false);
   inGemm_.assign(bank.size(), false);
@@ -308,7 +310,7 @@ Status FusedBankLaunch::prepare(const TemplateBank& bank, const SizePlan& plan, 
     a = b;
   }
   NCC_RETURN_IF_ERROR(reserve(bank, members, frameWidth, frameHeight));
-  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, smCount, aboveCounts));
+  NCC_RETURN_IF_ERROR(setMembers(bank, members, frameWidth, frameHeight, smCount, gemmTemplates, aboveCounts));
   for (uint32_t i : members) inBank_[i] = true;
   return Status();
 }
@@ -348,7 +350,8 @@ Status FusedBankLaunch::findPeaks(const MatchParams& params, const UploadedFrame
 }
 
 Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerator option,
-                             int smCount, cudaStream_t stream, cudaStream_t fftStream) {
+                             CudaGemmTemplates gemmTemplates, int smCount, cudaStream_t stream,
+                             cudaStream_t fftStream) {
   width = height = 0;  // stays invalid if anything below fails
   plan = planForSize(bank.images(), W, H, option, smCount);
   fftSlot.assign(bank.size(), -1);
@@ -359,7 +362,7 @@ Status PreparedSize::prepare(const TemplateBank& bank, int W, int H, CudaNumerat
     NCC_RETURN_IF_ERROR(maskedLanes.reserve(plan.maxMaskedPositions, plan.maxSharedMaskPositions));
   width = W;
   height = H;
-  return fusedBank.prepare(bank, plan, W, H, smCount, scratch.aboveCount.as<int>());
+  return fusedBank.prepare(bank, plan, W, H, smCount, gemmTemplates, scratch.aboveCount.as<int>());
 }
 
 }  // namespace nccmatch::cuda

@@ -148,8 +148,9 @@ class FusedBankLaunch {
   // The plan's fused templates for frames of frameWidth x frameHeight (a bank only when there are
   // two or more), ordered by height so that templates of one height share the window sums in
   // the kernel. aboveCounts: MapScratch::aboveCount, indexed by template.
+  // gemmTemplates: how the GEMM groups hold their templates (EngineOptions::cudaGemmTemplates).
   Status prepare(const TemplateBank& bank, const SizePlan& plan, int frameWidth, int frameHeight,
-                 int smCount, int* aboveCounts);
+                 int smCount, CudaGemmTemplates gemmTemplates, int* aboveCounts);
   bool active() const;
   bool contains(uint32_t templateIndex) const { return inBank_[templateIndex]; }
   // sliced: the GEMM groups' bands launched in slices of a few tile rounds each (DeviceShare).
@@ -165,7 +166,8 @@ class FusedBankLaunch {
                  int frameHeight);
   // Uploads where each member's buffers lie to the score launches and the peak search.
   Status setMembers(const TemplateBank& bank, const std::vector<uint32_t>& members,
-                    int frameWidth, int frameHeight, int smCount, int* aboveCounts);
+                    int frameWidth, int frameHeight, int smCount, CudaGemmTemplates gemmTemplates,
+                    int* aboveCounts);
 
   // The templates of one size that a GEMM bank scores, and the output rows of their maps.
   struct GemmGroup {
@@ -195,7 +197,7 @@ struct PreparedSize {
 
   // fftStream: the frame's forward transform; stream: everything else.
   Status prepare(const TemplateBank& bank, int frameWidth, int frameHeight, CudaNumerator option,
-                 int smCount, cudaStream_t stream, cudaStream_t fftStream);
+                 CudaGemmTemplates gemmTemplates, int smCount, cudaStream_t stream, cudaStream_t fftStream);
   bool fits(const TemplateImage& t) const { return t.width <= width && t.height <= height; }
 };
 

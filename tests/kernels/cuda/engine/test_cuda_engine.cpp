@@ -331,12 +331,15 @@ TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
 // One method a test (each a process of its own under compute-sanitizer's shards: the six as
 // one test took more than 100 GB of host memory under racecheck). The frame in pageable host
 // memory (uploaded into the engine's slot: the frame's work replays one captured graph) and in
-// device memory (read in place: the same kernels enqueued one by one).
-class CudaGemmGroups : public ::testing::TestWithParam<std::tuple<Method, MemoryKind>> {};
+// device memory (read in place: the same kernels enqueued one by one). The GEMM groups hold
+// their templates as u8 pixels and, for the zero-mean screen, as s8 T - r as well
+// (EngineOptions::cudaGemmTemplates): the same matches either way.
+class CudaGemmGroups
+    : public ::testing::TestWithParam<std::tuple<Method, MemoryKind, CudaGemmTemplates>> {};
 
 TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
   SKIP_WITHOUT_GPU();
-  const auto [method, memory] = GetParam();
+  const auto [method, memory, gemmTemplates] = GetParam();
   Image img = makeImage(301, 203, Fill::Smooth, 3);
   std::vector<TemplateImage> bank;
   const std::vector<std::pair<int, int>> sizes = {{16, 16}, {24, 20}, {33, 31}, {40, 36}, {12, 12}};
@@ -354,7 +357,11 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
         bank.push_back(cutTemplate(img, x, y, w, h, "c" + std::to_string(g)));
       }
     }
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+  EngineOptions options;
+  options.backend = Backend::Cuda;
+  options.cudaNumerator = CudaNumerator::Spatial;
+  options.cudaGemmTemplates = gemmTemplates;
+  auto gpu = makeEngine(options);
   auto cpu = makeEngine(Backend::Cpu);
   ASSERT_TRUE(gpu->setTemplates(bank).ok());
   ASSERT_TRUE(cpu->setTemplates(bank).ok());
@@ -374,7 +381,8 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
     FrameResult want, got;
     ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), gpuFrame, p, &want, &got));
     SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches) +
-                 (memory == MemoryKind::Device ? ", device frame" : ", host frame"));
+                 (memory == MemoryKind::Device ? ", device frame" : ", host frame") + ", " +
+                 cudaGemmTemplatesName(gemmTemplates) + " templates");
     expectSameMatches(got, want, true);
     if (HasFatalFailure()) return;
   }
@@ -383,7 +391,9 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
 INSTANTIATE_TEST_SUITE_P(Methods, CudaGemmGroups,
                          ::testing::Combine(::testing::Values(Method::SqDiff, Method::SqDiffNormed, Method::CCorr,
                                                               Method::CCorrNormed, Method::CCoeff, Method::CCoeffNormed),
-                                            ::testing::Values(MemoryKind::Host, MemoryKind::Device)));
+                                            ::testing::Values(MemoryKind::Host, MemoryKind::Device),
+                                            ::testing::Values(CudaGemmTemplates::Unsigned,
+                                                              CudaGemmTemplates::ZeroMean)));
 
 // DeviceShare counts the live engines of each device: shared while two or more are.
 TEST(DeviceShare, CountsTheEnginesOfEachDevice) {
