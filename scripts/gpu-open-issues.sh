@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The open issues' first measurements on the GPU host, one part a device call (each fits the
+# tool's 600 s), each ending with a short summary in stdout (the device tool brings back little
+# else). Run from the repository root with the pack carried (gpu-pack.tar.xz, .gst/):
+#   bash scripts/gpu-open-issues.sh PART
+# PART:
+#   12-tests   test_gemm_bank (Banks, ZeroMeanBanks, host checks) and test_cuda_engine's
+#              CudaGemmGroups (both kinds of GEMM templates): the zero-mean path's first runs
+#   12-speed   bench/gemm_zero_mean.sh (bank alone with digests, then the whole frame through the
+#              library, unsigned against zero-mean templates)
+#   12-stages  bench/gemm_stages.sh (pack made with GPU_PACK_STAGES=1) and the GEMM kernel's SASS
+#   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
+#   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
+set -uo pipefail
+part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|13|12-memcheck}
+set +u  # the sourced environments may read unset variables
+source scripts/gpu-env.sh
+set -u
+pack=gpu-pack
+status=0
+summary=()
+# run NAME COMMAND...: the command's output to the log and its tail to stdout; rc into the summary.
+run() {
+  local name=$1
+  shift
+  local start=$SECONDS
+  "$@" >"/tmp/open-issues-$name.log" 2>&1
+  local rc=$?
+  tail -n "${TAIL_LINES:-25}" "/tmp/open-issues-$name.log"
+  summary+=("$name: rc $rc, $((SECONDS - start)) s")
+  [ $rc -eq 0 ] || status=1
+}
+case "$part" in
+  12-tests)
+    run test_gemm_bank "$pack/tests/test_gemm_bank" --gtest_brief=1
+    run test_cuda_engine_gemm "$pack/tests/test_cuda_engine" --gtest_brief=1 --gtest_filter='*CudaGemmGroups*'
+    ;;
+  12-speed)
+    TAIL_LINES=40 run gemm_zero_mean bash bench/gemm_zero_mean.sh "$pack/bench" 3
+    ;;
+  12-stages)
+    TAIL_LINES=45 run gemm_stages bash bench/gemm_stages.sh "$pack/bench" 3 "5 2 7"
+    TAIL_LINES=60 run sass bash scripts/sass-report.sh "$pack/tests/test_gemm_bank" gemmBankKernel
+    ;;
+  13)
+    for r in 1 2 3; do
+      "$pack/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-$r.log" 2>&1
+      rc=$?
+      grep -h "issue-13:" "/tmp/open-issues-track-$r.log" || tail -n 5 "/tmp/open-issues-track-$r.log"
+      summary+=("bench_track run $r: rc $rc")
+      [ $rc -eq 0 ] || status=1
+    done
+    ;;
+  12-memcheck)
+    for tool in memcheck racecheck; do
+      run "$tool-zero-mean" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+        "$pack/tests/test_gemm_bank" --gtest_brief=1 --gtest_filter='*ZeroMeanBanks*'
+    done
+    ;;
+  *)
+    echo "gpu-open-issues: unknown part '$part'" >&2
+    exit 2
+    ;;
+esac
+echo
+echo "== gpu-open-issues $part: summary"
+printf '%s\n' "${summary[@]}"
+exit $status
