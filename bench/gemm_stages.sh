@@ -31,48 +31,4 @@ for ((r = 0; r < rounds; r++)); do
     done
   done
 done
-python3 - "$out" "${stages[@]}" <<'EOF'
-import re, statistics, sys
-out, stages = sys.argv[1], sys.argv[2:]
-
-def parse(name):
-    rows = []  # (case, label, sparse us, digest)
-    label = sparse = None
-    for line in open(f'{out}/{name}.txt'):
-        m = re.match(r'\| (\d+x\d+) \| (\d+ x \d+x\d+) \| [^|]+ \| [\d.]+ \| ([\d.]+) \|', line)
-        if m:
-            label, sparse = m.group(1) + ', ' + m.group(2), float(m.group(3))
-            continue
-        m = re.match(r'digest case (\d+): ([0-9a-f]+)(?: \((.*)\))?', line)
-        if m and label is not None:
-            rows.append((int(m.group(1)), label + (f' ({m.group(3)})' if m.group(3) else ''), sparse, m.group(2)))
-            label = None
-    return rows
-
-def summary(name):
-    per = {}
-    for case, label, sparse, digest in parse(name):
-        e = per.setdefault(case, {'label': label, 'times': [], 'digests': set()})
-        e['times'].append(sparse)
-        e['digests'].add(digest)
-    return per
-
-plain = summary('plain')
-repeated = {s: summary(s) for s in stages}
-if not plain:
-    sys.exit('gemm_stages: bench_bank printed no sparse rows (no GPU here?)')
-print('| case | stage repeated | sparse µs (median) | the stage | share of the plain launch | outputs |')
-print('|---|---|---:|---:|---:|---|')
-for case, p in plain.items():
-    base = statistics.median(p['times'])
-    same = 'digest ' + '/'.join(sorted(p['digests']))[:16]
-    print(f"| {p['label']} | none | {base:.1f} | | | {same} |")
-    for s in stages:
-        e = repeated[s].get(case)
-        if e is None:
-            print(f"| {p['label']} | {s} | not run | | | |")
-            continue
-        t = statistics.median(e['times'])
-        agree = 'same' if e['digests'] == p['digests'] and len(p['digests']) == 1 else 'DIFFERENT'
-        print(f"| {p['label']} | {s} | {t:.1f} | {t - base:+.1f} | {100 * (t - base) / base:+.1f}% | {agree} |")
-EOF
+python3 "$(dirname "$0")/bank_summary.py" stages "$out" "${stages[@]}"
