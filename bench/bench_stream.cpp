@@ -9,9 +9,12 @@
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
-//   bench_stream [--host-calls] [--banks] [--gemm-templates unsigned|zero-mean]
-//   --host-calls: that table only; --banks: only the banks of 16 or more templates (issue 12's
-//   rows), no host-calls table; --gemm-templates: EngineOptions::cudaGemmTemplates of the engines.
+//   bench_stream [--host-calls] [--banks] [--large] [--gemm-templates unsigned|zero-mean]
+//                [--fft-peak-handoff]
+//   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
+//   the single templates of 128² and 256² (issue 12's rows; either leaves the host-calls table
+//   out); --gemm-templates: EngineOptions::cudaGemmTemplates of the engines; --fft-peak-handoff:
+//   float-fft templates' peaks from their score kernels' hand-off (CudaEngine::setFftPeakHandoff).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "bench_check.hpp"
+#include "cuda/engine/cuda_engine.hpp"
 #include "median.hpp"
 #include "nccmatch/engine.hpp"
 #include "nccmatch/host_memory.hpp"
@@ -232,7 +236,7 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool hostCallsOnly = false, banksOnly = false;
+  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, fftPeakHandoff = false;
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Unsigned;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -241,6 +245,10 @@ int main(int argc, char** argv) {
       hostCallsOnly = true;
     } else if (a == "--banks") {
       banksOnly = true;
+    } else if (a == "--large") {
+      largeOnly = true;
+    } else if (a == "--fft-peak-handoff") {
+      fftPeakHandoff = true;
     } else if (a == "--gemm-templates" && (next == "unsigned" || next == "zero-mean")) {
       gemmTemplates = next == "zero-mean" ? CudaGemmTemplates::ZeroMean : CudaGemmTemplates::Unsigned;
       ++i;
@@ -250,9 +258,11 @@ int main(int argc, char** argv) {
       else
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
-                   "usage: bench_stream [--host-calls] [--banks] [--gemm-templates unsigned|zero-mean]\n"
+                   "usage: bench_stream [--host-calls] [--banks] [--large] [--gemm-templates unsigned|zero-mean]\n"
+                   "                    [--fft-peak-handoff]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
-                   "  more templates; --gemm-templates: how GEMM-bank groups hold their templates\n");
+                   "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"
+                   "  GEMM-bank groups hold their templates; --fft-peak-handoff: float-fft peaks handed over\n");
       return 2;
     }
   }
@@ -263,13 +273,14 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s, GEMM-bank templates %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
+  std::printf("GPU: %s, GEMM-bank templates %s, float-fft peaks %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
               "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
               "submit (host): time the host spends enqueueing one frame's work, 2 in flight;\n"
               "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
               "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
-              prop.name, cudaGemmTemplatesName(gemmTemplates), kRuns);
+              prop.name, cudaGemmTemplatesName(gemmTemplates), fftPeakHandoff ? "handed over" : "map scan",
+              kRuns);
   std::mt19937 gen(12345);
   if (hostCallsOnly) {
     hostCallsTable(gen);
@@ -299,13 +310,15 @@ int main(int argc, char** argv) {
     for (const Bank& bank : banks) {
       // Every template of a bank keeps a map of doubles: the largest banks at 1080p only.
       if (bank.count > 64 && W > 1920) continue;
-      if (banksOnly && bank.count < 16) continue;
+      const bool large = bank.count == 1 && bank.side >= 128;
+      if ((banksOnly || largeOnly) && !((banksOnly && bank.count >= 16) || (largeOnly && large))) continue;
       const std::vector<TemplateImage> templates = randomBankInFrames(bank.count, bank.side, frames, gen);
       EngineOptions o;
       o.backend = Backend::Cuda;
       o.cudaGemmTemplates = gemmTemplates;
       std::unique_ptr<Engine> e;
       check(Engine::create(o, &e), "engine");
+      if (auto* cudaEngine = dynamic_cast<cuda::CudaEngine*>(e.get())) cudaEngine->setFftPeakHandoff(fftPeakHandoff);
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
@@ -325,6 +338,6 @@ int main(int argc, char** argv) {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  if (!banksOnly) hostCallsTable(gen);
+  if (!banksOnly && !largeOnly) hostCallsTable(gen);
   return 0;
 }

@@ -194,7 +194,8 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
     return maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height, prepared.maskedDevice(t), method, map,
                           stream());
   const ScoreInputs in = scoreInputs(i, method);
-  if (size_.plan.numerator[i] != CudaNumerator::Spatial) return computeFftMap(frame, i, in);
+  if (size_.plan.numerator[i] != CudaNumerator::Spatial)
+    return computeFftMap(frame, i, in, peaksHandedOver(i) ? &handoff : nullptr);
   int64_t* numerator = size_.scratch.numerator.as<int64_t>();
   NCC_RETURN_IF_ERROR(spatialNumerator(frame.image, frame.pitch, frame.width, frame.height,
                                        prepared.packed.as<uint8_t>(), prepared.layout, numerator,
@@ -202,7 +203,14 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
   return scoreFromExactNumerator(in, numerator, map, stream());
 }
 
-Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const ScoreInputs& in) {
+bool CudaEngine::peaksHandedOver(uint32_t i) const {
+  if (size_.plan.fused[i]) return true;
+  return fftPeakHandoff_ && size_.plan.numerator[i] == CudaNumerator::Fft && kFftPrecision == FftPrecision::Float &&
+         !bank_.prepared(i).masked;
+}
+
+Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const ScoreInputs& in,
+                                 const PeakHandoff* handoff) {
   double* map = size_.scratch.map.as<double>();
   const int slot = size_.fftSlot[i];
   const std::size_t fftPitch = std::size_t(size_.fft.fftWidth());
@@ -220,9 +228,9 @@ Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const S
   lastRecomputeCount_ = recomputeCount;
   NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(in, centred, fftPitch, size_.fft.errorScale(),
                                                      size_.fft.frameNormSq(), templateNorm, map,
-                                                     recompute, recomputeCount, stream()));
+                                                     recompute, recomputeCount, stream(), handoff));
   return recomputeExactScores(in, frame.image, frame.pitch, bank_.prepared(i).pixels.as<uint8_t>(),
-                              recompute, recomputeCount, map, stream());
+                              recompute, recomputeCount, map, stream(), handoff);
 }
 
 Status CudaEngine::match(const FrameView& frame, const MatchParams& params, FrameResult* result) {
@@ -335,9 +343,11 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
     NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff));
     const DeviceScoreMap scores{map, mapW, mapH, t.width, t.height};
     const MatchSlots slots{out.best + i, out.kept + i * M, out.counts + i};
-    if (size_.plan.fused[i])
-      return size_.scratch.peaks.findFromHandoff(scores, bounded, handoff, fusedSpatialBlocks(mapW, mapH), slots,
-                                                 stream());
+    if (peaksHandedOver(i)) {
+      const int partials = size_.plan.fused[i] ? fusedSpatialBlocks(mapW, mapH)
+                                               : floatScoreHandoffSlots(mapW, mapH, smCount_);
+      return size_.scratch.peaks.findFromHandoff(scores, bounded, handoff, partials, slots, stream());
+    }
     return size_.scratch.peaks.find(scores, bounded, slots, stream());
   };
   // Masked templates on the lanes (MaskedLanes): a template alone, or a mask group (its window

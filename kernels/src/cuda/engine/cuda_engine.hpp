@@ -67,6 +67,10 @@ class CudaEngine final : public Engine {
   // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;
+  // Float-fft templates' peaks: from the score and recompute kernels' hand-off (on) or from a
+  // scan of the whole map afterwards (off, the default until measured on a GPU). The same
+  // matches either way. For tests and the benchmark; takes effect with the next frame.
+  void setFftPeakHandoff(bool on) { fftPeakHandoff_ = on; }
 
  private:
   // The compute stream (stream) runs every frame's matching; copy uploads host frames; fft runs
@@ -115,7 +119,11 @@ class CudaEngine final : public Engine {
   // Template i's score map into the scratch map; fused templates also fill the peak handoff.
   // (A frame's masked templates take MaskedLanes instead, in enqueueMatching.)
   Status computeMap(UploadedFrame& frame, uint32_t templateIndex, Method method, const PeakHandoff& handoff);
-  Status computeFftMap(const UploadedFrame& frame, uint32_t templateIndex, const ScoreInputs& in);
+  // handoff: also hand the peaks over (setFftPeakHandoff); null: the map alone.
+  Status computeFftMap(const UploadedFrame& frame, uint32_t templateIndex, const ScoreInputs& in,
+                       const PeakHandoff* handoff);
+  // Whether template i's peaks come from its score kernels' hand-off rather than a map scan.
+  bool peaksHandedOver(uint32_t templateIndex) const;
   ScoreInputs scoreInputs(uint32_t templateIndex, Method method) const;
   FrameSlot& nextSlot() { return slots_[(head_ + inFlight_) % kMaxFramesInFlight]; }
   // Lets enqueued work that may still read a slot finish after a failed submit.
@@ -127,6 +135,7 @@ class CudaEngine final : public Engine {
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
+  bool fftPeakHandoff_ = false;                                      // setFftPeakHandoff
   CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Unsigned;   // EngineOptions::cudaGemmTemplates
   Streams streams_;
 

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/engine/cost_model.hpp"
+#include "cuda/score/score_kernels.hpp"
 #include "rules/masked_score_rules.hpp"
 #include "rules/peak_rules.hpp"
 
@@ -133,6 +134,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
         plan.maxUnfusedSpatialPositions = std::max(plan.maxUnfusedSpatialPositions, positions);
     } else {
       plan.anyFft = true;
+      plan.maxFftHandoffSlots = std::max(plan.maxFftHandoffSlots, floatScoreHandoffSlots(mapW, mapH, smCount));
     }
     if (!boxSumsFit32(t.width, t.height)) plan.sat32 = false;
   }
@@ -163,7 +165,8 @@ Status MapScratch::reserve(const SizePlan& plan, std::size_t templates) {
   NCC_RETURN_IF_ERROR(numerator.reserve(plan.maxUnfusedSpatialPositions * sizeof(int64_t)));
   NCC_RETURN_IF_ERROR(map.reserve(plan.maxPositions * sizeof(double)));
   NCC_RETURN_IF_ERROR(peaks.reserve(plan.maxPositions));
-  NCC_RETURN_IF_ERROR(blockBest.reserve(std::size_t(plan.maxFusedBlocks) * sizeof(Ranked)));
+  NCC_RETURN_IF_ERROR(
+      blockBest.reserve(std::size_t(std::max(plan.maxFusedBlocks, plan.maxFftHandoffSlots)) * sizeof(Ranked)));
   NCC_RETURN_IF_ERROR(above.reserve(plan.maxPositions * sizeof(int)));
   NCC_RETURN_IF_ERROR(aboveCount.reserve(2 * std::max<std::size_t>(templates, 1) * sizeof(int)));
   if (plan.anyFft && kFftPrecision == FftPrecision::Float)

@@ -89,6 +89,7 @@ struct SizePlan {
   std::size_t maxSharedMaskPositions = 0;  // the largest map of a fitting template of a mask group
   std::size_t maxMaskedPositions = 0;      // the largest map of a fitting masked template
   int maxFusedBlocks = 1;
+  int maxFftHandoffSlots = 0;  // the largest floatScoreHandoffSlots of a fitting fft template
 };
 
 // option: the engine's numerator option (Auto: the cost model picks per template).
@@ -119,7 +120,7 @@ struct MapScratch {
   DeviceBuffer numerator;  // int64 sums of the spatial path
   DeviceBuffer map;        // doubles
   PeakFinder peaks;
-  DeviceBuffer blockBest;  // fused kernel's per-block bests
+  DeviceBuffer blockBest;  // fused kernel's per-block bests, or an fft template's (handed over)
   DeviceBuffer above;      // positions above the threshold
   DeviceBuffer aboveCount;
   DeviceBuffer recompute;  // float fft path: positions to score exactly

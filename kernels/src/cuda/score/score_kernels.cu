@@ -1,6 +1,7 @@
 #include "cuda/score/score_kernels.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "cuda/peaks/peaks_device.cuh"
 #include "cuda/cuda_check.hpp"
@@ -55,15 +56,28 @@ __global__ void centredScoreKernel(const Table* __restrict__ sum, const Table* _
 // bound by the SMs (70% SM, 20% DRAM throughput under Nsight Compute at 1080p), not by memory.
 constexpr int kFloatScoresPerThread = 4;
 constexpr int kFloatScoreBlockX = 64, kFloatScoreBlockY = 4;
+constexpr int kRecomputeThreads = 256;
 
-template <typename Table>
+dim3 floatScoreGrid(int mapWidth, int mapHeight) {
+  constexpr int kAcross = kFloatScoreBlockX * kFloatScoresPerThread;
+  return dim3(unsigned(std::max(1, (mapWidth + kAcross - 1) / kAcross)),
+              unsigned(std::max(1, (mapHeight + kFloatScoreBlockY - 1) / kFloatScoreBlockY)));
+}
+
+int recomputeBlocks(int smCount) { return std::max(1, smCount) * 8; }
+
+// kHandoff: the kernel also hands its peaks over (PeakHandoff): each block's best and the
+// positions reaching the threshold, of the positions it scores for good (not those it lists for
+// recomputing: recomputeKernel<.., true> hands those over once their exact scores are known).
+template <typename Table, bool kHandoff>
 __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
     floatCentredScoreKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
                             Geometry g, TemplateStats stats, Method method,
                             const float* __restrict__ centred, std::size_t pitch,
                             double errorScale, const double* __restrict__ frameNormSq,
                             double templateNorm, double* __restrict__ map,
-                            int* __restrict__ recompute, int* __restrict__ recomputeCount) {
+                            int* __restrict__ recompute, int* __restrict__ recomputeCount,
+                            PeakHandoff handoff) {
   // ||T'|| / sqrt(n) = sqrt(varT / n): the template's part of the ccoeff-normed denominator.
   const double templateScale = templateNorm;
   // The numerator's rounding bound, the same at every position; twice it, since sqdiff-normed
@@ -71,11 +85,12 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
   const double error = 2.0 * errorScale * sqrt(*frameNormSq) * templateNorm;
   const int y = blockIdx.y * kFloatScoreBlockY + threadIdx.y;
   const int x0 = blockIdx.x * (kFloatScoreBlockX * kFloatScoresPerThread) + threadIdx.x;
+  Ranked best{0.0, -1};  // kHandoff: the thread's best of the positions scored for good
 #pragma unroll
   for (int k = 0; k < kFloatScoresPerThread; ++k) {
     const int x = x0 + k * kFloatScoreBlockX;
     const bool valid = x < g.mapWidth && y < g.mapHeight;
-    bool redo = false;
+    bool redo = false, reaches = false;
     if (valid) {
       int64_t s1, s2;
       windowSums(sum, sumSq, g, x, y, &s1, &s2);
@@ -88,23 +103,37 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
               : scoreFromCentred(method, stats, s1, s2, c);
       map[std::size_t(y) * g.mapWidth + x] = r.score;
       redo = r.denominator > 0.0 && error > kMaxScoreError * r.denominator;
+      if (kHandoff && !redo) {
+        const Ranked here{handoff.sign * r.score, y * g.mapWidth + x};
+        if (better(here, best)) best = here;
+        reaches = handoff.collect && here.goodness >= handoff.goodEnough;
+      }
     }
     // Every lane takes part (the warp's vote), valid or not.
     appendWarp(redo, y * g.mapWidth + x, recompute, recomputeCount);
+    if (kHandoff) appendWarp(reaches, y * g.mapWidth + x, handoff.above, handoff.aboveCount);
+  }
+  if (kHandoff) {
+    best = blockBestInThread0(best);
+    if (linearThread() == 0) handoff.blockBest[blockIdx.y * gridDim.x + blockIdx.x] = best;
   }
 }
 
-// One warp per listed position.
-template <typename Table>
+// One warp per listed position. kHandoff: the listed positions' peaks handed over as the float
+// score kernel hands over the others': each block's best into handoff.blockBest[firstSlot +
+// blockIdx.x] (index -1 where it has none) and those reaching the threshold into the above list.
+template <typename Table, bool kHandoff>
 __global__ void recomputeKernel(const Table* __restrict__ sum, const Table* __restrict__ sumSq,
                                 Geometry g, TemplateStats stats, Method method,
                                 const uint8_t* __restrict__ image, std::size_t pitch,
                                 const uint8_t* __restrict__ tpl, const int* __restrict__ list,
-                                const int* __restrict__ count, double* __restrict__ map) {
+                                const int* __restrict__ count, double* __restrict__ map,
+                                PeakHandoff handoff, int firstSlot) {
   const int lane = threadIdx.x & 31;
   const int warps = gridDim.x * (blockDim.x / 32);
   const int n = *count;
   const int pixels = g.w * g.h;
+  Ranked best{0.0, -1};  // kHandoff: lane 0's best of its warp's positions
   for (int k = (blockIdx.x * blockDim.x + threadIdx.x) / 32; k < n; k += warps) {
     const int i = list[k];
     const int x = i % g.mapWidth, y = i / g.mapWidth;
@@ -117,8 +146,19 @@ __global__ void recomputeKernel(const Table* __restrict__ sum, const Table* __re
     if (lane == 0) {
       int64_t s1, s2;
       windowSums(sum, sumSq, g, x, y, &s1, &s2);
-      map[i] = scoreFromSums(method, stats, s1, s2, int64_t(acc));
+      const double score = scoreFromSums(method, stats, s1, s2, int64_t(acc));
+      map[i] = score;
+      if (kHandoff) {
+        const Ranked here{handoff.sign * score, i};
+        if (better(here, best)) best = here;
+        if (handoff.collect && here.goodness >= handoff.goodEnough)
+          handoff.above[atomicAdd(handoff.aboveCount, 1)] = i;
+      }
     }
+  }
+  if (kHandoff) {
+    best = blockBestInThread0(best);
+    if (threadIdx.x == 0) handoff.blockBest[firstSlot + blockIdx.x] = best;
   }
 }
 
@@ -175,22 +215,29 @@ Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, s
 Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centred,
                                       std::size_t pitch, double errorScale,
                                       const double* frameNormSq, double templateNorm, double* map,
-                                      int* recompute, int* recomputeCount, cudaStream_t stream) {
+                                      int* recompute, int* recomputeCount, cudaStream_t stream,
+                                      const PeakHandoff* handoff) {
   Geometry g;
   NCC_RETURN_IF_ERROR(check(in, &g));
-  constexpr int kAcross = kFloatScoreBlockX * kFloatScoresPerThread;
-  dim3 block(kFloatScoreBlockX, kFloatScoreBlockY);
-  dim3 grid((g.mapWidth + kAcross - 1) / kAcross, (g.mapHeight + kFloatScoreBlockY - 1) / kFloatScoreBlockY);
+  if (handoff != nullptr && (handoff->blockBest == nullptr || handoff->aboveCount == nullptr ||
+                             (handoff->collect && handoff->above == nullptr)))
+    return Status::error("scoreFromFloatCentredNumerator: incomplete peak handoff");
+  const dim3 block(kFloatScoreBlockX, kFloatScoreBlockY);
+  const dim3 grid = floatScoreGrid(g.mapWidth, g.mapHeight);
+  const PeakHandoff h = handoff != nullptr ? *handoff : PeakHandoff();
+  // The kernels by table type and hand-off (four instances, one launch).
+  const auto launch = [&](auto table, auto withHandoff) {
+    using Table = std::remove_const_t<std::remove_pointer_t<decltype(table)>>;
+    floatCentredScoreKernel<Table, decltype(withHandoff)::value><<<grid, block, 0, stream>>>(
+        static_cast<const Table*>(in.sum), static_cast<const Table*>(in.sumSq), g, in.stats, in.method, centred,
+        pitch, errorScale, frameNormSq, templateNorm, map, recompute, recomputeCount, h);
+  };
   if (in.sat32) {
-    floatCentredScoreKernel<<<grid, block, 0, stream>>>(
-        static_cast<const uint32_t*>(in.sum), static_cast<const uint32_t*>(in.sumSq), g, in.stats,
-        in.method, centred, pitch, errorScale, frameNormSq, templateNorm, map, recompute,
-        recomputeCount);
+    if (handoff != nullptr) launch(static_cast<const uint32_t*>(nullptr), std::true_type());
+    else launch(static_cast<const uint32_t*>(nullptr), std::false_type());
   } else {
-    floatCentredScoreKernel<<<grid, block, 0, stream>>>(
-        static_cast<const int64_t*>(in.sum), static_cast<const int64_t*>(in.sumSq), g, in.stats,
-        in.method, centred, pitch, errorScale, frameNormSq, templateNorm, map, recompute,
-        recomputeCount);
+    if (handoff != nullptr) launch(static_cast<const int64_t*>(nullptr), std::true_type());
+    else launch(static_cast<const int64_t*>(nullptr), std::false_type());
   }
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
@@ -198,23 +245,40 @@ Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centre
 
 Status recomputeExactScores(const ScoreInputs& in, const uint8_t* image, std::size_t pitch,
                             const uint8_t* templatePixels, const int* recompute,
-                            const int* recomputeCount, double* map, cudaStream_t stream) {
+                            const int* recomputeCount, double* map, cudaStream_t stream,
+                            const PeakHandoff* handoff) {
   Geometry g;
   NCC_RETURN_IF_ERROR(check(in, &g));
   if (in.smCount < 1) return Status::error("recomputeExactScores: ScoreInputs::smCount not set");
+  if (handoff != nullptr && (handoff->blockBest == nullptr || handoff->aboveCount == nullptr ||
+                             (handoff->collect && handoff->above == nullptr)))
+    return Status::error("recomputeExactScores: incomplete peak handoff");
   // The count stays on the device: one wave of warps walks the list, however long.
-  const int blocks = in.smCount * 8;
+  const int blocks = recomputeBlocks(in.smCount);
+  const PeakHandoff h = handoff != nullptr ? *handoff : PeakHandoff();
+  // After the float score kernel's block bests (floatScoreHandoffSlots).
+  const dim3 grid = floatScoreGrid(g.mapWidth, g.mapHeight);
+  const int firstSlot = int(grid.x * grid.y);
+  const auto launch = [&](auto table, auto withHandoff) {
+    using Table = std::remove_const_t<std::remove_pointer_t<decltype(table)>>;
+    recomputeKernel<Table, decltype(withHandoff)::value><<<blocks, kRecomputeThreads, 0, stream>>>(
+        static_cast<const Table*>(in.sum), static_cast<const Table*>(in.sumSq), g, in.stats, in.method, image,
+        pitch, templatePixels, recompute, recomputeCount, map, h, firstSlot);
+  };
   if (in.sat32) {
-    recomputeKernel<<<blocks, 256, 0, stream>>>(
-        static_cast<const uint32_t*>(in.sum), static_cast<const uint32_t*>(in.sumSq), g, in.stats,
-        in.method, image, pitch, templatePixels, recompute, recomputeCount, map);
+    if (handoff != nullptr) launch(static_cast<const uint32_t*>(nullptr), std::true_type());
+    else launch(static_cast<const uint32_t*>(nullptr), std::false_type());
   } else {
-    recomputeKernel<<<blocks, 256, 0, stream>>>(
-        static_cast<const int64_t*>(in.sum), static_cast<const int64_t*>(in.sumSq), g, in.stats,
-        in.method, image, pitch, templatePixels, recompute, recomputeCount, map);
+    if (handoff != nullptr) launch(static_cast<const int64_t*>(nullptr), std::true_type());
+    else launch(static_cast<const int64_t*>(nullptr), std::false_type());
   }
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
+}
+
+int floatScoreHandoffSlots(int mapWidth, int mapHeight, int smCount) {
+  const dim3 grid = floatScoreGrid(mapWidth, mapHeight);
+  return int(grid.x * grid.y) + recomputeBlocks(smCount);
 }
 
 }  // namespace nccmatch::cuda

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda/peaks/peaks_kernels.hpp"
 #include "nccmatch/status.hpp"
 #include "rules/score_rules.hpp"
 
@@ -35,16 +36,29 @@ Status scoreFromCentredNumerator(const ScoreInputs& in, const double* centred, s
 // templateNorm everywhere (FftCorrelator's bound): approximate scores into map, and the
 // positions where that error could move a normalised score by more than kMaxScoreError into
 // recompute[] (count in *recomputeCount, zeroed by the caller).
+// handoff (optional): the peaks handed over as well, so that PeakFinder::findFromHandoff replaces
+// the scan of the map: each block's best of the positions not listed for recomputing into
+// handoff->blockBest[0 ..), those of them reaching the threshold into handoff->above (count zeroed
+// by the caller); recomputeExactScores with the same handoff adds the listed ones. The two
+// together fill floatScoreHandoffSlots(...) block bests.
 constexpr double kMaxScoreError = 1e-5;  // ten times clear of the 1e-4 the fft path promises
 Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centred,
                                       std::size_t pitch, double errorScale,
                                       const double* frameNormSq, double templateNorm, double* map,
-                                      int* recompute, int* recomputeCount, cudaStream_t stream);
+                                      int* recompute, int* recomputeCount, cudaStream_t stream,
+                                      const PeakHandoff* handoff = nullptr);
 
 // Exact scores (bit-identical to the CPU's) at the listed positions: sum(I*T) from the frame and
-// the template's pixels (device, tightly packed), window sums from the SAT.
+// the template's pixels (device, tightly packed), window sums from the SAT. handoff: as above,
+// for the listed positions (block bests after the float score kernel's).
 Status recomputeExactScores(const ScoreInputs& in, const uint8_t* image, std::size_t pitch,
                             const uint8_t* templatePixels, const int* recompute,
-                            const int* recomputeCount, double* map, cudaStream_t stream);
+                            const int* recomputeCount, double* map, cudaStream_t stream,
+                            const PeakHandoff* handoff = nullptr);
+
+// The block bests the float score kernel and the recompute kernel hand over for a map of
+// mapWidth x mapHeight on a device of smCount SMs (ScoreInputs::smCount): findFromHandoff's
+// `partials`.
+int floatScoreHandoffSlots(int mapWidth, int mapHeight, int smCount);
 
 }  // namespace nccmatch::cuda

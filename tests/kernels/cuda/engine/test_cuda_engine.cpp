@@ -609,6 +609,65 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
   }
 }
 
+// Float-fft templates whose score and recompute kernels hand their peaks over
+// (CudaEngine::setFftPeakHandoff) give the matches of the scan of the whole map, bit for bit:
+// every method, no matches kept, a few (select) and many (sorted NMS), on frames whose best lies
+// among the recomputed windows (a bright near-flat half, the template cut from it), a flat frame
+// (every window flat), noise with pasted templates, and maps whose sizes are no multiple of the
+// score kernel's blocks. (The map scan's own agreement with the CPU is CudaScoreMap's and
+// CudaBank's.)
+TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
+  SKIP_WITHOUT_GPU();
+  const int W = 301, H = 203;
+  std::vector<std::pair<std::string, Image>> frames;
+  frames.emplace_back("noise", makeImage(W, H, Fill::Random, 3));
+  Image halfFlat = makeImage(W, H, Fill::Smooth, 0);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W / 2; ++x) halfFlat.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
+  frames.emplace_back("half near-flat", halfFlat);
+  frames.emplace_back("flat", makeImage(W, H, Fill::Flat, 1));
+  std::vector<TemplateImage> bank = {cutTemplate(frames[0].second, 40, 50, 37, 29, "noise cut"),
+                                     cutTemplate(halfFlat, 20, 60, 33, 41, "near-flat cut"),
+                                     makeTemplate(64, 64, Fill::Smooth, "smooth"), makeTemplate(1, 1, Fill::Random, "1x1")};
+  EngineOptions options;
+  options.backend = Backend::Cuda;
+  options.cudaNumerator = CudaNumerator::Fft;
+  auto scanned = makeEngine(options), handed = makeEngine(options);
+  auto* handedCuda = dynamic_cast<cuda::CudaEngine*>(handed.get());
+  ASSERT_NE(handedCuda, nullptr);
+  handedCuda->setFftPeakHandoff(true);
+  for (Engine* e : {scanned.get(), handed.get()}) ASSERT_TRUE(e->setTemplates(bank).ok());
+  bool anyRecomputed = false;
+  std::size_t matchesSeen = 0;
+  for (const auto& [name, img] : frames) {
+    for (int m = 0; m <= 5; ++m) {
+      for (int maxMatches : {0, 3, 80}) {
+        MatchParams p;
+        p.method = static_cast<Method>(m);
+        p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.8
+                      : p.method == Method::SqDiffNormed                                  ? 0.2
+                      : p.method == Method::SqDiff                                        ? 30000.0
+                      : p.method == Method::CCorr                                         ? 2e6
+                                                                                          : 1e4;
+        p.maxMatches = maxMatches;
+        p.nmsIou = 0.3;
+        FrameResult want, got;
+        Status s = scanned->match(img.view(), p, &want);
+        ASSERT_TRUE(s.ok()) << s.message();
+        s = handed->match(img.view(), p, &got);
+        ASSERT_TRUE(s.ok()) << s.message();
+        anyRecomputed = anyRecomputed || handedCuda->lastRecomputeCount() > 0;
+        SCOPED_TRACE(name + ", " + methodName(p.method) + ", max-matches " + std::to_string(maxMatches));
+        expectSameMatches(got, want, true);
+        if (HasFatalFailure()) return;
+        matchesSeen += got.matches.size();
+      }
+    }
+  }
+  EXPECT_TRUE(anyRecomputed) << "no window was recomputed: the recompute kernel's hand-off went untested";
+  EXPECT_GT(matchesSeen, 0u) << "no match kept: the above lists went untested";
+}
+
 // Banks of fused spatial templates upload host frames in bands of rows and score each band as
 // it arrives: the matches equal those of the same frame already on the device (one launch),
 // for templates straddling band edges and at the bottom rows, pinned and pageable.
