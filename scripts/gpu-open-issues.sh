@@ -9,10 +9,13 @@
 #   12-speed   bench/gemm_zero_mean.sh (bank alone with digests, then the whole frame through the
 #              library, unsigned against zero-mean templates)
 #   12-stages  bench/gemm_stages.sh (pack made with GPU_PACK_STAGES=1) and the GEMM kernel's SASS
+#   12-fft     single large templates on the float-fft path: test_cuda_engine's fft cases (the
+#              peak hand-off's first runs) and bench_stream --large with the map scan, then with
+#              the hand-off (CudaEngine::setFftPeakHandoff), twice each, alternating
 #   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
 set -uo pipefail
-part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|13|12-memcheck}
+part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|13|12-memcheck}
 set +u  # the sourced environments may read unset variables
 source scripts/gpu-env.sh
 set -u
@@ -41,6 +44,14 @@ case "$part" in
   12-stages)
     TAIL_LINES=45 run gemm_stages bash bench/gemm_stages.sh "$pack/bench" 3 "5 2 7"
     TAIL_LINES=60 run sass bash scripts/sass-report.sh "$pack/tests/test_gemm_bank" gemmBankKernel
+    ;;
+  12-fft)
+    run test_cuda_engine_fft "$pack/tests/test_cuda_engine" --gtest_brief=1 \
+      --gtest_filter='*Fft*:*CudaScoreMap*:*CudaBank*:*CudaSampledMap*'
+    for r in 1 2; do
+      TAIL_LINES=6 run "stream_large_scan_$r" "$pack/bench/bench_stream" --large
+      TAIL_LINES=6 run "stream_large_handoff_$r" "$pack/bench/bench_stream" --large --fft-peak-handoff
+    done
     ;;
   13)
     for r in 1 2 3; do

@@ -235,6 +235,11 @@ NCC_HOST_DEVICE inline double divideByCount(double a, double n, const NormedCons
   return k.inverseN != 0.0 ? a * k.inverseN : a / n;
 }
 
+// windowVarianceSum<int64_t> with the constants above (n <= kInt64SafePixels): the same double.
+NCC_HOST_DEVICE inline double windowVarianceSum(int64_t n, int64_t s1, int64_t s2, const NormedConstants& k) {
+  return divideByCount((double)centredSquares<int64_t>(n, s1, s2), (double)n, k);
+}
+
 // scoreFromSums's ccoeff-normed value with the constants above (t.n <= kInt64SafePixels).
 NCC_HOST_DEVICE inline double ccoeffNormedScore(const TemplateStats& t, const NormedConstants& k,
                                                 int64_t s1, int64_t s2, int64_t c) {
@@ -243,8 +248,7 @@ NCC_HOST_DEVICE inline double ccoeffNormedScore(const TemplateStats& t, const No
   if (k.templateScale == 0.0) return 1.0;
   const double n = (double)t.n;
   const double num = divideByCount((double)centredCross<int64_t>(t.n, t.sum, s1, c), n, k);
-  const double diff2 = divideByCount((double)centredSquares<int64_t>(t.n, s1, s2), n, k);
-  return ccoeffNormed(num, diff2, s2, k.templateScale).score;
+  return ccoeffNormed(num, windowVarianceSum(t.n, s1, s2, k), s2, k.templateScale).score;
 }
 
 }  // namespace nccmatch

@@ -15,9 +15,11 @@
 // (offset 0, or -inf for a window outside the map; a flat window, by the rules' test, has a = b = 0
 // and its exact goodness 0).
 //
-// Bound. float(c'') is within 2^-24 of c''; Gw within 2^-22 + 2^-24 + 2^-25 of 1/sqrt(VI) (the
-// device's rsqrtf: 2 ulp; float(VI): half an ulp); a, b, b d and the last fma add one rounding of
-// 2^-24 each. So |g - X| <= 2^-21.1 (n |c''| + S1 |d|) / sqrt(VI), and by Cauchy-Schwarz
+// Bound. float(c'') is within 2^-24 of c''; Gw within 2^-22 + 2^-25 of 1/sqrt(VI) (the device's
+// rsqrtf: 2 ulp, at most 2^-22; float(VI): half an ulp, halved by the root); a, b, b d and the
+// last fma add one rounding of 2^-24 each. Each of the two terms carries three roundings of 2^-24
+// and Gw's error: 2^-22 (1 + 3/4 + 1/8) = 2^-21.09 of its size. So
+// |g - X| <= 2^-21.09 (n |c''| + S1 |d|) / sqrt(VI), and by Cauchy-Schwarz
 // (|c''| <= sqrt(S2 sum T''^2), S1 <= sqrt(n S2))
 //
 //   (n |c''| + S1 |d|) / sqrt(VI) <= kappa (sqrt(n sum T''^2) + |d|) = kappa K,

@@ -190,6 +190,19 @@ TEST(ScoreRules, NormedConstantsGiveScoreFromSums) {
     const WindowSums w = sumsOf(tpl, window);
     EXPECT_EQ(ccoeffNormedScore(w.t, normedConstantsFor(w.t), w.s1, w.s2, w.c),
               scoreFromSums(Method::CCoeffNormed, w.t, w.s1, w.s2, w.c)) << n;
+    // The window's variance sum as the float-fft score kernel takes it.
+    EXPECT_EQ(windowVarianceSum(w.t.n, w.s1, w.s2, normedConstantsFor(w.t)),
+              windowVarianceSum<int64_t>(w.t.n, w.s1, w.s2)) << n;
+  }
+  // Sums of 256x256 windows near the int64 products' range (n = 65536, 1/n exact).
+  const int64_t n = 65536;
+  for (int64_t s1 : {int64_t(0), int64_t(1), n * 255 - 1, n * 128 + 7}) {
+    const int64_t s2 = s1 * 255;  // sum I^2 <= 255 sum I
+    TemplateStats t;
+    t.n = n;
+    t.sum = n * 100;
+    t.sumSq = n * 100 * 101;
+    EXPECT_EQ(windowVarianceSum(n, s1, s2, normedConstantsFor(t)), windowVarianceSum<int64_t>(n, s1, s2)) << s1;
   }
   const WindowSums flat = sumsOf({9, 9, 9, 9}, {1, 2, 3, 4});
   EXPECT_EQ(normedConstantsFor(flat.t).templateScale, 0.0);

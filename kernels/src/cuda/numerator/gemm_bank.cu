@@ -168,19 +168,23 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       }
       mainLoopOf<kNTiles, kZeroMean>(s, g.rowChunks, stepBase, slices, acc);
     }
-    if (kZeroMean && !rule.everyScore) {
-      __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
-      foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
-      __syncthreads();
-      const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
-      if (kappaSqMax <= kZeroMeanKappaSqLimit) {
-        screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor,
-                                          zeroMeanTileKappa(kappaSqMax));
-      } else {
-        foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+    // The zero-mean kernels screen from the s8 products; the others as before (if constexpr: no
+    // kernel carries the other's epilogue).
+    if constexpr (kZeroMean) {
+      if (!rule.everyScore) {
+        __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
+        foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
         __syncthreads();
-        screenCandidates<kNTiles, true, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule,
-                                               g.goodEnoughFloor);
+        const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
+        if (kappaSqMax <= kZeroMeanKappaSqLimit) {
+          screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor,
+                                            zeroMeanTileKappa(kappaSqMax));
+        } else {
+          foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+          __syncthreads();
+          screenCandidates<kNTiles, true, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule,
+                                                 g.goodEnoughFloor);
+        }
       }
     } else if (!rule.everyScore) {
       __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
@@ -475,6 +479,9 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   // A zero-mean bank screens ccoeff-normed from its s8 templates; every other method, and every
   // bank without them, from the u8 ones.
   const bool zeroMeanLaunch = shape_.zeroMean && method == Method::CCoeffNormed;
+  // The zero-mean screen ranks by the score itself (ccoeff-normed's sign, +1).
+  if (zeroMeanLaunch && rule.sign != 1.0)
+    return Status::error("GemmBank::score: a ccoeff-normed launch ranks with sign +1, got " + std::to_string(rule.sign));
   const uint8_t* fragments = zeroMeanLaunch ? zeroMeanFragments_.as<uint8_t>() : fragments_.as<uint8_t>();
   const ZeroMeanTemplate* zeroMean = zeroMeanLaunch ? zeroMeanTemplates_.as<ZeroMeanTemplate>() : nullptr;
   const std::size_t shared = shape_.sharedBytes();

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
                             double errorScale, const double* __restrict__ frameNormSq,
                             double templateNorm, double* __restrict__ map,
                             int* __restrict__ recompute, int* __restrict__ recomputeCount,
-                            PeakHandoff handoff) {
+                            NormedConstants constants, PeakHandoff handoff) {
   // ||T'|| / sqrt(n) = sqrt(varT / n): the template's part of the ccoeff-normed denominator.
   const double templateScale = templateNorm;
   // The numerator's rounding bound, the same at every position; twice it, since sqdiff-normed
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kFloatScoreBlockX * kFloatScoreBlockY)
       // centredTemplateRoot): its square root is not taken again at every position.
       const CentredScore r =
           method == Method::CCoeffNormed && stats.n <= kInt64SafePixels
-              ? ccoeffNormed(c, windowVarianceSum<int64_t>(stats.n, s1, s2), s2, templateScale)
+              ? ccoeffNormed(c, windowVarianceSum(stats.n, s1, s2, constants), s2, templateScale)
               : scoreFromCentred(method, stats, s1, s2, c);
       map[std::size_t(y) * g.mapWidth + x] = r.score;
       redo = r.denominator > 0.0 && error > kMaxScoreError * r.denominator;
@@ -225,12 +225,15 @@ Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centre
   const dim3 block(kFloatScoreBlockX, kFloatScoreBlockY);
   const dim3 grid = floatScoreGrid(g.mapWidth, g.mapHeight);
   const PeakHandoff h = handoff != nullptr ? *handoff : PeakHandoff();
+  // 1/n where that is exact (n a power of two: 8², ..., 256²): the windows' variance sums are
+  // multiplications, not divisions, with the same doubles.
+  const NormedConstants constants = normedConstantsFor(in.stats);
   // The kernels by table type and hand-off (four instances, one launch).
   const auto launch = [&](auto table, auto withHandoff) {
     using Table = std::remove_const_t<std::remove_pointer_t<decltype(table)>>;
     floatCentredScoreKernel<Table, decltype(withHandoff)::value><<<grid, block, 0, stream>>>(
         static_cast<const Table*>(in.sum), static_cast<const Table*>(in.sumSq), g, in.stats, in.method, centred,
-        pitch, errorScale, frameNormSq, templateNorm, map, recompute, recomputeCount, h);
+        pitch, errorScale, frameNormSq, templateNorm, map, recompute, recomputeCount, constants, h);
   };
   if (in.sat32) {
     if (handoff != nullptr) launch(static_cast<const uint32_t*>(nullptr), std::true_type());

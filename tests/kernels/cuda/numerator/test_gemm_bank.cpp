@@ -34,12 +34,13 @@ struct GemmCase {
   bool zeroMean = false;           // the bank with its zero-mean screen (GemmBank::set's zeroMeanScreen)
   bool sprinkled = false;          // every 97th byte of the frame 254: nearly flat windows (kappa in the
                                    // thousands) on a 255 frame, where the zero-mean tile takes the per-pair screen
+  int maxNTiles = 4;               // GemmBank::set's (8: one block an SM, each warp 64 templates)
 };
 
 std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
   return os << describe(c.frameW, c.frameH, c.padding) << " offset " << c.offset << ", " << c.count << " x "
             << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "")
-            << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "");
+            << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "") << " n-tiles <= " << c.maxNTiles;
 }
 
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
@@ -91,9 +92,10 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
     pixels.push_back(t.pixels.data());
   }
   cuda::GemmBank bank;
-  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4, 4, c.zeroMean);
+  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4, c.maxNTiles, c.zeroMean);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(bank.size(), templates.size());
+  if (c.maxNTiles == 8 && c.count > 56) ASSERT_EQ(bank.shape().nTiles, 8) << "the 8-n-tile kernel went untested";
 
   uint8_t* allocation = nullptr;
   ASSERT_EQ(cudaMalloc(&allocation, img.bytes.size() + c.offset), cudaSuccess);
@@ -179,7 +181,10 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     // their shared memory reused, at a fifth of the next case's positions (that one ran past 575 s
     // under compute-sanitizer racecheck in sessions 13-15).
     GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    kTwo},
-    GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}}));
+    GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}},
+    // Eight n-tiles (one block an SM): 70 templates, a second chunk of 6.
+    GemmCase{157, 93,   0,  0,  32, 32, 70,     Fill::Random, 48,   kAll, false, false, false, 8},
+    GemmCase{99, 77,    3,  0,  16, 16, 70,     Fill::Flat,   0,    kTwo, true, false, false, 8}));
 
 // Zero-mean banks: ccoeff-normed screened from s8 templates (and a second method, which such a bank
 // runs from its u8 templates as any bank does).
@@ -202,7 +207,9 @@ INSTANTIATE_TEST_SUITE_P(ZeroMeanBanks, GemmBankScores, ::testing::Values(
     GemmCase{190, 120,  0,  0,  32, 32, 40,     Fill::Flat,   0,    kZeroMeanMethods, true, true},   // flat windows
     GemmCase{160, 90,   0,  0,  32, 32, 24,     Fill::Flat,   0,    kZeroMeanMethods, true, true, true},  // nearly flat
     GemmCase{120, 70,   3,  0,  16, 16, 40,     Fill::Flat,   16,   kZeroMeanMethods, true, true, true},
-    GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    {Method::CCoeffNormed}, false, true}));
+    GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    {Method::CCoeffNormed}, false, true},
+    GemmCase{157, 93,   0,  0,  32, 32, 70,     Fill::Random, 48,   kZeroMeanMethods, false, true, false, 8},
+    GemmCase{160, 90,   0,  0,  24, 24, 70,     Fill::Flat,   0,    kZeroMeanMethods, true, true, true, 8}));
 
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   // 64 templates of 32x32 with 8 n-tiles allowed: two 16-byte chunks a row, 64 slices, 32
