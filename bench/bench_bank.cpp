@@ -10,6 +10,10 @@
 // bench/gemm_stages.sh shows that its builds repeating a stage give the same results.
 // --zero-mean gives the bank its zero-mean screen (GemmBank::set's zeroMeanScreen: ccoeff-normed
 // from s8 templates with one bound a template and tile); its digests should be the plain bank's.
+// --npp K adds NPP's loop as a baseline: nppiCrossCorrValid_NormLevel_8u32f (ccoeff-normed, a float
+// map a template) over the bank's first K templates on the same device frame, timed with events
+// (median of 3 runs of the K calls) and scaled to the whole bank (each call is independent of the
+// others: the loop's time is linear in the templates). OpenCV's loop: bench/opencv_bank.py.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,6 +25,7 @@
 
 #include "bench_check.hpp"
 #include "cuda/numerator/gemm_bank.hpp"
+#include "npp_runtime.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "median.hpp"
 #include "nccmatch/engine.hpp"
@@ -76,6 +81,57 @@ double timeLaunch(Launch launch) {
   return bench::median(t);
 }
 
+// NPP's loop over the first k templates (ccoeff-normed, valid region, one float map reused): the
+// median of 3 event-timed runs of the k calls, after one warm-up call. Exits on an NPP error.
+double nppLoopMicros(const NppCrossCorr& npp, const cudaDeviceProp& prop, const uint8_t* dFrame, int W, int H,
+                     const std::vector<std::vector<uint8_t>>& pixels, int side, int k) {
+  k = std::min<int>(k, int(pixels.size()));
+  const NppStreamContext ctx = makeNppContext(nullptr, 0, prop);
+  const int mapW = W - side + 1, mapH = H - side + 1;
+  std::size_t bytes = 0;
+  if (npp.bufferSize(NppiSize{W, H}, &bytes, ctx) != 0) {
+    std::fprintf(stderr, "bench_bank: NPP's buffer size query failed\n");
+    std::exit(1);
+  }
+  uint8_t *buffer = nullptr, *templates = nullptr;
+  float* map = nullptr;
+  const std::size_t tplBytes = std::size_t(side) * side;
+  BENCH_CUDA_CHECK(cudaMalloc(&buffer, std::max<std::size_t>(bytes, 1)));
+  BENCH_CUDA_CHECK(cudaMalloc(&templates, tplBytes * k));
+  BENCH_CUDA_CHECK(cudaMalloc(&map, std::size_t(mapW) * mapH * sizeof(float)));
+  for (int i = 0; i < k; ++i)
+    BENCH_CUDA_CHECK(cudaMemcpy(templates + tplBytes * i, pixels[i].data(), tplBytes, cudaMemcpyHostToDevice));
+  int status = 0;
+  const auto one = [&](int i) {
+    status |= npp.corr(dFrame, W, NppiSize{W, H}, templates + tplBytes * i, side, NppiSize{side, side}, map,
+                       mapW * int(sizeof(float)), buffer, ctx);
+  };
+  one(0);  // warm-up
+  cudaEvent_t a, b;
+  BENCH_CUDA_CHECK(cudaEventCreate(&a));
+  BENCH_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  for (int run = 0; run < 3; ++run) {
+    BENCH_CUDA_CHECK(cudaEventRecord(a));
+    for (int i = 0; i < k; ++i) one(i);
+    BENCH_CUDA_CHECK(cudaEventRecord(b));
+    BENCH_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaFree(buffer);
+  cudaFree(templates);
+  cudaFree(map);
+  if (status != 0) {
+    std::fprintf(stderr, "bench_bank: NPP returned status %d\n", status);
+    std::exit(1);
+  }
+  return bench::median(t);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,6 +153,7 @@ int main(int argc, char** argv) {
   bool flatFrame = false;
   bool digest = false;
   bool zeroMean = false;
+  int nppTemplates = 0;  // --npp K: NPP's loop over the first K templates, scaled to the bank
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--gemm-only") withLoop = false;
@@ -107,12 +164,25 @@ int main(int argc, char** argv) {
     else if (a == "--flat-frame") flatFrame = true;
     else if (a == "--digest") digest = true;
     else if (a == "--zero-mean") zeroMean = true;
+    else if (a == "--npp" && i + 1 < argc && std::atoi(argv[i + 1]) > 0) nppTemplates = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr,
+                   "bench_bank: unknown or incomplete argument '%s'\n"
                    "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced] "
-                   "[--flat-frame] [--digest] [--zero-mean]\n");
+                   "[--flat-frame] [--digest] [--zero-mean] [--npp K]\n",
+                   a.c_str());
       return 2;
     }
+  }
+  NppCrossCorr npp;
+  if (nppTemplates > 0) {
+    if (method != Method::CCoeffNormed) {
+      std::fprintf(stderr, "bench_bank: --npp compares ccoeff-normed only (NPP's NormLevel), not %s\n",
+                   methodName(method));
+      return 2;
+    }
+    npp = loadNppCrossCorr();
+    std::printf("NPP: %s\n", npp.corr ? npp.from.c_str() : "libnppist not found (NPP column not run)");
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -123,8 +193,9 @@ int main(int argc, char** argv) {
               prop.name, prop.multiProcessorCount, maxNTiles, wgmma ? "wgmma (sm_90a)" : "mma.sync",
               zeroMean ? ", zero-mean screen" : "",
               flatFrame ? "black (flat)" : "noise", methodName(method), kRuns, kInt8PeakTops);
-  std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak |\n"
-              "|---|---|---|---|---|---|---|---|\n");
+  std::printf("| frame | bank | fused loop | GEMM, every score | GEMM, sparse | speed-up (sparse vs loop) | GEMM TOPS | share of peak "
+              "| NPP loop (scaled from K templates) | NPP / sparse |\n"
+              "|---|---|---|---|---|---|---|---|---|---|\n");
   struct Case {
     int W, H, count, side;
   };
@@ -232,6 +303,13 @@ int main(int argc, char** argv) {
         return loop.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);
       });
     }
+    char nppCell[48] = "not run", nppRatioCell[32] = "-";
+    if (npp.corr) {
+      const double nppMicros = nppLoopMicros(npp, prop, dFrame, c.W, c.H, pixels, c.side, nppTemplates);
+      const int k = std::min(nppTemplates, c.count);
+      std::snprintf(nppCell, sizeof nppCell, "%.1f (%d of %d)", nppMicros * c.count / k, k, c.count);
+      std::snprintf(nppRatioCell, sizeof nppRatioCell, "%.1fx", nppMicros * c.count / k / gemmMicros);
+    }
     const double tops = 2.0 * c.count * double(c.side) * c.side * double(positions) / (gemmMicros * 1e-6) / 1e12;
     // --gemm-only: the loop's cells say it did not run.
     char loopCell[32] = "not run", speedUpCell[32] = "-";
@@ -239,14 +317,15 @@ int main(int argc, char** argv) {
       std::snprintf(loopCell, sizeof loopCell, "%.1f", loopMicros);
       std::snprintf(speedUpCell, sizeof speedUpCell, "%.2fx", loopMicros / gemmMicros);
     }
-    std::printf("| %dx%d | %d x %dx%d | %s | %.1f | %.1f | %s | %.0f | %.1f%% |\n", c.W, c.H, c.count, c.side, c.side,
-                loopCell, denseMicros, gemmMicros, speedUpCell, tops, 100.0 * tops / kInt8PeakTops);
+    std::printf("| %dx%d | %d x %dx%d | %s | %.1f | %.1f | %s | %.0f | %.1f%% | %s | %s |\n", c.W, c.H, c.count, c.side,
+                c.side, loopCell, denseMicros, gemmMicros, speedUpCell, tops, 100.0 * tops / kInt8PeakTops, nppCell,
+                nppRatioCell);
     if (digest)
       std::printf("digest case %d: %016llx (n-tiles %d, slabs of %d template rows: %d)\n", ci,
                   static_cast<unsigned long long>(sparseDigest), gemm.shape().nTiles, gemm.shape().slabRows,
                   (c.side + gemm.shape().slabRows - 1) / gemm.shape().slabRows);
     if (sliced)
-      std::printf("|  | sliced: %d launches of %d rows | | | %.1f (%+.1f%%) | | | |\n", (mapH + sliceRows - 1) / sliceRows,
+      std::printf("|  | sliced: %d launches of %d rows | | | %.1f (%+.1f%%) | | | | | |\n", (mapH + sliceRows - 1) / sliceRows,
                   sliceRows, slicedMicros, 100.0 * (slicedMicros / gemmMicros - 1.0));
     std::fflush(stdout);
     for (uint8_t* f : fragments) cudaFree(f);

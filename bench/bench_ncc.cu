@@ -77,27 +77,6 @@ double medianEventMicros(cudaStream_t stream, const std::function<void()>& f, in
   return median(t);
 }
 
-using CrossCorrNormLevel = int (*)(const uint8_t*, int, NppiSize, const uint8_t*, int, NppiSize, float*, int,
-                                   uint8_t*, NppStreamContext);
-using BufferSize = int (*)(NppiSize, std::size_t*, NppStreamContext);
-
-struct Npp {
-  CrossCorrNormLevel corr = nullptr;
-  BufferSize bufferSize = nullptr;
-  std::string from;
-};
-
-Npp loadNpp() {
-  Npp npp;
-  openNppist(
-      [&](void* lib) {
-        npp.corr = reinterpret_cast<CrossCorrNormLevel>(dlsym(lib, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
-        npp.bufferSize = reinterpret_cast<BufferSize>(dlsym(lib, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
-        return npp.corr && npp.bufferSize;
-      },
-      &npp.from);
-  return npp.from.empty() ? Npp{} : npp;
-}
 
 std::string fmt(double us) {
   char b[32];
@@ -188,7 +167,7 @@ int main() {
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  Npp npp = kQuick ? Npp{} : loadNpp();
+  NppCrossCorr npp = kQuick ? NppCrossCorr{} : loadNppCrossCorr();
   std::printf("NPP: %s\n", npp.corr ? npp.from.c_str() : "not found (column skipped)");
   cudaStream_t stream;
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <glob.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -65,4 +67,28 @@ inline NppStreamContext makeNppContext(cudaStream_t stream, int device, const cu
   ctx.nCudaDevAttrComputeCapabilityMinor = prop.minor;
   if (cudaStreamGetFlags(stream, &ctx.nStreamFlags) != cudaSuccess) ctx.nStreamFlags = 0;
   return ctx;
+}
+
+// nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx (TM_CCOEFF_NORMED's counterpart, valid region) and
+// its scratch size, from the first usable libnppist; corr null when none was found.
+using NppCrossCorrFn = int (*)(const uint8_t*, int, NppiSize, const uint8_t*, int, NppiSize, float*, int,
+                                   uint8_t*, NppStreamContext);
+using NppCrossCorrBufferSizeFn = int (*)(NppiSize, std::size_t*, NppStreamContext);
+
+struct NppCrossCorr {
+  NppCrossCorrFn corr = nullptr;
+  NppCrossCorrBufferSizeFn bufferSize = nullptr;
+  std::string from;
+};
+
+inline NppCrossCorr loadNppCrossCorr() {
+  NppCrossCorr npp;
+  openNppist(
+      [&](void* lib) {
+        npp.corr = reinterpret_cast<NppCrossCorrFn>(dlsym(lib, "nppiCrossCorrValid_NormLevel_8u32f_C1R_Ctx"));
+        npp.bufferSize = reinterpret_cast<NppCrossCorrBufferSizeFn>(dlsym(lib, "nppiValidNormLevelGetBufferHostSize_8u32f_C1R_Ctx"));
+        return npp.corr && npp.bufferSize;
+      },
+      &npp.from);
+  return npp.from.empty() ? NppCrossCorr{} : npp;
 }

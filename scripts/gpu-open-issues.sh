@@ -12,10 +12,13 @@
 #   12-fft     single large templates on the float-fft path: test_cuda_engine's fft cases (the
 #              peak hand-off's first runs) and bench_stream --large with the map scan, then with
 #              the hand-off (CudaEngine::setFftPeakHandoff), twice each, alternating
+#   12-baselines  bench_bank with NPP's loop (--npp 4, scaled) and bench/opencv_bank.py (OpenCV's
+#              loop on the host's CPUs) for every bank case: the tables for bench/plots/plots.py
+#              --banks ... --opencv-banks ... (bank_baselines.png)
 #   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
 set -uo pipefail
-part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|13|12-memcheck}
+part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|13|12-memcheck}
 set +u  # the sourced environments may read unset variables
 source scripts/gpu-env.sh
 set -u
@@ -52,6 +55,10 @@ case "$part" in
       TAIL_LINES=6 run "stream_large_scan_$r" "$pack/bench/bench_stream" --large
       TAIL_LINES=6 run "stream_large_handoff_$r" "$pack/bench/bench_stream" --large --fft-peak-handoff
     done
+    ;;
+  12-baselines)
+    TAIL_LINES=20 run bench_bank_npp "$pack/bench/bench_bank" --npp 4
+    TAIL_LINES=16 run opencv_bank python3 bench/opencv_bank.py 2
     ;;
   13)
     for r in 1 2 3; do

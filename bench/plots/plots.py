@@ -12,10 +12,13 @@ or FILE#HEADING to read only the part of FILE under the first markdown heading c
   --opencv    bench/opencv_matchtemplate.py's table (| frame | template | OpenCV matchTemplate (ms) |),
               when the --ncc table has no OpenCV column
   --stream    bench_stream's table (| frame | bank | match | ... | 2 in flight | ...)  -> bank_time.png
+  --banks     bench_bank's table (| frame | bank | fused loop | ... | GEMM, sparse | ... | NPP loop ...),
+              with --opencv-banks bench/opencv_bank.py's (| frame | bank | OpenCV loop (ms) | ...):
+              each bank's time by kind against its size, one panel a frame size -> bank_baselines.png
   --producers bench/producers.sh's table (| producer | alone | 1x64² | ...)           -> producers.png
   --live      bench_live --csv output (row,frame,meta_us,message_us)                  -> live_latency.png
   --logs DIR  a gpu-test.sh log folder: takes bench_ncc.log, opencv_matchtemplate.log, bench_stream.log,
-              producers.log and bench_live.csv from it where present
+              bench_bank.log, opencv_bank.log, producers.log and bench_live.csv from it where present
   --out DIR   where the PNGs go (default: this script's folder)
 
 bench/plots/make-plots.sh installs matplotlib (scripts/deps.sh) and runs this script.
@@ -193,6 +196,63 @@ def plot_bank(lines, out):
     return path
 
 
+def bank_cell(cell):
+    """(templates, width, height) from a bank cell: '16 x 32x32', '16 x 32²' -> None otherwise."""
+    cell = cell.replace("×", "x")
+    m = re.match(r"^(\d+)\s*x\s*(\d+)\s*x\s*(\d+)", cell)
+    if m:
+        return tuple(int(g) for g in m.groups())
+    m = re.match(r"^(\d+)\s*x\s*(\d+)²", cell)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(2))) if m else None
+
+
+def plot_bank_baselines(bank_lines, opencv_lines, out):
+    """bench_bank's GEMM and loops beside NPP's and OpenCV's loops, by bank size, a panel a frame."""
+    _, rows, idx = find_table(bank_lines, {"frame": [r"frame"], "bank": [r"bank"], "gemm": [r"GEMM, sparse"],
+                                           "loop?": [r"fused loop"], "npp?": [r"NPP loop.*"]}, "bench_bank")
+    series = {}  # frame -> kind -> [(size, us, label)]
+
+    def add(frame, kind, bank, us):
+        if bank is not None and us is not None:
+            count, w, h = bank
+            series.setdefault(frame, {}).setdefault(kind, []).append((count * w * h, us, f"{count}×{w}²" if w == h else f"{count}×{w}x{h}"))
+
+    for r in rows:
+        bank, frame = bank_cell(r[idx["bank"]]), r[idx["frame"]]
+        add(frame, "nccmatch GEMM bank (sparse)", bank, micros(r[idx["gemm"]]))
+        if idx["loop?"] is not None:
+            add(frame, "nccmatch fused loop", bank, micros(r[idx["loop?"]]))
+        if idx["npp?"] is not None:
+            add(frame, "NPP loop (CrossCorrValid_NormLevel)", bank, micros(r[idx["npp?"]]))
+    if opencv_lines is not None:
+        _, orows, oidx = find_table(opencv_lines, {"frame": [r"frame"], "bank": [r"bank"],
+                                                   "ms": [r"OpenCV loop \(ms\)"]}, "OpenCV bank")
+        for r in orows:
+            add(r[oidx["frame"]], "OpenCV loop (CPU)", bank_cell(r[oidx["bank"]]), micros(r[oidx["ms"]], True))
+    if not series:
+        sys.exit("bench_bank table: no row with a bank like '16 x 32x32' and a time")
+    frames = sorted(series, key=lambda f: [int(v) for v in f.split("x")])
+    fig, axes = plt.subplots(1, len(frames), figsize=(6.5 * len(frames), 4.8), squeeze=False)
+    for ax, frame in zip(axes[0], frames):
+        for kind, points in series[frame].items():
+            points.sort()
+            ax.plot([p[0] for p in points], [p[1] / 1000.0 for p in points], marker="o", ls="", label=kind)
+            if kind.startswith("nccmatch GEMM"):
+                for x, y, text in points:
+                    ax.annotate(text, (x, y / 1000.0), textcoords="offset points", xytext=(4, -10), fontsize=7)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("bank size: templates × template pixels (log)")
+        ax.set_ylabel("ms per frame (log)")
+        ax.set_title(f"{frame}, ccoeff-normed, banks of one size")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(out, "bank_baselines.png")
+    fig.savefig(path, dpi=110)
+    return path
+
+
 def plot_producers(lines, out):
     header, rows, idx = find_table(lines, {"producer": [r"producer"], "alone": [r"alone"]}, "producers")
     variants = [i for i in range(len(header)) if i != idx["producer"]]
@@ -259,24 +319,29 @@ def plot_live(path_csv, fps, out):
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name in ("ncc", "opencv", "stream", "producers", "live", "logs"):
+    for name in ("ncc", "opencv", "stream", "banks", "opencv-banks", "producers", "live", "logs"):
         p.add_argument("--" + name)
     p.add_argument("--fps", type=int, default=60, help="bench_live's frame rate (default 60)")
     p.add_argument("--out", default=here)
     a = p.parse_args()
     if a.logs:
         for name, file in (("ncc", "bench_ncc.log"), ("opencv", "opencv_matchtemplate.log"),
-                           ("stream", "bench_stream.log"), ("producers", "producers.log"), ("live", "bench_live.csv")):
+                           ("stream", "bench_stream.log"), ("banks", "bench_bank.log"),
+                           ("opencv_banks", "opencv_bank.log"), ("producers", "producers.log"),
+                           ("live", "bench_live.csv")):
             if getattr(a, name) is None and os.path.exists(os.path.join(a.logs, file)):
                 setattr(a, name, os.path.join(a.logs, file))
-    if not any((a.ncc, a.stream, a.producers, a.live)):
-        p.error("no input: give --ncc, --stream, --producers, --live or --logs")
+    if not any((a.ncc, a.stream, a.banks, a.producers, a.live)):
+        p.error("no input: give --ncc, --stream, --banks, --producers, --live or --logs")
     os.makedirs(a.out, exist_ok=True)
     made = []
     if a.ncc:
         made.append(plot_ncc(read_input(a.ncc), read_input(a.opencv) if a.opencv else None, a.out))
     if a.stream:
         made.append(plot_bank(read_input(a.stream), a.out))
+    if a.banks:
+        made.append(plot_bank_baselines(read_input(a.banks), read_input(a.opencv_banks) if a.opencv_banks else None,
+                                        a.out))
     if a.producers:
         made.append(plot_producers(read_input(a.producers), a.out))
     if a.live:
