@@ -103,6 +103,24 @@ def find_table(lines, needed, what):
     sys.exit(f"no {what} table found (columns {', '.join(needed)})")
 
 
+def log_axes(ax, xlabel, ylabel, title, x_base=10):
+    """Both axes logarithmic, labels, title, grid and legend: the panels' common finish."""
+    ax.set_xscale("log", base=x_base)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def save(fig, out, name):
+    fig.tight_layout()
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=110)
+    return path
+
+
 def plot_ncc(ncc_lines, opencv_lines, out):
     header, rows, idx = find_table(ncc_lines, {
         "frame": [r"frame"], "template": [r"template"],
@@ -139,17 +157,9 @@ def plot_ncc(ncc_lines, opencv_lines, out):
         for name, points in series[frame].items():
             points.sort()
             ax.plot([p[0] for p in points], [p[1] / 1000.0 for p in points], marker="o", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("template side (pixels, square)")
-        ax.set_ylabel("time per frame (ms, log)")
-        ax.set_title(f"{frame}, ccoeff-normed, one template")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "ncc_vs_npp_opencv.png")
-    fig.savefig(path, dpi=110)
-    return path
+        log_axes(ax, "template side (pixels, square)", "time per frame (ms, log)",
+                 f"{frame}, ccoeff-normed, one template", x_base=2)
+    return save(fig, out, "ncc_vs_npp_opencv.png")
 
 
 def plot_bank(lines, out):
@@ -158,16 +168,10 @@ def plot_bank(lines, out):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     by_frame = {}
     for r in rows:
-        bank = r[idx["bank"]].replace("×", "x")
-        m = re.match(r"^(\d+)\s*x\s*(\d+)\s*x\s*(\d+)", bank)  # 16 x 32x32
-        square = re.match(r"^(\d+)\s*x\s*(\d+)²", bank)  # 16 x 32²
-        if m:
-            count, w, h = (int(g) for g in m.groups())
-        elif square:
-            count, w = (int(g) for g in square.groups())
-            h = w
-        else:
+        bank = bank_cell(r[idx["bank"]])
+        if bank is None:
             continue
+        count, w, h = bank
         for name in ("match", "streamed?"):
             if idx[name] is None:
                 continue
@@ -183,17 +187,8 @@ def plot_bank(lines, out):
                 label=label)
         for x, y, text in points:
             ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("bank size: templates × template pixels (log)")
-    ax.set_ylabel("µs per frame (log)")
-    ax.set_title("time against bank size")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "bank_time.png")
-    fig.savefig(path, dpi=110)
-    return path
+    log_axes(ax, "bank size: templates × template pixels (log)", "µs per frame (log)", "time against bank size")
+    return save(fig, out, "bank_time.png")
 
 
 def bank_cell(cell):
@@ -240,17 +235,9 @@ def plot_bank_baselines(bank_lines, opencv_lines, out):
             if kind.startswith("nccmatch GEMM"):
                 for x, y, text in points:
                     ax.annotate(text, (x, y / 1000.0), textcoords="offset points", xytext=(4, -10), fontsize=7)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("bank size: templates × template pixels (log)")
-        ax.set_ylabel("ms per frame (log)")
-        ax.set_title(f"{frame}, ccoeff-normed, banks of one size")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "bank_baselines.png")
-    fig.savefig(path, dpi=110)
-    return path
+        log_axes(ax, "bank size: templates × template pixels (log)", "ms per frame (log)",
+                 f"{frame}, ccoeff-normed, banks of one size")
+    return save(fig, out, "bank_baselines.png")
 
 
 def plot_producers(lines, out):

@@ -226,6 +226,25 @@ void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exa
   }
 }
 
+// A method's rule with its own threshold (normed: ccoeff- and ccorr-normed's; the raw methods'
+// in their own units), max-matches and NMS overlap 0.3.
+struct MethodThresholds {
+  double normed, sqdiffNormed, sqdiff, ccorr, ccoeff;
+};
+
+MatchParams paramsFor(Method method, const MethodThresholds& t, int maxMatches) {
+  MatchParams p;
+  p.method = method;
+  p.threshold = method == Method::CCoeffNormed || method == Method::CCorrNormed ? t.normed
+                : method == Method::SqDiffNormed                                ? t.sqdiffNormed
+                : method == Method::SqDiff                                      ? t.sqdiff
+                : method == Method::CCorr                                       ? t.ccorr
+                                                                                : t.ccoeff;
+  p.maxMatches = maxMatches;
+  p.nmsIou = 0.3;
+  return p;
+}
+
 struct BankCase {
   int frameW, frameH;
   int templates;
@@ -369,15 +388,7 @@ TEST_P(CudaGemmGroups, SparseMapsMatchTheCpuEngine) {
   ASSERT_TRUE(onDevice.ok());
   const FrameView gpuFrame = memory == MemoryKind::Device ? onDevice.view() : img.view();
   for (int maxMatches : {0, 3, 80}) {
-    MatchParams p;
-    p.method = method;
-    p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.9
-                  : p.method == Method::SqDiffNormed                                  ? 0.1
-                  : p.method == Method::SqDiff                                        ? 20000.0
-                  : p.method == Method::CCorr                                         ? 2e7
-                                                                                      : 1e5;
-    p.maxMatches = maxMatches;
-    p.nmsIou = 0.3;
+    const MatchParams p = paramsFor(method, MethodThresholds{0.9, 0.1, 20000.0, 2e7, 1e5}, maxMatches);
     FrameResult want, got;
     ASSERT_NO_FATAL_FAILURE(matchOnBoth(*cpu, *gpu, img.view(), gpuFrame, p, &want, &got));
     SCOPED_TRACE(std::string(methodName(p.method)) + " max-matches " + std::to_string(maxMatches) +
@@ -642,15 +653,8 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
   for (const auto& [name, img] : frames) {
     for (int m = 0; m <= 5; ++m) {
       for (int maxMatches : {0, 3, 80}) {
-        MatchParams p;
-        p.method = static_cast<Method>(m);
-        p.threshold = p.method == Method::CCoeffNormed || p.method == Method::CCorrNormed ? 0.8
-                      : p.method == Method::SqDiffNormed                                  ? 0.2
-                      : p.method == Method::SqDiff                                        ? 30000.0
-                      : p.method == Method::CCorr                                         ? 2e6
-                                                                                          : 1e4;
-        p.maxMatches = maxMatches;
-        p.nmsIou = 0.3;
+        const MatchParams p =
+            paramsFor(static_cast<Method>(m), MethodThresholds{0.8, 0.2, 30000.0, 2e6, 1e4}, maxMatches);
         FrameResult want, got;
         Status s = scanned->match(img.view(), p, &want);
         ASSERT_TRUE(s.ok()) << s.message();
