@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The open issues' first measurements on the GPU host, one part a device call (each fits the
-# tool's 600 s), each ending with a short summary in stdout (the device tool brings back little
-# else). Run from the repository root with the pack carried (gpu-pack.tar.xz, .gst/):
-#   bash scripts/gpu-open-issues.sh PART
+# The open issues' first measurements on the GPU host, in parts that each fit the device tool's
+# 600 s (several short ones may share a call), ending with a short summary in stdout (the device
+# tool brings back little else). Run from the repository root with the pack carried
+# (gpu-pack.tar.xz, .gst/):
+#   bash scripts/gpu-open-issues.sh PART [PART ...]
 # PART:
 #   12-tests   test_gemm_bank (Banks, ZeroMeanBanks, host checks) and test_cuda_engine's
 #              CudaGemmGroups (both kinds of GEMM templates): the zero-mean path's first runs
@@ -18,7 +19,13 @@
 #   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
 set -uo pipefail
-part=${1:?usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|13|12-memcheck}
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|13|12-memcheck ..." >&2; exit 2; }
+for part in "$@"; do
+  case "$part" in
+    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 13 | 12-memcheck) ;;
+    *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
+  esac
+done
 set +u  # the sourced environments may read unset variables
 source scripts/gpu-env.sh
 set -u
@@ -36,51 +43,49 @@ run() {
   summary+=("$name: rc $rc, $((SECONDS - start)) s")
   [ $rc -eq 0 ] || status=1
 }
-case "$part" in
-  12-tests)
-    run test_gemm_bank "$pack/tests/test_gemm_bank" --gtest_brief=1
-    run test_cuda_engine_gemm "$pack/tests/test_cuda_engine" --gtest_brief=1 --gtest_filter='*CudaGemmGroups*'
-    ;;
-  12-speed)
-    TAIL_LINES=40 run gemm_zero_mean bash bench/gemm_zero_mean.sh "$pack/bench" 3
-    ;;
-  12-stages)
-    TAIL_LINES=45 run gemm_stages bash bench/gemm_stages.sh "$pack/bench" 3 "5 2 7"
-    TAIL_LINES=60 run sass bash scripts/sass-report.sh "$pack/tests/test_gemm_bank" gemmBankKernel
-    ;;
-  12-fft)
-    run test_cuda_engine_fft "$pack/tests/test_cuda_engine" --gtest_brief=1 \
-      --gtest_filter='*Fft*:*CudaScoreMap*:*CudaBank*:*CudaSampledMap*'
-    for r in 1 2; do
-      TAIL_LINES=6 run "stream_large_scan_$r" "$pack/bench/bench_stream" --large
-      TAIL_LINES=6 run "stream_large_handoff_$r" "$pack/bench/bench_stream" --large --fft-peak-handoff
-    done
-    ;;
-  12-baselines)
-    TAIL_LINES=20 run bench_bank_npp "$pack/bench/bench_bank" --npp 4
-    TAIL_LINES=16 run opencv_bank python3 bench/opencv_bank.py 2
-    ;;
-  13)
-    for r in 1 2 3; do
-      "$pack/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-$r.log" 2>&1
-      rc=$?
-      grep -h "issue-13:" "/tmp/open-issues-track-$r.log" || tail -n 5 "/tmp/open-issues-track-$r.log"
-      summary+=("bench_track run $r: rc $rc")
-      [ $rc -eq 0 ] || status=1
-    done
-    ;;
-  12-memcheck)
-    for tool in memcheck racecheck; do
-      run "$tool-zero-mean" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-        "$pack/tests/test_gemm_bank" --gtest_brief=1 --gtest_filter='*ZeroMeanBanks*'
-    done
-    ;;
-  *)
-    echo "gpu-open-issues: unknown part '$part'" >&2
-    exit 2
-    ;;
-esac
+for part in "$@"; do
+  case "$part" in
+    12-tests)
+      run test_gemm_bank "$pack/tests/test_gemm_bank" --gtest_brief=1
+      run test_cuda_engine_gemm "$pack/tests/test_cuda_engine" --gtest_brief=1 --gtest_filter='*CudaGemmGroups*'
+      ;;
+    12-speed)
+      TAIL_LINES=40 run gemm_zero_mean bash bench/gemm_zero_mean.sh "$pack/bench" 3
+      ;;
+    12-stages)
+      TAIL_LINES=45 run gemm_stages bash bench/gemm_stages.sh "$pack/bench" 3 "5 2 7"
+      TAIL_LINES=60 run sass bash scripts/sass-report.sh "$pack/tests/test_gemm_bank" gemmBankKernel
+      ;;
+    12-fft)
+      run test_cuda_engine_fft "$pack/tests/test_cuda_engine" --gtest_brief=1 \
+        --gtest_filter='*Fft*:*CudaScoreMap*:*CudaBank*:*CudaSampledMap*'
+      for r in 1 2; do
+        TAIL_LINES=6 run "stream_large_scan_$r" "$pack/bench/bench_stream" --large
+        TAIL_LINES=6 run "stream_large_handoff_$r" "$pack/bench/bench_stream" --large --fft-peak-handoff
+      done
+      ;;
+    12-baselines)
+      TAIL_LINES=20 run bench_bank_npp "$pack/bench/bench_bank" --npp 4
+      TAIL_LINES=16 run opencv_bank python3 bench/opencv_bank.py 2
+      ;;
+    13)
+      for r in 1 2 3; do
+        "$pack/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-$r.log" 2>&1
+        rc=$?
+        grep -h "issue-13:" "/tmp/open-issues-track-$r.log" || tail -n 5 "/tmp/open-issues-track-$r.log"
+        summary+=("bench_track run $r: rc $rc")
+        [ $rc -eq 0 ] || status=1
+      done
+      ;;
+    12-memcheck)
+      for tool in memcheck racecheck; do
+        run "$tool-zero-mean" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+          "$pack/tests/test_gemm_bank" --gtest_brief=1 --gtest_filter='*ZeroMeanBanks*'
+      done
+      ;;
+  esac
+done
 echo
-echo "== gpu-open-issues $part: summary"
+echo "== gpu-open-issues $*: summary"
 printf '%s\n' "${summary[@]}"
 exit $status
