@@ -16,13 +16,15 @@
 #   12-baselines  bench_bank with NPP's loop (--npp 4, scaled) and bench/opencv_bank.py (OpenCV's
 #              loop on the host's CPUs) for every bank case: the tables for bench/plots/plots.py
 #              --banks ... --opencv-banks ... (bank_baselines.png)
+#   12-ncu     bench/ncu_gemm.sh on cases 5 and 2 (64 x 32², 256 x 16²), u8 and zero-mean
+#              templates: the key lines in stdout, the whole reports under $OUT when set
 #   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|13|12-memcheck ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
-    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 13 | 12-memcheck) ;;
+    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 12-memcheck) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -67,6 +69,23 @@ for part in "$@"; do
     12-baselines)
       TAIL_LINES=20 run bench_bank_npp "$pack/bench/bench_bank" --npp 4
       TAIL_LINES=16 run opencv_bank python3 bench/opencv_bank.py 2
+      ;;
+    12-ncu)
+      for c in 5 2; do
+        for kind in unsigned zero-mean; do
+          extra=()
+          [ "$kind" = zero-mean ] && extra=(--zero-mean)
+          log="/tmp/open-issues-ncu-$c-$kind.log"
+          bash bench/ncu_gemm.sh "$pack/bench" "$c" "${extra[@]}" >"$log" 2>&1
+          rc=$?
+          echo "-- ncu case $c, $kind templates (rc $rc)"
+          grep -E "^\| 1920|Duration|Throughput|Executed Ipc|Issue Slots Busy|Warp Cycles Per Issued|Occupancy|stall|Stall" "$log" |
+            cut -c1-220 | head -40
+          [ -n "${OUT:-}" ] && cp "$log" "$OUT/"
+          summary+=("ncu case $c $kind: rc $rc")
+          [ $rc -eq 0 ] || status=1
+        done
+      done
       ;;
     13)
       for r in 1 2 3; do
