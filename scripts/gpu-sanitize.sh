@@ -44,8 +44,13 @@
 #                         time, took longer than 600 s on the H200 (session 10): split it by tool.
 #   GPU_SANITIZE_DONE     progress files of earlier calls (space-separated): a planned run whose
 #                         line there says it ended clean (exit 0 with 0 reports, or no CUDA call)
-#                         is left out, so a suite longer than one call goes on where the last call
-#                         stopped (same code, same tool, same split; the summary counts them)
+#                         on the same code is left out, so a suite longer than one call goes on
+#                         where the last call stopped (same tool, same split; the summary counts
+#                         them). Same code: the line's code= (the first 12 hex digits of the test
+#                         binary's sha256, written by every progress line) is the binary's now; a
+#                         line of other code, or of a file written before code= existed, runs again
+#   GPU_SANITIZE_DONE_ANY_CODE  1: honour GPU_SANITIZE_DONE's clean lines whatever code they were
+#                         for (a knowing choice: what they proved was about that code)
 #   GPU_SANITIZE_SKIP_FAILED  1: with GPU_SANITIZE_DONE, also leave out the runs an earlier call
 #                         saw killed for host memory (exit=memory) or cut at a time limit (exit=124)
 #                         and never clean, so that a call under a deadline spends it on runs not
@@ -145,6 +150,10 @@ if [ -n "${GPU_SANITIZE_FIRST:-}" ] && { [ "$shards" != each ] || [ -n "${GPU_SA
   echo "GPU_SANITIZE_FIRST needs GPU_SANITIZE_SHARDS=each and no GPU_SANITIZE_RUNS (it orders one-test runs)" >&2
   exit 2
 fi
+case ${GPU_SANITIZE_DONE_ANY_CODE:-0} in
+  0 | 1) ;;
+  *) echo "GPU_SANITIZE_DONE_ANY_CODE must be 0 or 1, not '$GPU_SANITIZE_DONE_ANY_CODE'" >&2; exit 2 ;;
+esac
 case "${GPU_SANITIZE_DEADLINE:-1}" in
   '' | *[!0-9]* | 0) echo "GPU_SANITIZE_DEADLINE must be a positive number of seconds, not '$GPU_SANITIZE_DEADLINE'" >&2; exit 2 ;;
 esac
@@ -157,6 +166,13 @@ log_of() {
   [ "$4" -gt 1 ] && [ "$4" != "$shards" ] && suffix=".shard$3of$4"
   [ -n "${5:-}" ] && suffix+=".kernel-$5"
   echo "$logs/$1-$(basename "$2")$suffix.log"
+}
+# The code a progress line holds for: the first 12 hex digits of binary $1's sha256 (any change to
+# the library or the test changes it).
+declare -A codeOf=()
+code_of() {
+  [ -n "${codeOf[$1]:-}" ] || codeOf[$1]=$(sha256sum "$1" | cut -c1-12)
+  echo "${codeOf[$1]}"
 }
 # A run's name in progress lines and the summary: binary, shard, kernel.
 run_name() {
@@ -239,7 +255,7 @@ run_one() {
     n=$(reports_in "$log")
     grep -q 'terminated before first instrumented API call' "$log" && n="none (no CUDA call)"
     echo "$tool $(run_name "$b" "$shard" "$total" "$kernel") exit=$rc reports=${n:-none} host-memory-peak=$peak" \
-      >>"$GPU_SANITIZE_PROGRESS"
+      "code=$(code_of "$b")" >>"$GPU_SANITIZE_PROGRESS"
   fi
 }
 # Resident memory (kB) of every process in process group $1.
@@ -306,19 +322,27 @@ if [ -n "${GPU_SANITIZE_DONE:-}" ]; then
     [ -f "$f" ] || { echo "GPU_SANITIZE_DONE: no file $f" >&2; exit 2; }
     while IFS= read -r line; do
       case "$line" in
-        *" exit=0 reports=0 "* | *" exit=255 reports=none (no CUDA call) "*) cleanEarlier["${line%% exit=*}"]=1 ;;
+        *" exit=0 reports=0 "* | *" exit=255 reports=none (no CUDA call) "*)
+          code=none
+          [[ "$line" =~ \ code=([0-9a-f]+) ]] && code=${BASH_REMATCH[1]}
+          cleanEarlier["${line%% exit=*}"]+=" $code " ;;
         *" exit=memory "* | *" exit=124 "*) failedEarlier["${line%% exit=*}"]=1 ;;
       esac
     done <"$f"
   done
   kept=()
+  staleEarlier=0    # runs clean earlier on other code: run again
   skippedFailed=()  # GPU_SANITIZE_RUNS entries of the runs GPU_SANITIZE_SKIP_FAILED leaves out
   for entry in "${plan[@]}"; do
     IFS='|' read -r tool b shard total kernel <<<"$entry"
     key="$tool $(run_name "$b" "$shard" "$total" "$kernel")"
-    if [ -n "${cleanEarlier["$key"]:-}" ]; then
+    codes=${cleanEarlier["$key"]:-}
+    if [ -n "$codes" ] && { [[ "$codes" == *" $(code_of "$b") "* ]] || [ "${GPU_SANITIZE_DONE_ANY_CODE:-0}" = 1 ]; }; then
       doneEarlier=$((doneEarlier + 1))
       doneEarlierOf[$tool]=$((${doneEarlierOf[$tool]:-0} + 1))
+    elif [ -n "$codes" ]; then
+      staleEarlier=$((staleEarlier + 1))
+      kept+=("$entry")
     elif [ "${GPU_SANITIZE_SKIP_FAILED:-0}" = 1 ] && [ -n "${failedEarlier["$key"]:-}" ]; then
       skippedFailed+=("$tool:$(basename "$b"):$shard/$total${kernel:+@$kernel}")
       skippedFailedOf[$tool]=$((${skippedFailedOf[$tool]:-0} + 1))
@@ -328,6 +352,9 @@ if [ -n "${GPU_SANITIZE_DONE:-}" ]; then
   done
   plan=("${kept[@]}")
   echo "GPU_SANITIZE_DONE: $doneEarlier runs ended clean earlier, left out; ${#plan[@]} to run"
+  [ "$staleEarlier" -gt 0 ] &&
+    echo "GPU_SANITIZE_DONE: $staleEarlier of those to run ended clean earlier on other code (their binary changed" \
+      "since, or the line has no code=), run again (GPU_SANITIZE_DONE_ANY_CODE=1 leaves them out)"
   if [ ${#skippedFailed[@]} -gt 0 ]; then
     echo "GPU_SANITIZE_SKIP_FAILED: ${#skippedFailed[@]} runs killed or cut earlier, left out; for a call of their own:"
     echo "  GPU_SANITIZE_RUNS=\"${skippedFailed[*]}\""

@@ -4,8 +4,10 @@
 # test named Leaky. Checked: GPU_SANITIZE_SHARDS=each runs one test a process (3 runs of a binary
 # of 3 tests, 1 of a binary of 1), a skip of scripts' sanitizer_skips leaves its test out, reports
 # are summed and fail the run, GPU_SANITIZE_RUNS picks exactly its runs, GPU_SANITIZE_FIRST's tests
-# run first, GPU_SANITIZE_DONE leaves out what an earlier call ended clean (and, with
-# GPU_SANITIZE_SKIP_FAILED=1, what it saw killed or cut, listed for a call of their own), a bad value is refused.
+# run first, GPU_SANITIZE_DONE leaves out what an earlier call ended clean on the same code (a
+# binary changed since, or a line without code=, runs again unless GPU_SANITIZE_DONE_ANY_CODE=1;
+# with GPU_SANITIZE_SKIP_FAILED=1, what it saw killed or cut is listed for a call of their own), a
+# bad value is refused.
 set -u
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -98,12 +100,38 @@ echo "$out" | grep -q "^racecheck  2 reports in 1 binaries (besides 5 runs clean
   fail "GPU_SANITIZE_DONE summary: $out"
 GPU_SANITIZE_DONE="$work/none.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
 [ $? = 2 ] || fail "a GPU_SANITIZE_DONE file that does not exist must exit 2"
+grep -q "^racecheck test_one exit=0 reports=0 .* code=[0-9a-f]\{12\}$" "$work/progress.txt" ||
+  fail "a progress line names its binary's code: $(cat "$work/progress.txt")"
+
+# Other code: test_one rebuilt (one more line: another sha256) runs again, the summary says why;
+# GPU_SANITIZE_DONE_ANY_CODE=1 takes the earlier line as it is.
+echo "# rebuilt" >>"$work/pack/tests/test_one"
+: >"$CALLS"
+out=$(GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_DONE="$work/progress.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" 2>&1)
+[ "$(sort "$CALLS" | tr '\n' ';')" = "racecheck test_one 0/1 1;racecheck test_three 2/3 1;" ] ||
+  fail "a changed binary's clean run must run again, ran: $(cat "$CALLS")"
+echo "$out" | grep -q "GPU_SANITIZE_DONE: 1 of those to run ended clean earlier on other code" || fail "stale count: $out"
+: >"$CALLS"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_SHARDS=each GPU_SANITIZE_DONE="$work/progress.txt" GPU_SANITIZE_DONE_ANY_CODE=1 \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ "$(cat "$CALLS")" = "racecheck test_three 2/3 1" ] || fail "GPU_SANITIZE_DONE_ANY_CODE=1: only Leaky again, ran: $(cat "$CALLS")"
+GPU_SANITIZE_DONE_ANY_CODE=yes GPU_SANITIZE_DONE="$work/progress.txt" bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" \
+  >/dev/null 2>&1
+[ $? = 2 ] || fail "GPU_SANITIZE_DONE_ANY_CODE=yes must exit 2"
+# A line written before code= existed holds for unknown code: it runs again.
+: >"$CALLS"
+echo "racecheck test_one exit=0 reports=0 host-memory-peak=0.1 GB" >"$work/legacy.txt"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_one GPU_SANITIZE_DONE="$work/legacy.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ "$(cat "$CALLS")" = "racecheck test_one 0/1 1" ] || fail "a line without code= must run again, ran: $(cat "$CALLS")"
 
 # GPU_SANITIZE_SKIP_FAILED: runs an earlier call saw killed for memory or cut are left out too and
 # listed for GPU_SANITIZE_RUNS; the summary says so and the call does not pass while they are out.
 # (Leaky's run marked clean there: nothing else of the call reports, so only the left-out runs fail it.)
-printf '%s\n' "racecheck test_three shard 0/3 exit=0 reports=0 host-memory-peak=0.1 GB" \
-  "racecheck test_three shard 2/3 exit=0 reports=0 host-memory-peak=0.1 GB" \
+three=$(sha256sum "$work/pack/tests/test_three" | cut -c1-12)
+printf '%s\n' "racecheck test_three shard 0/3 exit=0 reports=0 host-memory-peak=0.1 GB code=$three" \
+  "racecheck test_three shard 2/3 exit=0 reports=0 host-memory-peak=0.1 GB code=$three" \
   "racecheck test_three shard 1/3 exit=memory reports=none host-memory-peak=9.1 GB" \
   "racecheck test_one exit=124 reports=none host-memory-peak=1.0 GB" >"$work/failed.txt"
 : >"$CALLS"
