@@ -34,6 +34,15 @@ find "$build/tests" -type f -name sanitizer_planted_race -perm -u+x -exec cp {} 
 { meson test -C "$build" --no-rebuild --list --suite gpu 2>/dev/null | sed 's/.* \/ //'
   echo test_element_cuda
   echo test_element_instances; } >"$pack/gpu-tests.txt"
+# The code the binaries were built from, for gpu-sanitize.sh's progress lines (code=): the sources
+# that go into them as committed, and what the working tree changes in them. nvcc's objects differ
+# from build to build, so a binary's own hash would change with every pack.
+# Outside a git checkout there is none (gpu-sanitize.sh then hashes each binary).
+code_paths=(kernels tests plugin meson.build meson_options.txt)
+if git rev-parse --git-dir >/dev/null 2>&1; then
+  { git ls-tree -r HEAD -- "${code_paths[@]}"; git diff HEAD -- "${code_paths[@]}"; } | sha256sum | cut -c1-12 \
+    >"$pack/code.txt"
+fi
 for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_window_copy bench_bank bench_pipeline bench_track bench_live bench_producers \
     bench_two_pipelines; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"

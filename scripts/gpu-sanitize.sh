@@ -46,9 +46,12 @@
 #                         line there says it ended clean (exit 0 with 0 reports, or no CUDA call)
 #                         on the same code is left out, so a suite longer than one call goes on
 #                         where the last call stopped (same tool, same split; the summary counts
-#                         them). Same code: the line's code= (the first 12 hex digits of the test
-#                         binary's sha256, written by every progress line) is the binary's now; a
-#                         line of other code, or of a file written before code= existed, runs again
+#                         them). Same code: the line's code= (written by every progress line: the
+#                         pack's code.txt, a hash of the sources its binaries were built from, by
+#                         scripts/gpu-pack.sh; in a build folder without one, the first 12 hex
+#                         digits of the test binary's sha256, which changes with every build) is
+#                         today's; a line of other code, or of a file written before code= existed,
+#                         runs again
 #   GPU_SANITIZE_DONE_ANY_CODE  1: honour GPU_SANITIZE_DONE's clean lines whatever code they were
 #                         for (a knowing choice: what they proved was about that code)
 #   GPU_SANITIZE_SKIP_FAILED  1: with GPU_SANITIZE_DONE, also leave out the runs an earlier call
@@ -167,11 +170,14 @@ log_of() {
   [ -n "${5:-}" ] && suffix+=".kernel-$5"
   echo "$logs/$1-$(basename "$2")$suffix.log"
 }
-# The code a progress line holds for: the first 12 hex digits of binary $1's sha256 (any change to
-# the library or the test changes it).
+# The code a progress line holds for: the pack's code.txt (scripts/gpu-pack.sh: the sources' hash),
+# else the first 12 hex digits of binary $1's sha256.
 declare -A codeOf=()
 code_of() {
-  [ -n "${codeOf[$1]:-}" ] || codeOf[$1]=$(sha256sum "$1" | cut -c1-12)
+  if [ -z "${codeOf[$1]:-}" ]; then
+    if [ -s "$build/code.txt" ]; then codeOf[$1]=$(head -c 12 "$build/code.txt")
+    else codeOf[$1]=$(sha256sum "$1" | cut -c1-12); fi
+  fi
   echo "${codeOf[$1]}"
 }
 # A run's name in progress lines and the summary: binary, shard, kernel.

@@ -125,6 +125,17 @@ echo "racecheck test_one exit=0 reports=0 host-memory-peak=0.1 GB" >"$work/legac
 GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_one GPU_SANITIZE_DONE="$work/legacy.txt" \
   bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
 [ "$(cat "$CALLS")" = "racecheck test_one 0/1 1" ] || fail "a line without code= must run again, ran: $(cat "$CALLS")"
+# A pack's code.txt (gpu-pack.sh: the sources' hash) is the code of every line, whatever the binary's bytes.
+echo 0123456789abcdef >"$work/pack/code.txt"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_one GPU_SANITIZE_PROGRESS="$work/packed.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+grep -q " code=0123456789ab$" "$work/packed.txt" || fail "code= from code.txt: $(cat "$work/packed.txt")"
+echo "# rebuilt again" >>"$work/pack/tests/test_one"
+: >"$CALLS"
+GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_one GPU_SANITIZE_DONE="$work/packed.txt" \
+  bash "$repo/scripts/gpu-sanitize.sh" "$work/pack" >/dev/null 2>&1
+[ ! -s "$CALLS" ] || fail "same code.txt, rebuilt binary: nothing to run, ran: $(cat "$CALLS")"
+rm "$work/pack/code.txt"
 
 # GPU_SANITIZE_SKIP_FAILED: runs an earlier call saw killed for memory or cut are left out too and
 # listed for GPU_SANITIZE_RUNS; the summary says so and the call does not pass while they are out.
