@@ -632,7 +632,11 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
   const int W = 301, H = 203;
   std::vector<std::pair<std::string, Image>> frames;
   frames.emplace_back("noise", makeImage(W, H, Fill::Random, 3));
-  Image halfFlat = makeImage(W, H, Fill::Smooth, 0);
+  // The other half noise: a window is recomputed when 2 errorScale sqrt(frameNormSq) >
+  // kMaxScoreError sqrt(its variance sum) (whatever the template), so the frame's norm must be
+  // large. With a smooth half (200 +- 20) frameNormSq is ~3.5e6: only variance sums below ~120
+  // are recomputed, and the near-flat windows' are ~340 (none was). Noise gives ~2.5e8 (~8600).
+  Image halfFlat = makeImage(W, H, Fill::Random, 0);
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W / 2; ++x) halfFlat.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
   frames.emplace_back("half near-flat", halfFlat);
