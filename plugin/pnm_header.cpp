@@ -4,14 +4,20 @@ namespace nccmatch::plugin {
 
 namespace {
 
-bool isSpace(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// Whitespace and comments as pnmdec reads them (GStreamer 1.22, gstpnmutils.c), which is
+// narrower than netpbm: only space, tab and newline separate, a comment runs to the next newline
+// (a carriage return does not end it), and a number must end at one of the three. A header that
+// netpbm reads but pnmdec would read otherwise is refused here: where the two disagreed on a
+// comment ended by a carriage return, pnmdec took other numbers than this check had and crashed
+// (tests/fuzz/fuzz_template_loader, corpus pnm-comment-ended-by-cr-crashed-pnmdec).
+bool isSpace(uint8_t c) { return c == ' ' || c == '\t' || c == '\n'; }
 
 // Skips whitespace and comments from `at`; then reads a decimal number of at most 9 digits.
 bool readNumber(const uint8_t* data, std::size_t size, std::size_t* at, long* value) {
   std::size_t i = *at;
   while (i < size && (isSpace(data[i]) || data[i] == '#')) {
     if (data[i] == '#')
-      while (i < size && data[i] != '\n' && data[i] != '\r') ++i;
+      while (i < size && data[i] != '\n') ++i;
     else
       ++i;
   }
@@ -47,8 +53,16 @@ bool parsePnmHeader(const uint8_t* data, std::size_t size, std::size_t fileSize,
     *why = "the PNM header has no width";
     return false;
   }
+  if (at >= size || !isSpace(data[at])) {
+    *why = "the PNM width is not followed by a space, tab or newline";
+    return false;
+  }
   if (!readNumber(data, size, &at, &h.height)) {
     *why = "the PNM header has no height";
+    return false;
+  }
+  if (!bitmap && (at >= size || !isSpace(data[at]))) {
+    *why = "the PNM height is not followed by a space, tab or newline";
     return false;
   }
   if (!bitmap && !readNumber(data, size, &at, &h.maxval)) {
@@ -65,7 +79,7 @@ bool parsePnmHeader(const uint8_t* data, std::size_t size, std::size_t fileSize,
     return false;
   }
   if (at >= size || !isSpace(data[at])) {
-    *why = "the PNM header ends without the whitespace byte before the pixels";
+    *why = "the PNM header ends without the whitespace byte (space, tab or newline) before the pixels";
     return false;
   }
   h.dataOffset = at + 1;

@@ -17,7 +17,8 @@ struct PnmHeader {
 };
 
 // The magic "P1".."P6", then width, height and (but for P1 and P4) maxval, decimal numbers
-// separated by whitespace and '#' comments (to the end of their line), then one whitespace byte.
+// separated by whitespace (space, tab, newline: pnmdec's, narrower than netpbm's) and '#' comments
+// (to the next newline), each number followed by whitespace, the last by one whitespace byte.
 // Also checks width and height in 1..kPnmMaxSide, maxval in 1..65535 and, for the binary kinds
 // (P4, P5, P6), that the file's `fileSize` bytes hold every pixel. `data`: the file's first `size`
 // bytes (at least the whole header). False with `why` otherwise.

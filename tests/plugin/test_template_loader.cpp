@@ -226,6 +226,11 @@ TEST_F(TemplateLoader, MalformedPnmHeaderIsRefusedNamingWhy) {
       {"short.ppm", "P6\n1 1\n255\n\1\2", "needs 3"},
       {"short.pbm", "P4\n9 2\n\1\2\3", "needs 4"},
       {"glued.pgm", "P5\n2 2\n255\1\2\3\4", "without the whitespace byte"},
+      // pnmdec's grammar, narrower than netpbm's: a number ends at a space, tab or newline, and
+      // no other byte separates (a carriage return, a vertical tab).
+      {"cr-lines.pgm", "P5\r\n2 2\r\n255\r\n\1\2\3\4", "not followed by whitespace"},
+      {"comment-after-width.pgm", "P5\n2#c\n2\n255\n\1\2\3\4", "width is not followed"},
+      {"vtab.pgm", "P5\n2\v2\n255\n\1\2\3\4", "width is not followed"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.label);
@@ -237,6 +242,20 @@ TEST_F(TemplateLoader, MalformedPnmHeaderIsRefusedNamingWhy) {
     EXPECT_EQ(error.kind, TemplateLoadFailure::Undecodable);
     EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
     EXPECT_NE(error.message.find(c.why), std::string::npos) << error.message;
+  }
+  // A comment runs to the next newline, a carriage return inside it included, as pnmdec reads it
+  // (this check once ended it at the carriage return, took height 2 where pnmdec took 3, and
+  // pnmdec crashed on what followed: found by the fuzzer, corpus
+  // pnm-comment-ended-by-cr-crashed-pnmdec): both now read an 8x3 bitmap.
+  {
+    const std::string bitmap = std::string("P4\n8 #c\r2 \x0f\x0f\n3 ") + "\xff\x81\x0f";
+    const std::string path = dir.path("comment-cr.pbm");
+    nccmatch::test::writeBytes(path, std::vector<uint8_t>(bitmap.begin(), bitmap.end()));
+    TemplateImage loaded;
+    TemplateLoadError error;
+    ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
+    EXPECT_EQ(loaded.width, 8);
+    EXPECT_EQ(loaded.height, 3);
   }
   // Comments anywhere in the header, one whitespace byte before the pixels.
   const std::string good = std::string("P5 # a comment\n2 # another\n2\n255\n") + "\x01\x02\x03\x04";
