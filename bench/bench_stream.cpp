@@ -9,7 +9,7 @@
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
-//   bench_stream [--host-calls] [--banks] [--large] [--gemm-templates unsigned|zero-mean]
+//   bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]
 //                [--fft-peak-handoff]
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
 //   the single templates of 128² and 256² (issue 12's rows; either leaves the host-calls table
@@ -237,7 +237,7 @@ void hostCallsTable(std::mt19937& gen) {
 
 int main(int argc, char** argv) {
   bool hostCallsOnly = false, banksOnly = false, largeOnly = false, fftPeakHandoff = false;
-  CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Unsigned;
+  CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string next = i + 1 < argc ? argv[i + 1] : "";
@@ -249,16 +249,18 @@ int main(int argc, char** argv) {
       largeOnly = true;
     } else if (a == "--fft-peak-handoff") {
       fftPeakHandoff = true;
-    } else if (a == "--gemm-templates" && (next == "unsigned" || next == "zero-mean")) {
-      gemmTemplates = next == "zero-mean" ? CudaGemmTemplates::ZeroMean : CudaGemmTemplates::Unsigned;
+    } else if (a == "--gemm-templates" && (next == "auto" || next == "unsigned" || next == "zero-mean")) {
+      gemmTemplates = next == "zero-mean" ? CudaGemmTemplates::ZeroMean
+                      : next == "unsigned" ? CudaGemmTemplates::Unsigned
+                                           : CudaGemmTemplates::Auto;
       ++i;
     } else {
       if (a == "--gemm-templates")
-        std::fprintf(stderr, "bench_stream: --gemm-templates takes unsigned or zero-mean\n");
+        std::fprintf(stderr, "bench_stream: --gemm-templates takes auto, unsigned or zero-mean\n");
       else
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
-                   "usage: bench_stream [--host-calls] [--banks] [--large] [--gemm-templates unsigned|zero-mean]\n"
+                   "usage: bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]\n"
                    "                    [--fft-peak-handoff]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
                    "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"

@@ -136,7 +136,7 @@ class CudaEngine final : public Engine {
   CudaNumerator numeratorOption_;
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
   bool fftPeakHandoff_ = false;                                      // setFftPeakHandoff
-  CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Unsigned;   // EngineOptions::cudaGemmTemplates
+  CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Auto;       // EngineOptions::cudaGemmTemplates
   Streams streams_;
 
   TemplateBank bank_;

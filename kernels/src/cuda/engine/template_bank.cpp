@@ -286,8 +286,9 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
   gemmGroups_.clear();
   for (const Group& g : groups) {
     auto group = std::make_unique<GemmGroup>();
-    NCC_RETURN_IF_ERROR(group->launch.set(g.pixels, g.width, g.height, g.members, smCount, 4,
-                                              gemmTemplates == CudaGemmTemplates::ZeroMean));
+    const bool zeroMean = gemmTemplates == CudaGemmTemplates::ZeroMean ||
+                          (gemmTemplates == CudaGemmTemplates::Auto && gemmZeroMeanPays(int(g.members.size())));
+    NCC_RETURN_IF_ERROR(group->launch.set(g.pixels, g.width, g.height, g.members, smCount, 4, zeroMean));
     group->mapHeight = frameHeight - g.height + 1;
     gemmGroups_.push_back(std::move(group));
   }

@@ -68,6 +68,12 @@ struct GemmBankShape {
 GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit,
                             int maxNTiles = 4, bool zeroMean = false);
 
+// Whether a group of `count` templates takes the zero-mean screen (EngineOptions::cudaGemmTemplates
+// Auto): more than 16 templates, where the bank's shape has 4 n-tiles a warp. Measured on the H200
+// (session 30, bench/gemm_zero_mean.sh, 1080p, sparse launch): 64 x 16² 612 -> 492 µs, 256 x 16²
+// 2485 -> 1955, 64 x 32² 832 -> 731; at 16 templates (2 n-tiles) 0-2% slower.
+inline bool gemmZeroMeanPays(int count) { return count > 16; }
+
 // The group's B operand, ready to upload: per chunk, per k-step, its two slices, per template of
 // the chunk 16 bytes: template row r, columns 16j .. 16j+15 (zero beyond the template, and a
 // whole zero slice where a slab's slices are odd in number). offsets: per template an r to take

@@ -352,7 +352,8 @@ TEST(CudaEngine, GroupsOfEqualSizesMatchTheCpuEngine) {
 // memory (uploaded into the engine's slot: the frame's work replays one captured graph) and in
 // device memory (read in place: the same kernels enqueued one by one). The GEMM groups hold
 // their templates as u8 pixels and, for the zero-mean screen, as s8 T - r as well
-// (EngineOptions::cudaGemmTemplates): the same matches either way.
+// (EngineOptions::cudaGemmTemplates; Auto: zero-mean for the group of 33 only): the same
+// matches every way.
 class CudaGemmGroups
     : public ::testing::TestWithParam<std::tuple<Method, MemoryKind, CudaGemmTemplates>> {};
 
@@ -403,8 +404,8 @@ INSTANTIATE_TEST_SUITE_P(Methods, CudaGemmGroups,
                          ::testing::Combine(::testing::Values(Method::SqDiff, Method::SqDiffNormed, Method::CCorr,
                                                               Method::CCorrNormed, Method::CCoeff, Method::CCoeffNormed),
                                             ::testing::Values(MemoryKind::Host, MemoryKind::Device),
-                                            ::testing::Values(CudaGemmTemplates::Unsigned,
-                                                              CudaGemmTemplates::ZeroMean)));
+                                            ::testing::Values(CudaGemmTemplates::Unsigned, CudaGemmTemplates::ZeroMean,
+                                                              CudaGemmTemplates::Auto)));
 
 // DeviceShare counts the live engines of each device: shared while two or more are.
 TEST(DeviceShare, CountsTheEnginesOfEachDevice) {
