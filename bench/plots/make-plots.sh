@@ -12,6 +12,8 @@ if [ "${1:-}" = --readme ]; then
   # The integrated GPU suite run: nccmatch, NPP and OpenCV per template size in one table.
   # Bank size against time, and the producers, from the sections the README names.
   exec /usr/bin/python3 bench/plots/plots.py --ncc "bench/RESULTS.md#Integrated GPU suite, one run" \
-    --stream "bench/RESULTS.md#Session 9, run 8 on the H200" --producers "bench/RESULTS.md#Session 22 on the H200"
+    --stream "bench/RESULTS.md#Session 9, run 8 on the H200" --producers "bench/RESULTS.md#Session 22 on the H200" \
+    --banks "bench/RESULTS.md#Session 30, the bank baselines as printed" \
+    --opencv-banks "bench/RESULTS.md#Session 30, the bank baselines as printed"
 fi
 exec /usr/bin/python3 bench/plots/plots.py "$@"
