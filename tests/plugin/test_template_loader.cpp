@@ -243,27 +243,25 @@ TEST_F(TemplateLoader, MalformedPnmHeaderIsRefusedNamingWhy) {
     EXPECT_NE(error.message.find(path), std::string::npos) << error.message;
     EXPECT_NE(error.message.find(c.why), std::string::npos) << error.message;
   }
+  // Well-formed files load: `bytes` written to `label` in the test folder, its load checked.
+  const auto load = [&](const char* label, const std::string& bytes, TemplateImage* loaded) {
+    const std::string path = dir.path(label);
+    nccmatch::test::writeBytes(path, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    TemplateLoadError error;
+    ASSERT_TRUE(loadTemplateFile(path, loaded, &error)) << error.message;
+  };
   // A comment runs to the next newline, a carriage return inside it included, as pnmdec reads it
   // (this check once ended it at the carriage return, took height 2 where pnmdec took 3, and
   // pnmdec crashed on what followed: found by the fuzzer, corpus
   // pnm-comment-ended-by-cr-crashed-pnmdec): both now read an 8x3 bitmap.
-  {
-    const std::string bitmap = std::string("P4\n8 #c\r2 \x0f\x0f\n3 ") + "\xff\x81\x0f";
-    const std::string path = dir.path("comment-cr.pbm");
-    nccmatch::test::writeBytes(path, std::vector<uint8_t>(bitmap.begin(), bitmap.end()));
-    TemplateImage loaded;
-    TemplateLoadError error;
-    ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
-    EXPECT_EQ(loaded.width, 8);
-    EXPECT_EQ(loaded.height, 3);
-  }
+  TemplateImage bitmap;
+  ASSERT_NO_FATAL_FAILURE(load("comment-cr.pbm", std::string("P4\n8 #c\r2 \x0f\x0f\n3 ") + "\xff\x81\x0f", &bitmap));
+  EXPECT_EQ(bitmap.width, 8);
+  EXPECT_EQ(bitmap.height, 3);
   // Comments anywhere in the header, one whitespace byte before the pixels.
-  const std::string good = std::string("P5 # a comment\n2 # another\n2\n255\n") + "\x01\x02\x03\x04";
-  const std::string path = dir.path("commented.pgm");
-  nccmatch::test::writeBytes(path, std::vector<uint8_t>(good.begin(), good.end()));
   TemplateImage loaded;
-  TemplateLoadError error;
-  ASSERT_TRUE(loadTemplateFile(path, &loaded, &error)) << error.message;
+  ASSERT_NO_FATAL_FAILURE(
+      load("commented.pgm", std::string("P5 # a comment\n2 # another\n2\n255\n") + "\x01\x02\x03\x04", &loaded));
   EXPECT_EQ(loaded.width, 2);
   EXPECT_EQ(loaded.height, 2);
   EXPECT_EQ(loaded.pixels, (std::vector<uint8_t>{1, 2, 3, 4}));
