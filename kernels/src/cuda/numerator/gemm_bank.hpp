@@ -100,8 +100,8 @@ class GemmBank {
   // outputs (packedTemplate unused). Uploads synchronously; once per bank and set of buffers.
   // maxNTiles as gemmBankShape's. zeroMeanScreen: also the templates as s8 T - r, from which
   // ccoeff-normed launches screen each pair with one multiply-add and one bound a template and
-  // tile (rules/zero_mean_screen.hpp); other methods are as without it. Off by default: not yet
-  // measured against the u8 path on a GPU (bench_bank --zero-mean).
+  // tile (rules/zero_mean_screen.hpp); other methods are as without it. The engine asks for it
+  // where gemmZeroMeanPays (EngineOptions::cudaGemmTemplates Auto).
   Status set(const std::vector<const uint8_t*>& pixels, int width, int height,
              const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles = 4,
              bool zeroMeanScreen = false);
