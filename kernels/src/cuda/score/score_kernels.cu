@@ -226,8 +226,10 @@ Status scoreFromFloatCentredNumerator(const ScoreInputs& in, const float* centre
   const dim3 grid = floatScoreGrid(g.mapWidth, g.mapHeight);
   const PeakHandoff h = handoff != nullptr ? *handoff : PeakHandoff();
   // 1/n where that is exact (n a power of two: 8², ..., 256²): the windows' variance sums are
-  // multiplications, not divisions, with the same doubles.
-  const NormedConstants constants = normedConstantsFor(in.stats);
+  // multiplications, not divisions, with the same doubles. Only for the templates the kernel
+  // takes them for (n <= kInt64SafePixels): beyond, normedConstantsFor's int64 products overflow.
+  const NormedConstants constants =
+      in.stats.n <= kInt64SafePixels ? normedConstantsFor(in.stats) : NormedConstants();
   // The kernels by table type and hand-off (four instances, one launch).
   const auto launch = [&](auto table, auto withHandoff) {
     using Table = std::remove_const_t<std::remove_pointer_t<decltype(table)>>;
