@@ -149,6 +149,7 @@ int main(int argc, char** argv) {
   Method method = Method::CCoeffNormed;
   int onlyCase = -1;
   int maxNTiles = 4;  // the widest n-tiles the GEMM may take (8: one block an SM; 4, 2: two)
+  int maxGroupChunks = cuda::kGemmMaxGroupChunks;  // chunks a block may hold (1: one, as before groups)
   bool sliced = false;
   bool flatFrame = false;
   bool digest = false;
@@ -160,6 +161,7 @@ int main(int argc, char** argv) {
     else if (a == "--method" && i + 1 < argc && parseMethod(argv[i + 1], &method)) ++i;
     else if (a == "--case" && i + 1 < argc) onlyCase = std::atoi(argv[++i]);
     else if (a == "--max-n-tiles" && i + 1 < argc) maxNTiles = std::atoi(argv[++i]);
+    else if (a == "--max-group-chunks" && i + 1 < argc) maxGroupChunks = std::atoi(argv[++i]);
     else if (a == "--sliced") sliced = true;
     else if (a == "--flat-frame") flatFrame = true;
     else if (a == "--digest") digest = true;
@@ -168,7 +170,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "bench_bank: unknown or incomplete argument '%s'\n"
-                   "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--sliced] "
+                   "usage: bench_bank [--gemm-only] [--method NAME] [--case N] [--max-n-tiles 8|4|2] [--max-group-chunks N] [--sliced] "
                    "[--flat-frame] [--digest] [--zero-mean] [--npp K]\n",
                    a.c_str());
       return 2;
@@ -252,7 +254,8 @@ int main(int argc, char** argv) {
     rule.goodEnough = method == Method::CCoeffNormed || method == Method::CCorrNormed ? 0.9 : 1e300;  // raw scores: nothing collected
     rule.collect = true;
     GemmBank gemm;
-    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount, maxNTiles, zeroMean));
+    bench::exitOnError(gemm.set(pixelPtrs, c.side, c.side, members, prop.multiProcessorCount, maxNTiles, zeroMean,
+                                maxGroupChunks));
     const double denseMicros = timeLaunch([&] {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, rule, 0, mapH, nullptr);
@@ -321,9 +324,9 @@ int main(int argc, char** argv) {
                 c.side, loopCell, denseMicros, gemmMicros, speedUpCell, tops, 100.0 * tops / kInt8PeakTops, nppCell,
                 nppRatioCell);
     if (digest)
-      std::printf("digest case %d: %016llx (n-tiles %d, slabs of %d template rows: %d)\n", ci,
+      std::printf("digest case %d: %016llx (n-tiles %d, slabs of %d template rows: %d, chunks a block %d)\n", ci,
                   static_cast<unsigned long long>(sparseDigest), gemm.shape().nTiles, gemm.shape().slabRows,
-                  (c.side + gemm.shape().slabRows - 1) / gemm.shape().slabRows);
+                  (c.side + gemm.shape().slabRows - 1) / gemm.shape().slabRows, gemm.shape().groupChunks);
     if (sliced)
       std::printf("|  | sliced: %d launches of %d rows | | | %.1f (%+.1f%%) | | | | | |\n", (mapH + sliceRows - 1) / sliceRows,
                   sliceRows, slicedMicros, 100.0 * (slicedMicros / gemmMicros - 1.0));

@@ -11,6 +11,8 @@
 #   BENCH_DIR: the folder holding bench_bank and bench_bank_repeat_* (gpu-pack/bench)
 #   ROUNDS: rounds of every build (default 3); CASES: bench_bank case numbers (default "5 2 7":
 #   1080p 64 x 32², 256 x 16², 16 x 64²)
+# BENCH_BANK_ARGS in the environment: more bench_bank options for every run (e.g. --zero-mean: the
+# zero-mean templates' kernel, whose fold and screen stages repeat its own screen)
 set -euo pipefail
 dir=${1:?usage: bench/gemm_stages.sh BENCH_DIR [ROUNDS] [CASES]}
 rounds=${2:-3}
@@ -27,7 +29,7 @@ for ((r = 0; r < rounds; r++)); do
     b="$dir/bench_bank"
     [ "$s" = plain ] || b="$dir/bench_bank_repeat_$s"
     for c in $cases; do
-      "$b" --gemm-only --digest --case "$c" >>"$out/$s.txt"
+      "$b" --gemm-only --digest --case "$c" ${BENCH_BANK_ARGS:-} >>"$out/$s.txt"
     done
   done
 done

@@ -34,8 +34,8 @@ enum class RepeatStage {
   WindowSums = 2,  // the tile's window sums
   Hankel = 3,      // the Hankel rows of a slab
   Products = 4,    // the first slab's products (accumulators zeroed in between)
-  Fold = 5,        // the folded windows of the tile epilogue
-  Screen = 6,      // the tile epilogue's screen and pushes (the list emptied in between)
+  Fold = 5,        // the folded windows of the tile epilogue (u8 or zero-mean screen's)
+  Screen = 6,      // the tile epilogue's screen and pushes (the list emptied in between; either screen)
 };
 constexpr RepeatStage kRepeat = RepeatStage(NCC_GEMM_REPEAT_STAGE);
 static_assert(int(kRepeat) >= 0 && int(kRepeat) <= 6, "NCC_GEMM_REPEAT_STAGE names no stage");
@@ -79,7 +79,8 @@ struct GemmGrid {
   int width, height;
   bool chunkAligned;  // image and pitch 16-byte aligned: the tile loads by cp.async
   float goodEnoughFloor;  // rule.goodEnough rounded down to a float
-  int count;          // templates in the group
+  int count;          // templates in the size group
+  int groupChunks;    // chunks a block holds (GemmBankShape::groupChunks)
   int w, h, rowChunks, slabRows, slabSteps;
   int rowBegin, rowEnd;
   int chunksPerRow, pitchWords;  // the image tile: 16-byte chunks a row, words a row
@@ -96,10 +97,36 @@ __device__ __forceinline__ void screenTile(const uint32_t (&acc)[kMTiles][kNTile
     screenCandidates<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor);
 }
 
-// Persistent blocks: blockIdx.y is the chunk of templates (its B operand stays in shared
-// memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load the
-// image tile, the window sums, per slab the Hankel rows and the numerator (warp w: output row
-// w), the epilogue, the tile's best per template.
+// The tile's folded windows for the sparse screens, between barriers (the caller's before it: the
+// window sums done, or, where the windows lie over the Hankel rows, every product done; one here
+// after it). The zero-mean kernel folds its own where its windows' condition allows one bound a
+// tile (returns true, *kappa the tile's), else, like every other kernel, the u8 screen's.
+template <bool kZeroMean>
+__device__ __forceinline__ bool foldTile(const GemmShared& s, const GemmGrid& g, const TileGeometry& geometry,
+                                         Method method, const FusedBankRule& rule, float* kappa) {
+  if constexpr (kZeroMean) {
+    foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
+    if constexpr (kRepeat == RepeatStage::Fold) foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
+    __syncthreads();
+    const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
+    if (kappaSqMax <= kZeroMeanKappaSqLimit) {
+      *kappa = zeroMeanTileKappa(kappaSqMax);
+      return true;
+    }
+  }
+  foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+  if constexpr (!kZeroMean && kRepeat == RepeatStage::Fold)
+    foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+  __syncthreads();
+  return false;
+}
+
+// Persistent blocks: blockIdx.y is the group of chunks of templates (their B operands stay in
+// shared memory), blockIdx.x walks the band's tiles of kGemmTileRows x kGemmTileWidth outputs: load
+// the image tile and the window sums (and, for a group, the folded windows) once, then for each
+// chunk of the group: per slab the Hankel rows (kept from the first chunk where the template is one
+// slab and the group's folded windows lie apart) and the numerator (warp w: output row w), the
+// epilogue, the tile's best per template.
 //
 // kZeroMean (a zero-mean bank's ccoeff-normed launch, rules/zero_mean_screen.hpp): the fragments
 // are the s8 templates T - r, the accumulators sum I*(T - r), the tile epilogue screens with one
@@ -111,10 +138,17 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   constexpr int kChunk = 8 * kNTiles;
   extern __shared__ __align__(16) uint8_t shared[];
   const int kSteps = (g.h / g.slabRows) * g.slabSteps + ceilDiv((g.h % g.slabRows) * g.rowChunks, 2);
-  const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h, kZeroMean);
+  const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h, kZeroMean, g.groupChunks);
   const GemmShared s = carve(shared, layout);
-  const int count = min(kChunk, g.count - int(blockIdx.y) * kChunk);
-  loadChunk(s, fragments, descs, zeroMean, layout.fragments, kChunk, count, method);
+  const std::size_t chunkBytes = std::size_t(kSteps) * 2 * kChunk * 16;
+  const int firstChunk = int(blockIdx.y) * g.groupChunks;
+  const int groupCount = min(g.groupChunks * kChunk, g.count - firstChunk * kChunk);  // the block's templates
+  const int chunksHere = ceilDiv(groupCount, kChunk);
+  loadChunks(s, fragments, descs, zeroMean, chunkBytes, firstChunk, chunksHere, kChunk, groupCount, method);
+  // A group's windows are folded once a tile, apart from the Hankel rows; then a template of one
+  // slab keeps its Hankel rows for every chunk of the tile.
+  const bool foldedApart = layout.folded > 0;
+  const bool hankelKept = foldedApart && g.slabRows >= g.h;
 
   const int mapWidth = g.width - g.w + 1, mapHeight = g.height - g.h + 1;
   const int rowLimit = min(g.rowEnd, mapHeight);
@@ -124,16 +158,8 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int ty = firstTileRow + tile / tilesX, tx = tile % tilesX;
     const int x0 = tx * kGemmTileWidth, y0 = ty * kGemmTileRows;
-    if (int(threadIdx.x) < kChunk) {
-      s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
-      s.tieKeys[threadIdx.x] = 0;  // no tie
-      s.bestKeys[threadIdx.x] = 0;  // no candidate scored
-      s.bestIndex[threadIdx.x] = INT_MAX;
-    }
-    if (threadIdx.x == 0) {
-      s.candidateCount[0] = 0;
-      if constexpr (kZeroMean) s.candidateCount[1] = 0;  // the tile's largest kappa^2 (float bits)
-    }
+    if constexpr (kZeroMean)
+      if (threadIdx.x == 0) s.candidateCount[1] = 0;  // the tile's largest kappa^2 (float bits)
     image_tile::load<kGemmThreads>(g.image, g.pitch, g.width, g.height, g.chunkAligned, x0, y0,
                                    kGemmTileRows + g.h - 1, g.chunksPerRow, g.pitchWords, s.image);
     if constexpr (kRepeat == RepeatStage::TileLoad)
@@ -145,94 +171,109 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
       image_tile::windowSums<kGemmThreads, kGemmTileRows, kPrefixColumns>(
           s.image, g.pitchWords, g.h, kGemmTileWidth + g.w - 1, kPrefixPitch, s.p1, s.p2);
     const TileGeometry geometry{x0, y0, rowLimit, mapWidth};
-    uint32_t acc[kMTiles][kNTiles][4] = {};
-    for (int r0 = 0, stepBase = 0; r0 < g.h; r0 += g.slabRows, stepBase += g.slabSteps) {
-      const int rows = min(g.slabRows, g.h - r0);
-      if (r0 > 0) __syncthreads();  // every warp is past the previous slab's Hankel rows
-      buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
-      if constexpr (kRepeat == RepeatStage::Hankel) buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
-      __syncthreads();
-      const int slices = rows * g.rowChunks;
-      // The first slab starts from zero accumulators: its products done twice from zero give the
-      // same sums.
-      if constexpr (kRepeat == RepeatStage::Products) {
-        if (r0 == 0) {
-          mainLoopOf<kNTiles, kZeroMean>(s, g.rowChunks, stepBase, slices, acc);
-#pragma unroll
-          for (int a = 0; a < kMTiles; ++a)
-#pragma unroll
-            for (int n = 0; n < kNTiles; ++n)
-#pragma unroll
-              for (int i = 0; i < 4; ++i) acc[a][n][i] = 0;
-        }
-      }
-      mainLoopOf<kNTiles, kZeroMean>(s, g.rowChunks, stepBase, slices, acc);
+    bool zeroMeanTile = false;  // the zero-mean screen with one bound (foldTile)
+    float kappa = 1.0f;
+    if (foldedApart && !rule.everyScore) {
+      __syncthreads();  // the window sums are in place
+      zeroMeanTile = foldTile<kZeroMean>(s, g, geometry, method, rule, &kappa);
     }
-    // The zero-mean kernels screen from the s8 products; the others as before (if constexpr: no
-    // kernel carries the other's epilogue).
-    if constexpr (kZeroMean) {
+    for (int c = 0; c < chunksHere; ++c) {
+      const GemmShared sc = chunkOf(s, c, chunkBytes, kChunk);
+      const int count = min(kChunk, groupCount - c * kChunk);
+      if (int(threadIdx.x) < kChunk) {
+        s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
+        s.tieKeys[threadIdx.x] = 0;  // no tie
+        s.bestKeys[threadIdx.x] = 0;  // no candidate scored
+        s.bestIndex[threadIdx.x] = INT_MAX;
+      }
+      if (threadIdx.x == 0) s.candidateCount[0] = 0;
+      uint32_t acc[kMTiles][kNTiles][4] = {};
+      for (int r0 = 0, stepBase = 0; r0 < g.h; r0 += g.slabRows, stepBase += g.slabSteps) {
+        const int rows = min(g.slabRows, g.h - r0);
+        if (!(hankelKept && c > 0)) {
+          if (r0 > 0 || c > 0) __syncthreads();  // every warp is past the previous slab's Hankel rows
+          buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
+          if constexpr (kRepeat == RepeatStage::Hankel) buildHankel(s, g.pitchWords, g.rowChunks, r0, rows);
+        }
+        __syncthreads();  // the Hankel rows and the chunk's reset floors are in place
+        const int slices = rows * g.rowChunks;
+        // The first slab starts from zero accumulators: its products done twice from zero give the
+        // same sums.
+        if constexpr (kRepeat == RepeatStage::Products) {
+          if (r0 == 0) {
+            mainLoopOf<kNTiles, kZeroMean>(sc, g.rowChunks, stepBase, slices, acc);
+#pragma unroll
+            for (int a = 0; a < kMTiles; ++a)
+#pragma unroll
+              for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+                for (int i = 0; i < 4; ++i) acc[a][n][i] = 0;
+          }
+        }
+        mainLoopOf<kNTiles, kZeroMean>(sc, g.rowChunks, stepBase, slices, acc);
+      }
       if (!rule.everyScore) {
-        __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
-        foldZeroMeanWindows(s, g.w, g.w * g.h, geometry, s.candidateCount + 1);
-        __syncthreads();
-        const float kappaSqMax = __int_as_float(__shfl_sync(0xffffffffu, s.candidateCount[1], 0));
-        if (kappaSqMax <= kZeroMeanKappaSqLimit) {
-          screenZeroMeanCandidates<kNTiles>(acc, s, count, g.w, geometry, rule, g.goodEnoughFloor,
-                                            zeroMeanTileKappa(kappaSqMax));
-        } else {
-          foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
+        if (!foldedApart) {
+          __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
+          zeroMeanTile = foldTile<kZeroMean>(s, g, geometry, method, rule, &kappa);
+        }
+        // The zero-mean kernels screen from the s8 products (one bound a tile, or the per-pair
+        // screen on c'' + r S1); the others from the u8 ones (if constexpr: no kernel carries the
+        // other's screen). A second screen meets the floors the first raised: it pushes a subset
+        // of the first's list (emptied in between), and the scoring keeps the same candidates.
+        const auto screen = [&] {
+          if constexpr (kZeroMean) {
+            if (zeroMeanTile)
+              screenZeroMeanCandidates<kNTiles>(acc, sc, count, g.w, geometry, rule, g.goodEnoughFloor, kappa);
+            else
+              screenCandidates<kNTiles, true, true>(acc, sc, count, g.w, g.w * g.h, geometry, method, rule,
+                                                     g.goodEnoughFloor);
+          } else {
+            screenTile<kNTiles>(acc, sc, count, g, geometry, method, rule);
+          }
+        };
+        if constexpr (kRepeat == RepeatStage::Screen) {
+          screen();
           __syncthreads();
-          screenCandidates<kNTiles, true, true>(acc, s, count, g.w, g.w * g.h, geometry, method, rule,
-                                                 g.goodEnoughFloor);
+          if (threadIdx.x == 0) *s.candidateCount = 0;
+          __syncthreads();
+        }
+        screen();
+        __syncthreads();
+        // The same for the whole block; read through a shuffle so the compiler sees it uniform
+        // in the warp (wgmma stays unserialised only on uniform paths).
+        const int candidates = __shfl_sync(0xffffffffu, *s.candidateCount, 0);
+        if (candidates <= candidateCapacity(kChunk)) {
+          scoreCandidates(sc, candidates, count, g.w, geometry, method, rule, g.goodEnoughFloor, ty * tilesX + tx);
+          __syncthreads();  // the candidates are read before the next chunk's or tile's floors are reset
+          continue;
         }
       }
-    } else if (!rule.everyScore) {
-      __syncthreads();  // every product is done: the Hankel rows' memory takes the folded windows
-      foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
-      if constexpr (kRepeat == RepeatStage::Fold) foldTileWindows(s, g.w, g.w * g.h, method, float(rule.sign), geometry);
-      __syncthreads();
-      // A second screen meets the floors the first raised: it pushes a subset of the first's
-      // list (emptied in between), and the scoring keeps the same candidates from either.
-      if constexpr (kRepeat == RepeatStage::Screen) {
-        screenTile<kNTiles>(acc, s, count, g, geometry, method, rule);
-        __syncthreads();
-        if (threadIdx.x == 0) *s.candidateCount = 0;
-        __syncthreads();
+      if constexpr (kZeroMean) {
+        Accumulators<kNTiles> copy;
+#pragma unroll
+        for (int a = 0; a < kMTiles; ++a)
+#pragma unroll
+          for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) copy.v[a][n][i] = acc[a][n][i];
+        zeroMeanRowEpilogue<kNTiles>(copy, sc, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
+                                     s.best + warp * kChunk);
+      } else {
+        epilogue<kNTiles, false>(acc, sc, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
+                                 s.best + warp * kChunk);
       }
-      screenTile<kNTiles>(acc, s, count, g, geometry, method, rule);
-    }
-    if (!rule.everyScore) {
+      // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
       __syncthreads();
-      // The same for the whole block; read through a shuffle so the compiler sees it uniform
-      // in the warp (wgmma stays unserialised only on uniform paths).
-      const int candidates = __shfl_sync(0xffffffffu, *s.candidateCount, 0);
-      if (candidates <= candidateCapacity(kChunk)) {
-        scoreCandidates(s, candidates, count, g.w, geometry, method, rule, g.goodEnoughFloor, ty * tilesX + tx);
-        __syncthreads();  // the candidates are read before the next tile's floors are reset
-        continue;
+      if (int(threadIdx.x) < count) {
+        Ranked r = s.best[threadIdx.x];
+        for (int row = 1; row < kGemmTileRows; ++row)
+          if (better(s.best[row * kChunk + threadIdx.x], r)) r = s.best[row * kChunk + threadIdx.x];
+        sc.desc[threadIdx.x].blockBest[ty * tilesX + tx] = r;
       }
-    }
-    if constexpr (kZeroMean) {
-      Accumulators<kNTiles> copy;
-#pragma unroll
-      for (int a = 0; a < kMTiles; ++a)
-#pragma unroll
-        for (int n = 0; n < kNTiles; ++n)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) copy.v[a][n][i] = acc[a][n][i];
-      zeroMeanRowEpilogue<kNTiles>(copy, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
-                                   s.best + warp * kChunk);
-    } else {
-      epilogue<kNTiles, false>(acc, s, count, g.w, g.w * g.h, geometry, method, rule, g.goodEnoughFloor,
-                               s.best + warp * kChunk);
-    }
-    // Every warp is past its reads of the tile, the sums and the Hankel rows of this tile.
-    __syncthreads();
-    if (int(threadIdx.x) < count) {
-      Ranked r = s.best[threadIdx.x];
-      for (int row = 1; row < kGemmTileRows; ++row)
-        if (better(s.best[row * kChunk + threadIdx.x], r)) r = s.best[row * kChunk + threadIdx.x];
-      s.desc[threadIdx.x].blockBest[ty * tilesX + tx] = r;
+      // The bests are read before the next chunk's epilogue writes them (a tile's next load is
+      // past barriers of its own).
+      if (c + 1 < chunksHere) __syncthreads();
     }
   }
 }
@@ -265,13 +306,13 @@ Status prepare(std::size_t limit, std::size_t shared, bool zeroMean, int* blocks
 
 template <int kNTiles>
 Status launch(const GemmGrid& g, const MemberDesc* descs, const uint8_t* fragments, const ZeroMeanTemplate* zeroMean,
-              Method method, const FusedBankRule& rule, std::size_t shared, int chunks, int blocksX,
+              Method method, const FusedBankRule& rule, std::size_t shared, int groups, int blocksX,
               cudaStream_t stream) {
   if (zeroMean != nullptr)
-    gemmBankKernel<kNTiles, true><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments,
+    gemmBankKernel<kNTiles, true><<<dim3(blocksX, groups), kGemmThreads, shared, stream>>>(g, descs, fragments,
                                                                                            zeroMean, method, rule);
   else
-    gemmBankKernel<kNTiles, false><<<dim3(blocksX, chunks), kGemmThreads, shared, stream>>>(g, descs, fragments,
+    gemmBankKernel<kNTiles, false><<<dim3(blocksX, groups), kGemmThreads, shared, stream>>>(g, descs, fragments,
                                                                                             nullptr, method, rule);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
@@ -304,10 +345,11 @@ Status gemmBankUsesWgmma(bool* out) {
 }
 
 std::size_t GemmBankShape::sharedBytes() const {
-  return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height, zeroMean).total();
+  return sharedLayout(kSteps, chunkTemplates, slabRows, rowChunks, height, zeroMean, groupChunks).total();
 }
 
-GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit, int maxNTiles, bool zeroMean) {
+GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit, int maxNTiles, bool zeroMean,
+                            int maxGroupChunks) {
   GemmBankShape s;
   if (!gemmBankFits(width, height) || count < 1) return s;
   s.zeroMean = zeroMean;
@@ -320,6 +362,8 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
     s.nTiles = nTiles;
     s.chunkTemplates = 8 * nTiles;
     s.chunks = ceilDiv(count, s.chunkTemplates);
+    s.groupChunks = 1;
+    s.groups = s.chunks;
     s.slabRows = slabRows;
     s.slabSteps = ceilDiv(slabRows * s.rowChunks, 2);
     s.kSteps = (height / slabRows) * s.slabSteps + ceilDiv((height % slabRows) * s.rowChunks, 2);
@@ -329,13 +373,25 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
   // or the whole template: fewer rebuild the Hankel too often) fit, two blocks an SM for 4 or 2
   // n-tiles; then, for large templates, 4 or 2 n-tiles alone on an SM; the largest slab for those.
   const int wanted = std::min(std::max(2, maxNTiles), std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
+  // Then the most chunks a block (the largest divisor of chunks: every group as long) that keep the
+  // shape within its limit; a group's folded windows take memory of their own.
+  const auto group = [&](std::size_t limit) {
+    for (int g = std::min(s.chunks, std::max(1, maxGroupChunks)); g >= 2; --g) {
+      if (s.chunks % g != 0) continue;
+      GemmBankShape grouped = s;
+      grouped.groupChunks = g;
+      grouped.groups = s.chunks / g;
+      if (grouped.sharedBytes() <= limit) return grouped;
+    }
+    return s;
+  };
   for (int pass = 0; pass < 2; ++pass)
     for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
       if (pass == 1 && nTiles == 8) continue;
       const std::size_t limit = nTiles == 8 || pass == 1 ? sharedLimit : twoBlocks;
       const int leastSlab = nTiles == 2 ? 1 : std::min(height, 8);
       for (int slabRows = height; slabRows >= leastSlab; --slabRows)
-        if (cut(nTiles, slabRows, limit)) return s;
+        if (cut(nTiles, slabRows, limit)) return group(limit);
     }
   return GemmBankShape();
 }
@@ -371,7 +427,8 @@ int gemmBankTiles(int mapWidth, int mapHeight) {
 }
 
 Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int height,
-                     const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles, bool zeroMeanScreen) {
+                     const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles, bool zeroMeanScreen,
+                     int maxGroupChunks) {
   count_ = 0;
   if (members.empty() || pixels.size() != members.size())
     return Status::error("GemmBank::set: empty bank, or pixels and members differ in number");
@@ -380,7 +437,8 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   NCC_CUDA_CHECK(cudaGetDevice(&device));
   NCC_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const std::size_t sharedLimit = std::min(kGemmSharedLimit, std::size_t(optin));
-  const GemmBankShape shape = gemmBankShape(width, height, int(members.size()), sharedLimit, maxNTiles, zeroMeanScreen);
+  const GemmBankShape shape =
+      gemmBankShape(width, height, int(members.size()), sharedLimit, maxNTiles, zeroMeanScreen, maxGroupChunks);
   if (shape.kSteps == 0)
     return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
                          " templates do not fit the device's shared memory");
@@ -437,7 +495,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
 
 int GemmBank::sliceRows(int width) const {
   const int tilesX = std::max(1, ceilDiv(width - shape_.width + 1, shape_.tileWidth));
-  const int resident = std::max(1, blocksPerSm_ * smCount_ / shape_.chunks);
+  const int resident = std::max(1, blocksPerSm_ * smCount_ / shape_.groups);
   return std::max(1, kGemmSliceRounds * resident / tilesX) * kGemmTileRows;
 }
 
@@ -461,6 +519,7 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   g.chunkAligned = reinterpret_cast<std::uintptr_t>(image) % 16 == 0 && pitch % 16 == 0;
   g.goodEnoughFloor = floatAtMost(rule.goodEnough);
   g.count = count_;
+  g.groupChunks = shape_.groupChunks;
   g.w = shape_.width;
   g.h = shape_.height;
   g.rowChunks = shape_.rowChunks;
@@ -472,9 +531,9 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   g.pitchWords = 4 * g.chunksPerRow;
   const int tiles = ceilDiv(mapWidth, shape_.tileWidth) *
                     (ceilDiv(rowEnd, kGemmTileRows) - rowBegin / kGemmTileRows);
-  // The resident blocks of every SM, shared between the chunks: one wave (a block beyond it
-  // would walk its tiles after the others, doubling the time).
-  const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.chunks));
+  // The resident blocks of every SM, shared between the groups of chunks: one wave (a block beyond
+  // it would walk its tiles after the others, doubling the time).
+  const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.groups));
   const MemberDesc* descs = descriptors_.as<MemberDesc>();
   // A zero-mean bank screens ccoeff-normed from its s8 templates; every other method, and every
   // bank without them, from the u8 ones.
@@ -486,9 +545,9 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   const ZeroMeanTemplate* zeroMean = zeroMeanLaunch ? zeroMeanTemplates_.as<ZeroMeanTemplate>() : nullptr;
   const std::size_t shared = shape_.sharedBytes();
   switch (shape_.nTiles) {
-    case 8: return launch<8>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
-    case 4: return launch<4>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
-    default: return launch<2>(g, descs, fragments, zeroMean, method, rule, shared, shape_.chunks, blocksX, stream);
+    case 8: return launch<8>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
+    case 4: return launch<4>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
+    default: return launch<2>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
   }
 }
 

@@ -33,6 +33,8 @@ constexpr int kGemmThreads = 32 * kGemmTileRows;
 // fill the registers), two where it holds 4 or 2 (the kernel then keeps to 128 registers).
 constexpr std::size_t kGemmSharedLimit = 220 * 1024;
 constexpr std::size_t kGemmSharedLimitTwoBlocks = 112 * 1024;
+// The most chunks of templates a block holds by default (GemmBankShape::groupChunks).
+constexpr int kGemmMaxGroupChunks = 8;
 
 inline bool gemmBankFits(int templateWidth, int templateHeight) {
   return templateWidth >= 1 && templateHeight >= 1 && templateWidth <= kGemmMaxSide &&
@@ -54,6 +56,11 @@ struct GemmBankShape {
   int tileWidth = 0;       // kGemmTileWidth
   int chunkTemplates = 0;  // 8 * nTiles
   int chunks = 0;          // ceil(count / chunkTemplates)
+  // Chunks a block holds (their B operands and descriptors in shared memory), scored in turn on
+  // each tile: the tile's load, window sums and folded windows (and, for a template of one slab,
+  // its Hankel rows) are formed once for them all. A divisor of chunks; groups = chunks / it.
+  int groupChunks = 1;
+  int groups = 0;
   bool zeroMean = false;   // shared memory also for the zero-mean screen's template constants
   std::size_t chunkBytes() const { return std::size_t(kSteps) * 2 * chunkTemplates * 16; }
   std::size_t sharedBytes() const;  // the block's shared memory
@@ -65,8 +72,10 @@ struct GemmBankShape {
 // The default 4: two blocks an SM beat one holding 8 n-tiles (bench_bank --max-n-tiles on the
 // H200: 64 x 32^2 at 1080p 1114 against 1190 us).
 // zeroMean: room for the zero-mean screen as well (GemmBank::set's zeroMeanScreen).
+// maxGroupChunks: the most chunks a block may hold (groupChunks: the largest divisor of chunks up
+// to it that keeps the shape's blocks an SM; 1: a chunk a block, as before groups existed).
 GemmBankShape gemmBankShape(int width, int height, int count, std::size_t sharedLimit = kGemmSharedLimit,
-                            int maxNTiles = 4, bool zeroMean = false);
+                            int maxNTiles = 4, bool zeroMean = false, int maxGroupChunks = kGemmMaxGroupChunks);
 
 // Whether a group of `count` templates takes the zero-mean screen (EngineOptions::cudaGemmTemplates
 // Auto): more than 16 templates, where the bank's shape has 4 n-tiles a warp. Measured on the H200
@@ -102,9 +111,10 @@ class GemmBank {
   // ccoeff-normed launches screen each pair with one multiply-add and one bound a template and
   // tile (rules/zero_mean_screen.hpp); other methods are as without it. The engine asks for it
   // where gemmZeroMeanPays (EngineOptions::cudaGemmTemplates Auto).
+  // maxGroupChunks as gemmBankShape's.
   Status set(const std::vector<const uint8_t*>& pixels, int width, int height,
              const std::vector<FusedBankTemplate>& members, int smCount, int maxNTiles = 4,
-             bool zeroMeanScreen = false);
+             bool zeroMeanScreen = false, int maxGroupChunks = kGemmMaxGroupChunks);
   std::size_t size() const { return std::size_t(count_); }
   const GemmBankShape& shape() const { return shape_; }
   // Output rows [rowBegin, rowEnd) (rowBegin a multiple of kGemmTileRows, rowEnd at most the map

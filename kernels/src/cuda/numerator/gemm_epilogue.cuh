@@ -365,6 +365,11 @@ __device__ __forceinline__ void foldZeroMeanWindows(const GemmShared& s, int w, 
 // screenCandidates: the running floor under each template's tile best, the pushes of pairs that
 // can reach it or the threshold with their exact cross sum c'' + r S1, and the pairs whose screened
 // goodness is exact (a flat window: 0; a flat template: 1) kept as ties instead.
+//
+// Window by window: each of the lane's 8 windows is read once for its 2 kNTiles templates (a pair
+// then costs the conversion, two multiply-adds and a max), and the lane's highest value per
+// template decides whether the lane forms its pairs again for the pushes: only the lanes holding
+// a row's best and its near ties do.
 template <int kNTiles>
 __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4],
                                                          const GemmShared& s, int count, int w,
@@ -372,35 +377,52 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
                                                          float goodEnoughFloor, float kappa) {
   constexpr int kCapacity = candidateCapacity(8 * kNTiles);
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // The lane's templates: member 8n + 2t + j, its d (a flat template's or one past the chunk's end
+  // is replaced below).
+  float d[kNTiles][2];
 #pragma unroll
-  for (int n = 0; n < kNTiles; ++n) {
-    // A pair's screened value: g over Gt, or a flat template's constant 1 (-inf: no pair). Formed
-    // twice (for the floors, then against them) rather than kept: few live registers.
-    auto screened = [&](const ZeroMeanTemplate& z, bool flatTemplate, int member, int m, int half, int j) {
+  for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) d[n][j] = s.zeroMean[min(8 * n + 2 * t + j, count - 1)].d;
+  // Per template the lane's highest g over Gt; anyPair 0 where one of the lane's windows is in the
+  // map (-inf: none), a flat template's highest less 1.
+  float top[kNTiles][2];
+  float anyPair = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) top[n][0] = top[n][1] = -INFINITY;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
       const Place place = placeOf(m, half);
       const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
-      const float v = flatTemplate ? (f.offset == -INFINITY ? -INFINITY : 1.0f)
-                                   : zeroMeanPair(f, z.d, int32_t(acc[m][n][2 * half + j]));
-      return member < count ? v : -INFINITY;
-    };
+      anyPair = fmaxf(anyPair, f.offset);
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+          top[n][j] = fmaxf(top[n][j], zeroMeanPair(f, d[n][j], int32_t(acc[m][n][2 * half + j])));
+    }
+  // The row's floors: each template's highest over the row's lanes, less the bound, to goodness.
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
       const ZeroMeanTemplate z = s.zeroMean[min(member, count - 1)];
       const bool flatTemplate = z.gtLow == 0.0f;  // ccoeff-normed's flat template: 1 everywhere
-      float top = -INFINITY;
-#pragma unroll
-      for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) top = fmaxf(top, screened(z, flatTemplate, member, m, half, j));
-      for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
-      if (g == 0 && member < count && top != -INFINITY) {
+      top[n][j] = member >= count ? -INFINITY : flatTemplate ? anyPair + 1.0f : top[n][j];
+      float rowTop = top[n][j];
+      for (int offset = 4; offset < 32; offset <<= 1) rowTop = fmaxf(rowTop, __shfl_xor_sync(0xffffffffu, rowTop, offset));
+      if (g == 0 && member < count && rowTop != -INFINITY) {
         const float floor =
-            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(top, -zeroMeanBound(kappa, z.boundK)), z);
+            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(rowTop, -zeroMeanBound(kappa, z.boundK)), z);
         atomicMax(s.floorBits + member, orderedBits(floor));
       }
     }
-    __syncwarp();  // the row's own floors are in place
+  __syncwarp();  // the row's own floors are in place
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) {
     // Bit 8j + 2m + half: the pair can reach the floor seen now or the threshold.
     uint32_t reaching = 0;
 #pragma unroll
@@ -417,11 +439,17 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
           flatTemplate ? reach
                        : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z), -zeroMeanBound(kappa, z.boundK)),
                                -FLT_MAX);
+      if (top[n][j] < threshold) continue;  // none of the lane's pairs reaches (most lanes)
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
-          if (screened(z, flatTemplate, member, m, half, j) >= threshold) reaching |= 1u << pairBit(j, m, half);
+        for (int half = 0; half < 2; ++half) {
+          const Place place = placeOf(m, half);
+          const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
+          const float v = flatTemplate ? (f.offset == -INFINITY ? -INFINITY : 1.0f)
+                                       : zeroMeanPair(f, z.d, int32_t(acc[m][n][2 * half + j]));
+          if (v >= threshold) reaching |= 1u << pairBit(j, m, half);
+        }
     }
     while (reaching != 0) {
       const int bit = __ffs(reaching) - 1;

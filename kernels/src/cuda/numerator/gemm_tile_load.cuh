@@ -87,8 +87,9 @@ struct GemmShared {
 
 struct SharedLayout {
   std::size_t fragments, hankel, image, prefix, desc, best, candidates, zeroMean;
+  std::size_t folded;  // a group's folded windows in their own memory (0: over the Hankel rows)
   __host__ __device__ std::size_t total() const {
-    return fragments + hankel + image + 2 * prefix + desc + best + candidates + zeroMean;
+    return fragments + hankel + image + 2 * prefix + desc + best + candidates + zeroMean + folded;
   }
 };
 
@@ -96,19 +97,22 @@ struct SharedLayout {
 __host__ __device__ constexpr int candidateCapacity(int chunkTemplates) { return kGemmTileRows * chunkTemplates; }
 
 // zeroMean: a zero-mean bank's, with room for its templates' screen constants at the end.
+// groupChunks: the chunks a block holds (fragments, descriptors and constants for each); more
+// than one keeps the tile's folded windows apart from the Hankel rows, for every chunk to read.
 __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTemplates, int slabRows, int rowChunks,
-                                                     int h, bool zeroMean = false) {
+                                                     int h, bool zeroMean = false, int groupChunks = 1) {
   SharedLayout l;
-  l.fragments = std::size_t(kSteps) * 2 * chunkTemplates * 16;
+  l.fragments = std::size_t(groupChunks) * kSteps * 2 * chunkTemplates * 16;
   l.hankel = std::size_t(slabRows + kGemmTileRows - 1) * rowChunks * kGemmTileWidth * 16;
   l.image = std::size_t(kGemmTileRows + h - 1) * tileChunksPerRow(rowChunks) * 16;
   l.prefix = std::size_t(kGemmTileRows) * kPrefixPitch * 4;
-  l.desc = std::size_t(chunkTemplates) * sizeof(MemberDesc);
+  l.desc = std::size_t(groupChunks) * chunkTemplates * sizeof(MemberDesc);
   l.best = std::size_t(kGemmTileRows) * chunkTemplates * sizeof(Ranked);
   l.candidates = (std::size_t(chunkTemplates) * 4 + 16 + std::size_t(candidateCapacity(chunkTemplates)) * 12 +
                   std::size_t(chunkTemplates) * (8 + 8 + 4) + 15) /
                  16 * 16;
-  l.zeroMean = zeroMean ? (std::size_t(chunkTemplates) * sizeof(ZeroMeanTemplate) + 15) / 16 * 16 : 0;
+  l.zeroMean = zeroMean ? (std::size_t(groupChunks) * chunkTemplates * sizeof(ZeroMeanTemplate) + 15) / 16 * 16 : 0;
+  l.folded = groupChunks > 1 ? std::size_t(kGemmTileRows) * kGemmTileWidth * sizeof(ScreenFoldedWindow) : 0;
   return l;
 }
 static_assert(sizeof(ZeroMeanWindow) == sizeof(ScreenFoldedWindow), "either screen's windows fill the same memory");
@@ -149,25 +153,40 @@ __device__ inline GemmShared carve(uint8_t* shared, const SharedLayout& l) {
   s.bestIndex = reinterpret_cast<int*>(s.bestKeys + capacity / kGemmTileRows);
   p += l.candidates;
   s.zeroMean = l.zeroMean > 0 ? reinterpret_cast<ZeroMeanTemplate*>(p) : nullptr;
+  p += l.zeroMean;
+  if (l.folded > 0) s.folded = reinterpret_cast<ScreenFoldedWindow*>(p);  // apart from the Hankel rows
   s.zeroMeanFolded = reinterpret_cast<ZeroMeanWindow*>(s.folded);
   return s;
 }
 
-// Once per block: the chunk's B operand (cp.async) and its descriptors with the screening
-// constants of the launch's method (and a zero-mean bank's template constants).
-__device__ __forceinline__ void loadChunk(const GemmShared& s, const uint8_t* fragments, const MemberDesc* descs,
-                                          const ZeroMeanTemplate* zeroMean, std::size_t chunkBytes,
-                                          int chunkTemplates, int count, Method method) {
-  const uint8_t* src = fragments + std::size_t(blockIdx.y) * chunkBytes;
-  for (std::size_t i = threadIdx.x; i < chunkBytes / 16; i += kGemmThreads)
+// Chunk c of a block's group: its B operand, descriptors and zero-mean constants (each chunk's
+// chunkTemplates entries after the previous chunk's); the rest of the shared memory is the block's.
+__device__ __forceinline__ GemmShared chunkOf(const GemmShared& s, int c, std::size_t chunkBytes, int chunkTemplates) {
+  GemmShared v = s;
+  v.fragments = s.fragments + std::size_t(c) * chunkBytes;
+  v.desc = s.desc + c * chunkTemplates;
+  if (s.zeroMean != nullptr) v.zeroMean = s.zeroMean + c * chunkTemplates;
+  return v;
+}
+
+// Once per block: its group's B operands (cp.async), chunks firstChunk .. firstChunk + chunks - 1
+// (contiguous in global memory as in shared), and the descriptors of its `count` templates with the
+// screening constants of the launch's method (and a zero-mean bank's template constants).
+__device__ __forceinline__ void loadChunks(const GemmShared& s, const uint8_t* fragments, const MemberDesc* descs,
+                                           const ZeroMeanTemplate* zeroMean, std::size_t chunkBytes, int firstChunk,
+                                           int chunks, int chunkTemplates, int count, Method method) {
+  const uint8_t* src = fragments + std::size_t(firstChunk) * chunkBytes;
+  const std::size_t bytes = std::size_t(chunks) * chunkBytes;
+  for (std::size_t i = threadIdx.x; i < bytes / 16; i += kGemmThreads)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
                      uint32_t(__cvta_generic_to_shared(s.fragments + 16 * i))),
                  "l"(src + 16 * i));
   for (int i = threadIdx.x; i < count; i += kGemmThreads) {
-    MemberDesc d = descs[blockIdx.y * chunkTemplates + i];
+    MemberDesc d = descs[firstChunk * chunkTemplates + i];
     d.screen = screenTemplate(method, d.stats);
+    // Chunk by chunk as chunkOf finds them (a chunk's templates are chunkTemplates apart).
     s.desc[i] = d;
-    if (s.zeroMean != nullptr) s.zeroMean[i] = zeroMean[blockIdx.y * chunkTemplates + i];
+    if (s.zeroMean != nullptr) s.zeroMean[i] = zeroMean[firstChunk * chunkTemplates + i];
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
 #if NCC_GEMM_WGMMA

@@ -35,12 +35,14 @@ struct GemmCase {
   bool sprinkled = false;          // every 97th byte of the frame 254: nearly flat windows (kappa in the
                                    // thousands) on a 255 frame, where the zero-mean tile takes the per-pair screen
   int maxNTiles = 4;               // GemmBank::set's (8: one block an SM, each warp 64 templates)
+  int maxGroupChunks = cuda::kGemmMaxGroupChunks;  // GemmBank::set's (1: a chunk a block)
 };
 
 std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
   return os << describe(c.frameW, c.frameH, c.padding) << " offset " << c.offset << ", " << c.count << " x "
             << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "")
-            << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "") << " n-tiles <= " << c.maxNTiles;
+            << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "") << " n-tiles <= " << c.maxNTiles
+            << " chunks a block <= " << c.maxGroupChunks;
 }
 
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
@@ -92,9 +94,10 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
     pixels.push_back(t.pixels.data());
   }
   cuda::GemmBank bank;
-  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4, c.maxNTiles, c.zeroMean);
+  Status s = bank.set(pixels, c.tplW, c.tplH, members, 4, c.maxNTiles, c.zeroMean, c.maxGroupChunks);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(bank.size(), templates.size());
+  if (c.maxGroupChunks == 1) ASSERT_EQ(bank.shape().groupChunks, 1);
   if (c.maxNTiles == 8 && c.count > 56) ASSERT_EQ(bank.shape().nTiles, 8) << "the 8-n-tile kernel went untested";
 
   uint8_t* allocation = nullptr;
@@ -184,7 +187,10 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{1921, 1079, 0, 0,  32, 32, 9,      Fill::Random, 272,  {Method::CCoeffNormed}},
     // Eight n-tiles (one block an SM): 70 templates, a second chunk of 6.
     GemmCase{157, 93,   0,  0,  32, 32, 70,     Fill::Random, 48,   kAll, false, false, false, 8},
-    GemmCase{99, 77,    3,  0,  16, 16, 70,     Fill::Flat,   0,    kTwo, true, false, false, 8}));
+    GemmCase{99, 77,    3,  0,  16, 16, 70,     Fill::Flat,   0,    kTwo, true, false, false, 8},
+    // A chunk a block (the 64 x 16² above take two a block: one tile load and fold for both).
+    GemmCase{130, 70,   0,  0,  16, 16, 64,     Fill::Random, 32,   kAll, false, false, false, 4, 1},
+    GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    kTwo, false, false, false, 4, 1}));
 
 // Zero-mean banks: ccoeff-normed screened from s8 templates (and a second method, which such a bank
 // runs from its u8 templates as any bank does).
@@ -209,7 +215,9 @@ INSTANTIATE_TEST_SUITE_P(ZeroMeanBanks, GemmBankScores, ::testing::Values(
     GemmCase{120, 70,   3,  0,  16, 16, 40,     Fill::Flat,   16,   kZeroMeanMethods, true, true, true},
     GemmCase{701, 403,  0,  0,  32, 32, 9,      Fill::Random, 0,    {Method::CCoeffNormed}, false, true},
     GemmCase{157, 93,   0,  0,  32, 32, 70,     Fill::Random, 48,   kZeroMeanMethods, false, true, false, 8},
-    GemmCase{160, 90,   0,  0,  24, 24, 70,     Fill::Flat,   0,    kZeroMeanMethods, true, true, true, 8}));
+    GemmCase{160, 90,   0,  0,  24, 24, 70,     Fill::Flat,   0,    kZeroMeanMethods, true, true, true, 8},
+    GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    {Method::CCoeffNormed}, false, true, false, 4, 1},
+    GemmCase{120, 70,   3,  0,  16, 16, 40,     Fill::Flat,   16,   kZeroMeanMethods, true, true, true, 4, 1}));
 
 TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   // 64 templates of 32x32 with 8 n-tiles allowed: two 16-byte chunks a row, 64 slices, 32
@@ -283,7 +291,24 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
                                                                                                     cuda::kGemmSharedLimit, 4, true);
   EXPECT_TRUE(zeroMean.zeroMean);
   EXPECT_EQ(zeroMean.slabRows, plain.slabRows);
-  EXPECT_EQ(zeroMean.sharedBytes(), plain.sharedBytes() + std::size_t(plain.chunkTemplates) * sizeof(ZeroMeanTemplate));
+  EXPECT_EQ(zeroMean.groupChunks, plain.groupChunks);
+  EXPECT_EQ(zeroMean.sharedBytes(), plain.sharedBytes() + std::size_t(plain.groupChunks) * plain.chunkTemplates *
+                                                              sizeof(ZeroMeanTemplate));
+  // Groups: 256 templates of 16x16 are 8 chunks of 32; a block holds as many as keep two blocks an
+  // SM (their B operands, descriptors and the group's folded windows), a divisor of 8.
+  const cuda::GemmBankShape grouped = cuda::gemmBankShape(16, 16, 256);
+  EXPECT_EQ(grouped.chunks, 8);
+  EXPECT_GE(grouped.groupChunks, 2);
+  EXPECT_EQ(grouped.chunks % grouped.groupChunks, 0);
+  EXPECT_EQ(grouped.groups * grouped.groupChunks, grouped.chunks);
+  EXPECT_LE(grouped.sharedBytes(), cuda::kGemmSharedLimitTwoBlocks);
+  const cuda::GemmBankShape alone = cuda::gemmBankShape(16, 16, 256, cuda::kGemmSharedLimit, 4, false, 1);
+  EXPECT_EQ(alone.groupChunks, 1);
+  EXPECT_EQ(alone.groups, 8);
+  EXPECT_EQ(alone.slabRows, grouped.slabRows);
+  EXPECT_LT(alone.sharedBytes(), grouped.sharedBytes());
+  // 64 x 32x32: two chunks whose B operands (32 KB each) do not fit one block beside the slab.
+  EXPECT_EQ(cuda::gemmBankShape(32, 32, 64).groupChunks, 1);
 }
 
 TEST(GemmBank, BadArgumentsAreErrors) {
