@@ -255,95 +255,72 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
   const ScreenMethod screenRule = screenMethod(method, pixels);
   const float sign = float(rule.sign);
   const float lowest = screenLowestGoodness(screenRule, sign);
-  const float flatGoodness = sign * screenRule.flatTemplateScore;
-  // A pair's screened range (its template's constants and offset passed in); a flat template's
-  // pairs are taken apart below.
-  const auto range = [&](const ScreenTemplate& screen, int offset, const ScreenFoldedWindow& f, uint32_t cAcc) {
-    return screenFoldedPair<kCentred>(screenRule, screen, f, lowest, crossSumOf<kZeroMean>(cAcc, offset, int32_t(f.u)));
-  };
-  // Window by window (each read once for the lane's 2 kNTiles templates): per template the lane's
-  // highest ceiling and highest floor; anyPair 0 where one of the lane's windows is in the map.
-  float ceilingTop[kNTiles][2], floorTop[kNTiles][2];
-  float anyPair = -INFINITY;
 #pragma unroll
-  for (int n = 0; n < kNTiles; ++n)
-#pragma unroll
-    for (int j = 0; j < 2; ++j) ceilingTop[n][j] = floorTop[n][j] = -INFINITY;
-#pragma unroll
-  for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const Place place = placeOf(m, half);
-      const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];
-      anyPair = f.offset == -INFINITY ? anyPair : 0.0f;
-#pragma unroll
-      for (int n = 0; n < kNTiles; ++n)
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int member = min(8 * n + 2 * t + j, count - 1);
-          const ScreenedRange r =
-              range(s.desc[member].screen, offsetOf<kZeroMean>(s, member), f, acc[m][n][2 * half + j]);
-          ceilingTop[n][j] = fmaxf(ceilingTop[n][j], r.ceiling);
-          floorTop[n][j] = fmaxf(floorTop[n][j], r.floor);
-        }
-    }
-  // The row's floors: each template's highest floor over the row's lanes (no exact goodness is
-  // below `lowest`); a flat template's pairs are its constant, a template past the chunk none.
-#pragma unroll
-  for (int n = 0; n < kNTiles; ++n)
+  for (int n = 0; n < kNTiles; ++n) {
+    float ceiling[2][kMTiles][2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      const bool flatTemplate = screenFlatTemplate(screenRule, s.desc[min(member, count - 1)].screen);
-      if (member >= count || flatTemplate) {
-        ceilingTop[n][j] = floorTop[n][j] = member < count && anyPair == 0.0f ? flatGoodness : -INFINITY;
+      const ScreenTemplate screen = s.desc[min(member, count - 1)].screen;
+      const int offset = offsetOf<kZeroMean>(s, min(member, count - 1));
+      const bool flatTemplate = screenFlatTemplate(screenRule, screen);
+      const float flatGoodness = sign * screenRule.flatTemplateScore;
+      float top = -INFINITY;
+      if (flatTemplate || member >= count) {  // rare (a lane's own branch): constants, or no pairs
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const bool pair = member < count && s.folded[place.row * kGemmTileWidth + place.column].offset != -INFINITY;
+            ceiling[j][m][half] = pair ? flatGoodness : -INFINITY;
+            top = fmaxf(top, ceiling[j][m][half]);
+          }
+      } else {
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const Place place = placeOf(m, half);
+            const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];  // few live registers
+            const uint32_t c = crossSumOf<kZeroMean>(acc[m][n][2 * half + j], offset, int32_t(f.u));
+            const ScreenedRange r = screenFoldedPair<kCentred>(screenRule, screen, f, lowest, c);
+            ceiling[j][m][half] = r.ceiling;
+            top = fmaxf(top, r.floor);
+          }
       }
-      float top = floorTop[n][j];
-      if (top != -INFINITY) top = fmaxf(top, lowest);
+      if (top != -INFINITY) top = fmaxf(top, lowest);  // no exact goodness is below it
       for (int offset = 4; offset < 32; offset <<= 1) top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
       if (g == 0 && member < count && top != -INFINITY) atomicMax(s.floorBits + member, orderedBits(top));
     }
-  __syncwarp();  // the row's own floors are in place
-#pragma unroll
-  for (int n = 0; n < kNTiles; ++n) {
+    __syncwarp();  // the row's own floors are in place
     // Bit 8j + 2m + half: the pair's ceiling reaches the floor seen now or the threshold (a pair
-    // that is none, ceiling -inf, never does). Only the lanes whose highest ceiling reaches form
-    // their pairs again; only the pairs set here are visited below.
+    // that is none, ceiling -inf, never does). Only those pairs are visited below.
     uint32_t reaching = 0;
     float floorNow[2];
     bool flatTemplate[2];
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      const int clamped = min(member, count - 1);
       floorNow[j] = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
       float reach = rule.collect ? fminf(floorNow[j], goodEnoughFloor) : floorNow[j];
       reach = fmaxf(reach, -FLT_MAX);
-      const ScreenTemplate screen = s.desc[clamped].screen;
-      flatTemplate[j] = screenFlatTemplate(screenRule, screen);
-      if (ceilingTop[n][j] < reach) continue;  // none of the lane's pairs reaches (most lanes)
+      flatTemplate[j] = screenFlatTemplate(screenRule, s.desc[min(member, count - 1)].screen);
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const Place place = placeOf(m, half);
-          const ScreenFoldedWindow f = s.folded[place.row * kGemmTileWidth + place.column];
-          const float ceiling = flatTemplate[j] ? (f.offset == -INFINITY ? -INFINITY : flatGoodness)
-                                                : range(screen, offsetOf<kZeroMean>(s, clamped), f,
-                                                        acc[m][n][2 * half + j]).ceiling;
-          if (ceiling >= reach) reaching |= 1u << pairBit(j, m, half);
-        }
+        for (int half = 0; half < 2; ++half)
+          if (ceiling[j][m][half] >= reach) reaching |= 1u << pairBit(j, m, half);
     }
     while (reaching != 0) {
       const int bit = __ffs(reaching) - 1;
       reaching &= reaching - 1;
-      const uint32_t cAcc = crossOfPair(acc, n, bit);
+      float ceil = 0.0f;
+      const uint32_t cAcc = crossOfPair(acc, n, bit, ceiling, &ceil);
       const int j = bit >> 3, member = 8 * n + 2 * t + j;
       const Place place = placeOf((bit >> 1) & 3, bit & 1);
       const ScreenFoldedWindow& f = s.folded[place.row * kGemmTileWidth + place.column];
       const uint32_t c = crossSumOf<kZeroMean>(cAcc, offsetOf<kZeroMean>(s, member), int32_t(f.u));
-      const bool flat = j == 0 ? flatTemplate[0] : flatTemplate[1];
-      const float ceil = flat ? flatGoodness : range(s.desc[member].screen, offsetOf<kZeroMean>(s, member), f, cAcc).ceiling;
       // Outside the map: no pair (its ceiling may be the method's lowest goodness, not -inf).
       if (f.offset == -INFINITY) continue;
       // Exact (flat template or flat window) and short of the threshold: at most the floor.
