@@ -20,11 +20,16 @@
 #              templates: the key lines in stdout, the whole reports under $OUT when set
 #   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
+#   12-groups  compute-sanitizer memcheck, racecheck and synccheck of test_gemm_bank's cases whose
+#              blocks hold several chunks (GemmBankShape::groupChunks: 64/70/256 x 16², 1000 x 8²,
+#              the zero-mean fallback on nearly flat windows), one test a run
+#   12-ncu-source  bench/ncu_gemm_source.sh on case 2 (256 x 16², zero-mean) and case 5 (64 x 32²,
+#              zero-mean): where the warps wait, by instruction (reports under $OUT/ncu when set)
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck|12-groups|12-ncu-source ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
-    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 12-memcheck) ;;
+    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 12-memcheck | 12-groups | 12-ncu-source) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -100,6 +105,22 @@ for part in "$@"; do
       for tool in memcheck racecheck; do
         run "$tool-zero-mean" compute-sanitizer --tool "$tool" --error-exitcode 3 \
           "$pack/tests/test_gemm_bank" --gtest_brief=1 --gtest_filter='*ZeroMeanBanks*'
+      done
+      ;;
+    12-groups)
+      # The grouped cases by their parameters (test indices move as cases are added).
+      groups=$("$pack/tests/test_gemm_bank" --gtest_list_tests |
+        awk '/^[A-Za-z]/ { suite = $1 } /EveryTemplate/ && / x (16x16|8x8) / && !/ (7|32) x / { print suite $1 }')
+      for tool in memcheck synccheck racecheck; do
+        for t in $groups; do
+          TAIL_LINES=3 run "$tool-${t//\//-}" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+            "$pack/tests/test_gemm_bank" --gtest_brief=1 --gtest_filter="$t"
+        done
+      done
+      ;;
+    12-ncu-source)
+      for c in 2 5; do
+        TAIL_LINES=40 run "ncu-source-$c" bash bench/ncu_gemm_source.sh "$pack/bench" "$c" "${OUT:-/tmp}/ncu" --zero-mean
       done
       ;;
   esac
