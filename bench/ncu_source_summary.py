@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The hottest rows of `ncu --page source --csv` tables (bench/ncu_gemm_source.sh): per table, the
-rows (source lines or SASS instructions) holding most of the warp-stall samples, with their share,
-and for each the stall reasons that make up most of it. Layout-tolerant: the header is the first
+executed instructions and stall samples summed between barriers (BAR.SYNC: a kernel's phases), then
+the rows holding most of the warp-stall samples, with their share, and for each the stall reasons
+that make up most of it. Layout-tolerant: the header is the first
 line naming "Warp Stall Sampling"; a line that is not a row of that header (a file's name between
 tables) starts a new table.
 Usage: bench/ncu_source_summary.py TABLE.csv [TOP]"""
@@ -39,6 +40,25 @@ def number(v):
         return 0.0
 
 
+def phases(header, rows, samples):
+    """Executed warp instructions and samples of each stretch of SASS ending in a barrier, largest first."""
+    if "Instructions Executed" not in header:
+        return
+    executed, source = header.index("Instructions Executed"), header.index("Source")
+    stretches, first, ran, sampled = [], 0, 0.0, 0.0
+    for k, r in enumerate(rows):
+        ran += number(r[executed])
+        sampled += number(r[samples])
+        if "BAR.SYNC" in r[source] or "EXIT" in r[source] or k == len(rows) - 1:
+            stretches.append((ran, sampled, first, k))
+            first, ran, sampled = k + 1, 0.0, 0.0
+    total_ran = sum(s[0] for s in stretches) or 1.0
+    total_sampled = sum(s[1] for s in stretches) or 1.0
+    print(f"-- between barriers: {total_ran:.0f} warp instructions executed")
+    for ran, sampled, a, b in sorted(stretches, reverse=True)[:8]:
+        print(f"   SASS rows {a}-{b}: executed {100 * ran / total_ran:5.1f}%, samples {100 * sampled / total_sampled:5.1f}%")
+
+
 def main():
     path = sys.argv[1]
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 30
@@ -51,6 +71,7 @@ def main():
         if total == 0:
             continue
         print(f"== {title or path}: {len(rows)} rows, {total:.0f} samples")
+        phases(header, rows, samples)
         ranked = sorted(rows, key=lambda r: -number(r[samples]))
         for r in ranked[:top]:
             s = number(r[samples])

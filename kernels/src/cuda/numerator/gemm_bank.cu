@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
   const int kSteps = (g.h / g.slabRows) * g.slabSteps + ceilDiv((g.h % g.slabRows) * g.rowChunks, 2);
   const SharedLayout layout = sharedLayout(kSteps, kChunk, g.slabRows, g.rowChunks, g.h, kZeroMean, g.groupChunks);
   const GemmShared s = carve(shared, layout);
-  const std::size_t chunkBytes = std::size_t(kSteps) * 2 * kChunk * 16;
+  const std::size_t chunkBytes = layout.fragments / std::size_t(g.groupChunks);  // one chunk's B operand
   const int firstChunk = int(blockIdx.y) * g.groupChunks;
   const int groupCount = min(g.groupChunks * kChunk, g.count - firstChunk * kChunk);  // the block's templates
   const int chunksHere = ceilDiv(groupCount, kChunk);
@@ -363,7 +363,6 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
     s.chunkTemplates = 8 * nTiles;
     s.chunks = ceilDiv(count, s.chunkTemplates);
     s.groupChunks = 1;
-    s.groups = s.chunks;
     s.slabRows = slabRows;
     s.slabSteps = ceilDiv(slabRows * s.rowChunks, 2);
     s.kSteps = (height / slabRows) * s.slabSteps + ceilDiv((height % slabRows) * s.rowChunks, 2);
@@ -380,7 +379,6 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
       if (s.chunks % g != 0) continue;
       GemmBankShape grouped = s;
       grouped.groupChunks = g;
-      grouped.groups = s.chunks / g;
       if (grouped.sharedBytes() <= limit) return grouped;
     }
     return s;
@@ -495,7 +493,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
 
 int GemmBank::sliceRows(int width) const {
   const int tilesX = std::max(1, ceilDiv(width - shape_.width + 1, shape_.tileWidth));
-  const int resident = std::max(1, blocksPerSm_ * smCount_ / shape_.groups);
+  const int resident = std::max(1, blocksPerSm_ * smCount_ / shape_.groups());
   return std::max(1, kGemmSliceRounds * resident / tilesX) * kGemmTileRows;
 }
 
@@ -533,7 +531,7 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
                     (ceilDiv(rowEnd, kGemmTileRows) - rowBegin / kGemmTileRows);
   // The resident blocks of every SM, shared between the groups of chunks: one wave (a block beyond
   // it would walk its tiles after the others, doubling the time).
-  const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.groups));
+  const int blocksX = std::max(1, std::min(tiles, blocksPerSm_ * smCount_ / shape_.groups()));
   const MemberDesc* descs = descriptors_.as<MemberDesc>();
   // A zero-mean bank screens ccoeff-normed from its s8 templates; every other method, and every
   // bank without them, from the u8 ones.
@@ -545,9 +543,9 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   const ZeroMeanTemplate* zeroMean = zeroMeanLaunch ? zeroMeanTemplates_.as<ZeroMeanTemplate>() : nullptr;
   const std::size_t shared = shape_.sharedBytes();
   switch (shape_.nTiles) {
-    case 8: return launch<8>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
-    case 4: return launch<4>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
-    default: return launch<2>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups, blocksX, stream);
+    case 8: return launch<8>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups(), blocksX, stream);
+    case 4: return launch<4>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups(), blocksX, stream);
+    default: return launch<2>(g, descs, fragments, zeroMean, method, rule, shared, shape_.groups(), blocksX, stream);
   }
 }
 

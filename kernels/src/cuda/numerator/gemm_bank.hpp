@@ -58,9 +58,9 @@ struct GemmBankShape {
   int chunks = 0;          // ceil(count / chunkTemplates)
   // Chunks a block holds (their B operands and descriptors in shared memory), scored in turn on
   // each tile: the tile's load, window sums and folded windows (and, for a template of one slab,
-  // its Hankel rows) are formed once for them all. A divisor of chunks; groups = chunks / it.
+  // its Hankel rows) are formed once for them all. A divisor of chunks.
   int groupChunks = 1;
-  int groups = 0;
+  int groups() const { return chunks / groupChunks; }  // the launch's blockIdx.y
   bool zeroMean = false;   // shared memory also for the zero-mean screen's template constants
   std::size_t chunkBytes() const { return std::size_t(kSteps) * 2 * chunkTemplates * 16; }
   std::size_t sharedBytes() const;  // the block's shared memory

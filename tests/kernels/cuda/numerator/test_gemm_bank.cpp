@@ -300,11 +300,11 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_EQ(grouped.chunks, 8);
   EXPECT_GE(grouped.groupChunks, 2);
   EXPECT_EQ(grouped.chunks % grouped.groupChunks, 0);
-  EXPECT_EQ(grouped.groups * grouped.groupChunks, grouped.chunks);
+  EXPECT_EQ(grouped.groups() * grouped.groupChunks, grouped.chunks);
   EXPECT_LE(grouped.sharedBytes(), cuda::kGemmSharedLimitTwoBlocks);
   const cuda::GemmBankShape alone = cuda::gemmBankShape(16, 16, 256, cuda::kGemmSharedLimit, 4, false, 1);
   EXPECT_EQ(alone.groupChunks, 1);
-  EXPECT_EQ(alone.groups, 8);
+  EXPECT_EQ(alone.groups(), 8);
   EXPECT_EQ(alone.slabRows, grouped.slabRows);
   EXPECT_LT(alone.sharedBytes(), grouped.sharedBytes());
   // 64 x 32x32: two chunks whose B operands (32 KB each) do not fit one block beside the slab.
