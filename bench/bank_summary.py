@@ -6,6 +6,8 @@ compare builds or kinds of templates by the sparse launch's median time and the 
   bank_summary.py stages OUT STAGE...   OUT/plain.txt against OUT/STAGE.txt for each stage
   bank_summary.py zero-mean OUT         OUT/unsigned.txt against OUT/zero-mean.txt, then the
                                         bench_stream --banks tables OUT/stream-*.txt if present
+  bank_summary.py ab OUT KIND...        bench/gemm_ab.sh: OUT/base-KIND.txt against OUT/new-KIND.txt
+                                        for each kind of templates (unsigned, zero-mean)
 Exit status 1 when a comparison's outputs differ or bench_bank printed no rows."""
 import os
 import re
@@ -102,9 +104,34 @@ def zero_mean(out):
     return differ
 
 
+def ab(out, kinds):
+    differ = 0
+    print('| case | templates | base sparse µs | new sparse µs | new / base | outputs |')
+    print('|---|---|---:|---:|---:|---|')
+    for kind in kinds:
+        base, new = bank_cases(f'{out}/base-{kind}.txt'), bank_cases(f'{out}/new-{kind}.txt')
+        if not base:
+            sys.exit('gemm_ab: bench_bank printed no sparse rows (no GPU here?)')
+        for case, b in base.items():
+            a = statistics.median(b['times'])
+            e = new.get(case)
+            if e is None:
+                print(f"| {b['label']} | {kind} | {a:.1f} | not run | | |")
+                differ += 1
+                continue
+            t = statistics.median(e['times'])
+            same = same_outputs(b, e)
+            differ += not same
+            print(f"| {b['label']} | {kind} | {a:.1f} | {t:.1f} | {t / a:.3f} | {'same' if same else 'DIFFERENT'} |")
+    print(f"\ngemm_ab: {'outputs agree in every case' if differ == 0 else f'{differ} case(s) DIFFER or missing'}")
+    return differ
+
+
 if __name__ == '__main__':
     if len(sys.argv) >= 3 and sys.argv[1] == 'stages':
         sys.exit(1 if stages(sys.argv[2], sys.argv[3:]) else 0)
+    if len(sys.argv) >= 4 and sys.argv[1] == 'ab':
+        sys.exit(1 if ab(sys.argv[2], sys.argv[3:]) else 0)
     if len(sys.argv) == 3 and sys.argv[1] == 'zero-mean':
         sys.exit(1 if zero_mean(sys.argv[2]) else 0)
     sys.exit(__doc__)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """SASS census of an object's kernels where no cuobjdump is (the CPU hosts have none).
 
-usage: scripts/cubin-census.py OBJECT [PATTERN]
+usage: scripts/cubin-census.py OBJECT [PATTERN] [--lines N]
+       (OBJECT: nvcc's object, or a cubin from ptxas -o / nvcc -cubin)
 
 Reads the cubins inside OBJECT's .nv_fatbin (uncompressed, as nvcc writes them here) and prints,
 per cubin (its -arch from the toolkit note) and kernel whose name contains PATTERN: the number
@@ -15,6 +16,11 @@ over 4 in gemmBankKernel<4>: 231 and 133 for 924 and 532 bytes). A loop is a bac
 target; branch targets decode as 4 * (bits 16..23 | bits 34.. << 8) from the next instruction,
 which puts every BRA of the GEMM bank's kernels on an instruction inside its function. On the
 GPU host, cuobjdump -sass shows the same loops by name.
+
+--lines N (code built with -lineinfo, as the project's CUDA code is): each kernel's N source lines
+with the most SASS instructions, and its local-memory instructions by source line, from the
+cubin's DWARF line table (.debug_line: SASS address -> file and line; the innermost line, not
+where it was inlined from). Static counts: what a line compiles to, not how often it runs.
 """
 import collections
 import os
@@ -32,6 +38,10 @@ LDL, STL = 0x983, 0x387
 
 
 def cubins(obj):
+    data = open(obj, 'rb').read(0x14)
+    if data[:4] == b'\x7fELF' and struct.unpack_from('<H', data, 0x12)[0] == 190:  # EM_CUDA: ptxas -o's cubin
+        yield open(obj, 'rb').read()
+        return
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, 'fatbin')
         subprocess.run(['objcopy', '-O', 'binary', '--only-section=.nv_fatbin', obj, out], check=True)
@@ -50,6 +60,124 @@ def sections(elf):
     names = headers[shstrndx][4]
     for name, _, _, _, offset, size in headers:
         yield elf[names + name:elf.index(b'\0', names + name)].decode(), elf[offset:offset + size]
+
+
+def uleb(b, p):
+    value = shift = 0
+    while True:
+        byte = b[p]
+        p += 1
+        value |= (byte & 0x7f) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, p
+
+
+def sleb(b, p):
+    value, end = uleb(b, p)
+    bits = 7 * (end - p)
+    return (value - (1 << bits) if value >> (bits - 1) & 1 else value), end
+
+
+def line_rows(elf):
+    """{text section index: [(address, file, line)]} from .debug_line (DWARF 2-4 line programs);
+    each sequence's DW_LNE_set_address is relocated (.rela.debug_line) to its kernel's section."""
+    shoff, = struct.unpack_from('<Q', elf, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from('<HHH', elf, 0x3a)
+    headers = [struct.unpack_from('<IIQQQQIIQQ', elf, shoff + i * shentsize) for i in range(shnum)]
+    names = headers[shstrndx][4]
+    index = {elf[names + h[0]:elf.index(b'\0', names + h[0])].decode(): i for i, h in enumerate(headers)}
+    body = lambda i: elf[headers[i][4]:headers[i][4] + headers[i][5]]
+    if '.debug_line' not in index or '.symtab' not in index:
+        return {}
+    symtab = body(index['.symtab'])
+    symbol_section = [struct.unpack_from('<IBBHQQ', symtab, k)[3] for k in range(0, len(symtab), 24)]
+    relocated = {}
+    if '.rela.debug_line' in index:
+        rela = body(index['.rela.debug_line'])
+        for k in range(0, len(rela), 24):
+            offset, info, addend = struct.unpack_from('<QQq', rela, k)
+            relocated[offset] = (symbol_section[info >> 32], addend)
+    dl = body(index['.debug_line'])
+    rows = collections.defaultdict(list)
+    p = 0
+    while p < len(dl):
+        length, = struct.unpack_from('<I', dl, p)
+        end = p + 4 + length
+        version, = struct.unpack_from('<H', dl, p + 4)
+        header_length, = struct.unpack_from('<I', dl, p + 6)
+        program = p + 10 + header_length
+        q = p + 10
+        min_instruction = dl[q]
+        q += 2 if version >= 4 else 1
+        line_base, = struct.unpack_from('<b', dl, q + 1)
+        line_range, opcode_base = dl[q + 2], dl[q + 3]
+        standard_lengths = list(dl[q + 4:q + 3 + opcode_base])
+        q += 3 + opcode_base
+        while dl[q]:  # include directories
+            q = dl.index(b'\0', q) + 1
+        q += 1
+        files = []
+        while dl[q]:
+            e = dl.index(b'\0', q)
+            files.append(os.path.basename(dl[q:e].decode()))
+            q = e + 1
+            for _ in range(3):
+                _, q = uleb(dl, q)
+        p = program
+        address, file, line, section = 0, 1, 1, None
+        row = lambda: rows[section].append((address, files[file - 1] if 0 < file <= len(files) else '?', line))
+        while p < end:
+            op = dl[p]
+            p += 1
+            if op >= opcode_base:
+                adjusted = op - opcode_base
+                address += adjusted // line_range * min_instruction
+                line += line_base + adjusted % line_range
+                row()
+            elif op == 0:  # extended
+                size, p = uleb(dl, p)
+                sub, operand = dl[p], p + 1
+                p += size
+                if sub == 1:
+                    address, file, line = 0, 1, 1
+                elif sub == 2:
+                    section, addend = relocated.get(operand, (None, 0))
+                    address = struct.unpack_from('<Q', dl, operand)[0] + addend
+            elif op == 1:
+                row()
+            elif op == 2:
+                step, p = uleb(dl, p)
+                address += step * min_instruction
+            elif op == 3:
+                step, p = sleb(dl, p)
+                line += step
+            elif op == 4:
+                file, p = uleb(dl, p)
+            elif op == 8:
+                address += (255 - opcode_base) // line_range * min_instruction
+            elif op == 9:
+                address += struct.unpack_from('<H', dl, p)[0]
+                p += 2
+            elif op in (5, 12):
+                _, p = uleb(dl, p)
+            elif op not in (6, 7, 10, 11):
+                for _ in range(standard_lengths[op - 1]):
+                    _, p = uleb(dl, p)
+        p = end
+    return {k: sorted(v) for k, v in rows.items()}
+
+
+def by_line(rows, words):
+    """(instructions, local-memory instructions) per 'file:line' of one kernel."""
+    count, local = collections.Counter(), collections.Counter()
+    for k, (address, file, line) in enumerate(rows):
+        stop = rows[k + 1][0] if k + 1 < len(rows) else 16 * len(words)
+        for i in range(address // 16, min(stop, 16 * len(words)) // 16):
+            key = f'{file}:{line}'
+            count[key] += 1
+            local[key] += opcode(words[i]) in (LDL, STL)
+    return count, local
 
 
 def opcode(word):
@@ -76,9 +204,19 @@ def wgmma_loops(words):
 
 
 def main():
-    obj, pattern = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ''
+    args = sys.argv[1:]
+    lines = 0
+    if '--lines' in args:
+        at = args.index('--lines')
+        lines = int(args[at + 1])
+        del args[at:at + 2]
+    if not args:
+        sys.exit(__doc__)
+    obj, pattern = args[0], args[1] if len(args) > 1 else ''
     for elf in cubins(obj):
         parts = dict(sections(elf))
+        section_names = [name for name, _ in sections(elf)]
+        rows = line_rows(elf) if lines else {}
         arch = re.search(rb'-arch (sm_\w+)', parts.get('.note.nv.tkinfo', b''))
         arch = arch.group(1).decode() if arch else '?'
         for name, text in sorted(parts.items()):
@@ -97,6 +235,13 @@ def main():
                 counts = collections.Counter(NAMES.get(opcode(w), '%03x' % opcode(w)) for w in body)
                 print('        wgmma loop %#x..%#x: %d instructions: %s' %
                       (head, branch, len(body), ', '.join('%s %d' % c for c in counts.most_common())))
+            if lines:
+                count, local = by_line(rows.get(section_names.index(name), []), words)
+                print('        source lines by SASS instructions: ' +
+                      ', '.join('%s %d' % c for c in count.most_common(lines)))
+                if +local:
+                    print('        local memory by source line: ' +
+                          ', '.join('%s %d' % c for c in (+local).most_common(lines)))
 
 
 if __name__ == '__main__':
