@@ -355,7 +355,10 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
   s.zeroMean = zeroMean;
   s.width = width;
   s.height = height;
+  // Even above 1, so that a k-step's two chunks lie in one Hankel row (buildHankel); the padded
+  // chunk's B is zeros (gemmBankFragments writes the template's own columns only).
   s.rowChunks = ceilDiv(width, 16);
+  if (s.rowChunks > 1 && s.rowChunks % 2 != 0) ++s.rowChunks;
   s.tileWidth = kGemmTileWidth;
   const std::size_t twoBlocks = std::min(sharedLimit / 2, kGemmSharedLimitTwoBlocks);
   auto cut = [&](int nTiles, int slabRows, std::size_t limit) {
@@ -370,7 +373,8 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
   };
   // The widest n-tiles the bank fills whose B operand and Hankel slab (at least 8 template rows,
   // or the whole template: fewer rebuild the Hankel too often) fit, two blocks an SM for 4 or 2
-  // n-tiles; then, for large templates, 4 or 2 n-tiles alone on an SM; the largest slab for those.
+  // n-tiles; then, for large templates, 4 or 2 n-tiles alone on an SM, 2 with slabs down to one
+  // row where nothing else fits; the largest slab for those.
   const int wanted = std::min(std::max(2, maxNTiles), std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
   // Then the most chunks a block (the largest divisor of chunks: every group as long) that keep the
   // shape within its limit; a group's folded windows take memory of their own.
@@ -387,7 +391,7 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
     for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
       if (pass == 1 && nTiles == 8) continue;
       const std::size_t limit = nTiles == 8 || pass == 1 ? sharedLimit : twoBlocks;
-      const int leastSlab = nTiles == 2 ? 1 : std::min(height, 8);
+      const int leastSlab = nTiles == 2 && pass == 1 ? 1 : std::min(height, 8);
       for (int slabRows = height; slabRows >= leastSlab; --slabRows)
         if (cut(nTiles, slabRows, limit)) return group(limit);
     }

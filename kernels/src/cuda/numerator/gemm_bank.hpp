@@ -48,7 +48,7 @@ inline bool gemmBankFits(int templateWidth, int templateHeight) {
 // slab's slices, padded to an even number, make its k-steps of 32.
 struct GemmBankShape {
   int width = 0, height = 0;
-  int rowChunks = 0;       // 16-byte chunks a template row: ceil(width / 16)
+  int rowChunks = 0;       // 16-byte chunks a template row: ceil(width / 16), made even above 1
   int slabRows = 0;        // template rows a slab
   int slabSteps = 0;       // k-steps of a whole slab: ceil(slabRows * rowChunks / 2)
   int kSteps = 0;          // k-steps of all slabs (the last may be shorter)

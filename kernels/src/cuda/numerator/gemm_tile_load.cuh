@@ -51,6 +51,11 @@ __host__ __device__ constexpr int tileChunksPerRow(int rowChunks) {
   return (kGemmTileWidth + 16 * rowChunks + 3 + 15) / 16;
 }
 
+// Entries of a Hankel row (buildHankel): entry p holds the row's 16 image bytes from p, so position
+// x's column chunk j is entry x + 16j and the tile's positions need kGemmTileWidth + 16 (rowChunks
+// - 1) of them, not rowChunks x kGemmTileWidth.
+__host__ __device__ constexpr int hankelRowEntries(int rowChunks) { return kGemmTileWidth + 16 * (rowChunks - 1); }
+
 // The block's shared memory: the chunk's B operand, the Hankel rows of one slab, the image tile,
 // the prefix sums of the column sums of I and I^2 per output row, the chunk's descriptors and
 // each warp's best per template.
@@ -103,7 +108,7 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
                                                      int h, bool zeroMean = false, int groupChunks = 1) {
   SharedLayout l;
   l.fragments = std::size_t(groupChunks) * kSteps * 2 * chunkTemplates * 16;
-  l.hankel = std::size_t(slabRows + kGemmTileRows - 1) * rowChunks * kGemmTileWidth * 16;
+  l.hankel = std::size_t(slabRows + kGemmTileRows - 1) * hankelRowEntries(rowChunks) * 16;
   l.image = std::size_t(kGemmTileRows + h - 1) * tileChunksPerRow(rowChunks) * 16;
   l.prefix = std::size_t(kGemmTileRows) * kPrefixPitch * 4;
   l.desc = std::size_t(groupChunks) * chunkTemplates * sizeof(MemberDesc);
@@ -117,7 +122,8 @@ __host__ __device__ inline SharedLayout sharedLayout(int kSteps, int chunkTempla
 }
 static_assert(sizeof(ZeroMeanWindow) == sizeof(ScreenFoldedWindow), "either screen's windows fill the same memory");
 static_assert((kGemmTileRows * kPrefixPitch * 4) % 16 == 0, "the prefix arrays keep 16-byte alignment");
-static_assert(kGemmTileRows * kGemmTileWidth * sizeof(ScreenFoldedWindow) <= std::size_t(kGemmTileRows) * kGemmTileWidth * 16,
+static_assert(kGemmTileRows * kGemmTileWidth * sizeof(ScreenFoldedWindow) <=
+                  std::size_t(kGemmTileRows) * hankelRowEntries(1) * 16,
               "the folded windows fit the smallest Hankel slab (8 rows of one chunk)");
 static_assert(kGemmTileRows == 8 && kGemmThreads == 256 && kGemmTileWidth == 64,
               "wgmma: two warpgroups of four rows, one m64 product a row (placeOf)");
@@ -195,25 +201,25 @@ __device__ __forceinline__ void loadChunks(const GemmShared& s, const uint8_t* f
   __syncthreads();
 }
 
-// The Hankel rows of a slab: for tile rows r0 .. r0 + rows + kGemmTileRows - 2, every position x
-// of the tile and column chunk j, the 16 bytes from x + 16j, stored at ((row * rowChunks + j) *
-// kGemmTileWidth + x) * 16: 8 neighbouring positions are 128 neighbouring bytes (one ldmatrix
-// matrix, no bank conflicts).
+// The Hankel rows of a slab: for tile rows r0 .. r0 + rows + kGemmTileRows - 2, entry p of the
+// row (hankelRowEntries) is its 16 image bytes from p, stored at (row * entries + p) * 16. Position
+// x's column chunk j is entry x + 16j: 8 neighbouring positions are 128 neighbouring bytes (one
+// ldmatrix matrix or wgmma core matrix, no bank conflicts), and the next chunk of a row (K) 256
+// bytes on. A k-step's two chunks lie in one row where rowChunks is even (GemmBankShape pads it so
+// above 1), in two neighbouring rows where it is 1 (entries = kGemmTileWidth: 1024 bytes on).
 __device__ __forceinline__ void buildHankel(const GemmShared& s, int pitchWords, int rowChunks, int r0, int rows) {
-  // Thread (x, lane group): position x of rows r, r + 4, ...; its chunks j share words (chunk
-  // j + 1 starts 4 words after chunk j).
+  // Thread (x, lane group): entries x, x + kGemmTileWidth of rows r, r + 4, ...
   constexpr int kRowStep = kGemmThreads / kGemmTileWidth;
-  const int x = threadIdx.x % kGemmTileWidth;
-  const uint32_t shift = 8 * (x & 3);
+  const int x = threadIdx.x % kGemmTileWidth, entries = hankelRowEntries(rowChunks);
   for (int row = threadIdx.x / kGemmTileWidth; row < rows + kGemmTileRows - 1; row += kRowStep) {
-    const uint32_t* w = s.image + (r0 + row) * pitchWords + (x >> 2);
-    uint4* dst = s.hankel + row * rowChunks * kGemmTileWidth + x;
-    uint32_t w0 = w[0];
-    for (int j = 0; j < rowChunks; ++j) {
-      const uint32_t w1 = w[4 * j + 1], w2 = w[4 * j + 2], w3 = w[4 * j + 3], w4 = w[4 * j + 4];
-      dst[j * kGemmTileWidth] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
-                                           __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
-      w0 = w4;
+    const uint32_t* w = s.image + (r0 + row) * pitchWords;
+    uint4* dst = s.hankel + row * entries;
+    for (int p = x; p < entries; p += kGemmTileWidth) {
+      const uint32_t* at = w + (p >> 2);
+      const uint32_t shift = 8 * (p & 3);
+      const uint32_t w0 = at[0], w1 = at[1], w2 = at[2], w3 = at[3], w4 = at[4];
+      dst[p] = make_uint4(__funnelshift_r(w0, w1, shift), __funnelshift_r(w1, w2, shift),
+                          __funnelshift_r(w2, w3, shift), __funnelshift_r(w3, w4, shift));
     }
   }
 #if NCC_GEMM_WGMMA

@@ -244,11 +244,17 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_GE(s.slabRows, 8);
   EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimit);
   EXPECT_EQ(s.kSteps, (64 / s.slabRows) * s.slabSteps + (64 % s.slabRows) * 4 / 2);
-  // A smaller limit cuts thinner slabs, then fewer templates a chunk; none fits at last.
-  const cuda::GemmBankShape small = cuda::gemmBankShape(64, 64, 100, 128 * 1024);
+  // A smaller limit takes fewer templates a chunk, then thinner slabs (a Hankel row of a 64-wide
+  // template: 112 entries of 16 bytes); none fits at last.
+  const cuda::GemmBankShape fewer = cuda::gemmBankShape(64, 64, 100, 128 * 1024);
+  EXPECT_EQ(fewer.nTiles, 2);
+  EXPECT_GE(fewer.slabRows, 8);
+  EXPECT_LE(fewer.sharedBytes(), std::size_t(128 * 1024));
+  const cuda::GemmBankShape small = cuda::gemmBankShape(64, 64, 100, 108 * 1024);
   EXPECT_EQ(small.nTiles, 2);
   EXPECT_LT(small.slabRows, 8);
-  EXPECT_LE(small.sharedBytes(), std::size_t(128 * 1024));
+  EXPECT_EQ(small.sharedBytes() - cuda::gemmBankShape(64, 64, 100, 108 * 1024 - 1792).sharedBytes(), 1792u);
+  EXPECT_LE(small.sharedBytes(), std::size_t(108 * 1024));
   EXPECT_EQ(cuda::gemmBankShape(64, 64, 100, 16 * 1024).kSteps, 0);
   EXPECT_EQ(cuda::gemmBankShape(8, 8, 3).nTiles, 2);
   EXPECT_EQ(cuda::gemmBankShape(8, 8, 30).nTiles, 4);
@@ -273,6 +279,24 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_EQ(slice(0, 0, 0), (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   EXPECT_EQ(cuda::gemmBankTiles(64, 8), 1);
   EXPECT_EQ(cuda::gemmBankTiles(65, 9), 4);
+  // Above one chunk a row the chunks are made even (a k-step's two chunks in one Hankel row): a
+  // 40-wide template reads 4 chunks a row, its third half zeros and its fourth all zeros in B.
+  const cuda::GemmBankShape odd = cuda::gemmBankShape(40, 2, 1);
+  EXPECT_EQ(odd.rowChunks, 4);
+  EXPECT_EQ(odd.kSteps, 4);
+  EXPECT_EQ(cuda::gemmBankShape(17, 2, 1).rowChunks, 2);
+  EXPECT_EQ(cuda::gemmBankShape(16, 2, 1).rowChunks, 1);
+  std::vector<uint8_t> wide(80);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = uint8_t(1 + i);
+  const std::vector<uint8_t> oddFrags = cuda::gemmBankFragments({wide.data()}, odd);
+  auto oddSlice = [&](int step, int half) {
+    const std::size_t at = (std::size_t(step) * 2 + half) * odd.chunkTemplates * 16;
+    return std::vector<uint8_t>(oddFrags.begin() + at, oddFrags.begin() + at + 16);
+  };
+  EXPECT_EQ(oddSlice(1, 0), (std::vector<uint8_t>{33, 34, 35, 36, 37, 38, 39, 40, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(oddSlice(1, 1), std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(oddSlice(2, 0)[0], 41);  // row 1 starts step 2
+  EXPECT_EQ(oddSlice(3, 1), std::vector<uint8_t>(16, 0));
   // Zero-mean fragments: each template's bytes less its offset, as s8 (the pads stay 0).
   const std::vector<int> offsets = {1, 8};
   const std::vector<uint8_t> signedFrags = cuda::gemmBankFragments({a.data(), b.data()}, s, &offsets);
