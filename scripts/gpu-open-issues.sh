@@ -25,10 +25,10 @@
 #              the zero-mean fallback on nearly flat windows), one test a run
 #   12-ncu-source  bench/ncu_gemm_source.sh on case 2 (256 x 16², zero-mean) and case 5 (64 x 32²,
 #              zero-mean): where the warps wait, by instruction (reports under $OUT/ncu when set)
-#   12-ab      a GEMM kernel change against the kernel before it: test_gemm_bank and CudaGemmGroups
+#   12-ab      GEMM kernel changes against the kernel before them: test_gemm_bank and CudaGemmGroups
 #              of the pack, then bench/gemm_ab.sh (both kinds of templates, digests must agree)
-#              against gpu-pack-branch-base/bench (made here by scripts/gpu-branch-pack.sh build
-#              revert:COMMIT base bench_bank: main without COMMIT), then bench_stream --banks
+#              against each gpu-pack-branch-base*/bench (made here by scripts/gpu-branch-pack.sh
+#              build revert:COMMIT base-NAME bench_bank: main without COMMIT), then bench_stream --banks
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck|12-groups|12-ncu-source|12-ab ..." >&2; exit 2; }
 for part in "$@"; do
@@ -130,11 +130,14 @@ for part in "$@"; do
     12-ab)
       run test_gemm_bank "$pack/tests/test_gemm_bank" --gtest_brief=1
       run test_cuda_engine_gemm "$pack/tests/test_cuda_engine" --gtest_brief=1 --gtest_filter='*CudaGemmGroups*'
-      if [ -x gpu-pack-branch-base/bench/bench_bank ]; then
-        echo "base: $(cat gpu-pack-branch-base/commit.txt 2>/dev/null)"
-        TAIL_LINES=20 run gemm_ab bash bench/gemm_ab.sh gpu-pack-branch-base/bench "$pack/bench" 3
-      else
-        echo "12-ab: no gpu-pack-branch-base/bench/bench_bank (scripts/gpu-branch-pack.sh build revert:COMMIT base bench_bank)"
+      bases=$(ls -d gpu-pack-branch-base*/ 2>/dev/null)
+      for base in $bases; do
+        base=${base%/}
+        echo "$base: $(cat "$base/commit.txt" 2>/dev/null)"
+        TAIL_LINES=20 run "gemm_ab_${base#gpu-pack-branch-}" bash bench/gemm_ab.sh "$base/bench" "$pack/bench" 3
+      done
+      if [ -z "$bases" ]; then
+        echo "12-ab: no gpu-pack-branch-base*/ (scripts/gpu-branch-pack.sh build revert:COMMIT base bench_bank)"
         summary+=("gemm_ab: no base pack")
         status=1
       fi
