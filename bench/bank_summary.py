@@ -39,6 +39,14 @@ def same_outputs(base, other):
     return len(base['digests']) == 1 and other['digests'] == base['digests']
 
 
+def paired(base, other):
+    """(label, base median, other median or None where not run, outputs the same) per case of base."""
+    for case, b in base.items():
+        e = other.get(case)
+        t = statistics.median(e['times']) if e else None
+        yield b['label'], statistics.median(b['times']), t, e is not None and same_outputs(b, e)
+
+
 def stages(out, names):
     plain = bank_cases(f'{out}/plain.txt')
     if not plain:
@@ -82,17 +90,10 @@ def zero_mean(out):
     differ = 0
     print('\n| case | unsigned sparse µs | zero-mean sparse µs | zero-mean / unsigned | outputs |')
     print('|---|---:|---:|---:|---|')
-    for case, p in plain.items():
-        a = statistics.median(p['times'])
-        z = zero.get(case)
-        if z is None:
-            print(f"| {p['label']} | {a:.1f} | not run | | |")
-            differ += 1
-            continue
-        b = statistics.median(z['times'])
-        same = same_outputs(p, z)
+    for label, a, b, same in paired(plain, zero):
         differ += not same
-        print(f"| {p['label']} | {a:.1f} | {b:.1f} | {b / a:.3f} | {'same' if same else 'DIFFERENT'} |")
+        print(f"| {label} | {a:.1f} | " +
+              (f"{b:.1f} | {b / a:.3f} | {'same' if same else 'DIFFERENT'} |" if b is not None else 'not run | | |'))
     su, sz = stream_rows(f'{out}/stream-unsigned.txt'), stream_rows(f'{out}/stream-zero-mean.txt')
     if su:
         print('\n| frame | bank | unsigned, 2 in flight µs | zero-mean, 2 in flight µs | zero-mean / unsigned |')
@@ -112,17 +113,10 @@ def ab(out, kinds):
         base, new = bank_cases(f'{out}/base-{kind}.txt'), bank_cases(f'{out}/new-{kind}.txt')
         if not base:
             sys.exit('gemm_ab: bench_bank printed no sparse rows (no GPU here?)')
-        for case, b in base.items():
-            a = statistics.median(b['times'])
-            e = new.get(case)
-            if e is None:
-                print(f"| {b['label']} | {kind} | {a:.1f} | not run | | |")
-                differ += 1
-                continue
-            t = statistics.median(e['times'])
-            same = same_outputs(b, e)
+        for label, a, t, same in paired(base, new):
             differ += not same
-            print(f"| {b['label']} | {kind} | {a:.1f} | {t:.1f} | {t / a:.3f} | {'same' if same else 'DIFFERENT'} |")
+            print(f"| {label} | {kind} | {a:.1f} | " +
+                  (f"{t:.1f} | {t / a:.3f} | {'same' if same else 'DIFFERENT'} |" if t is not None else 'not run | | |'))
     print(f"\ngemm_ab: {'outputs agree in every case' if differ == 0 else f'{differ} case(s) DIFFER or missing'}")
     return differ
 
