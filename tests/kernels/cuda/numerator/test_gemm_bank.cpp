@@ -174,6 +174,12 @@ INSTANTIATE_TEST_SUITE_P(Banks, GemmBankScores, ::testing::Values(
     GemmCase{200, 130,  0,  0,  64, 64, 16,     Fill::Random, 32,   kAll},
     GemmCase{133, 99,   7,  0,  63, 17, 9,      Fill::Binary, 16,   kAll},
     GemmCase{77, 80,    0,  0,  5, 64,  11,     Fill::Random, 0,    kAll},
+    // Sliding Hankel rows (gemm_tile_load.cuh): 4 chunks a row in slabs of 29, 29 and 6 template
+    // rows (4 n-tiles, one block an SM); 3 chunks read as 4 (the fourth's B zeros) in slabs of 13;
+    // 33 wide, one byte into its third chunk.
+    GemmCase{150, 100,  0,  0,  64, 64, 40,     Fill::Random, 0,    kTwo},
+    GemmCase{131, 77,   1,  0,  40, 56, 20,     Fill::Random, 16,   kTwo},
+    GemmCase{97, 61,    0,  5,  33, 9,  5,      Fill::Random, 0,    kAll},
     GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    kTwo},
     GemmCase{64, 48,    0,  0,  8, 8,   1000,   Fill::Random, 16,   {Method::CCoeffNormed}},
     GemmCase{100, 90,   0,  0,  64, 64, 9,      Fill::Flat,   0,    kAll},  // all 255: the largest sums
@@ -207,6 +213,8 @@ INSTANTIATE_TEST_SUITE_P(ZeroMeanBanks, GemmBankScores, ::testing::Values(
     GemmCase{171, 88,   0,  16, 48, 48, 20,     Fill::Random, 0,    kZeroMeanMethods, false, true},
     GemmCase{200, 130,  0,  0,  64, 64, 16,     Fill::Random, 32,   kZeroMeanMethods, false, true},
     GemmCase{133, 99,   7,  0,  63, 17, 9,      Fill::Binary, 16,   kZeroMeanMethods, false, true},
+    GemmCase{150, 100,  0,  0,  64, 64, 40,     Fill::Random, 0,    {Method::CCoeffNormed}, false, true},
+    GemmCase{131, 77,   1,  0,  40, 56, 20,     Fill::Random, 16,   {Method::CCoeffNormed}, false, true},
     GemmCase{90, 70,    0,  0,  16, 16, 256,    Fill::Random, 0,    {Method::CCoeffNormed}, false, true},
     GemmCase{64, 48,    0,  0,  8, 8,   1000,   Fill::Random, 16,   {Method::CCoeffNormed}, false, true},
     GemmCase{100, 90,   0,  0,  64, 64, 9,      Fill::Flat,   0,    kZeroMeanMethods, false, true},  // flat templates
