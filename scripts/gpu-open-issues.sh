@@ -28,7 +28,9 @@
 #   12-ab      GEMM kernel changes against the kernel before them: test_gemm_bank and CudaGemmGroups
 #              of the pack, then bench/gemm_ab.sh (both kinds of templates, digests must agree)
 #              against each gpu-pack-branch-base*/bench (made here by scripts/gpu-branch-pack.sh
-#              build revert:COMMIT base-NAME bench_bank: main without COMMIT), then bench_stream --banks
+#              build revert:COMMIT base-NAME bench_bank: main without COMMIT; AB_ROUNDS, default 2,
+#              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
+#              bench_stream --banks
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck|12-groups|12-ncu-source|12-ab ..." >&2; exit 2; }
 for part in "$@"; do
@@ -134,7 +136,8 @@ for part in "$@"; do
       for base in $bases; do
         base=${base%/}
         echo "$base: $(cat "$base/commit.txt" 2>/dev/null)"
-        TAIL_LINES=20 run "gemm_ab_${base#gpu-pack-branch-}" bash bench/gemm_ab.sh "$base/bench" "$pack/bench" 3
+        TAIL_LINES=20 run "gemm_ab_${base#gpu-pack-branch-}" bash bench/gemm_ab.sh "$base/bench" "$pack/bench" \
+          "${AB_ROUNDS:-2}" "${AB_CASES:-2 5 7 8}"
       done
       if [ -z "$bases" ]; then
         echo "12-ab: no gpu-pack-branch-base*/ (scripts/gpu-branch-pack.sh build revert:COMMIT base bench_bank)"
