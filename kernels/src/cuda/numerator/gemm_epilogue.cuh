@@ -78,14 +78,6 @@ __device__ __forceinline__ void screenWindows(const GemmShared& s, int w, int pi
 // A lane's 16 pairs of an n-tile as bits: template j of its two, position (m, half) (placeOf).
 __device__ __forceinline__ constexpr int pairBit(int j, int m, int half) { return 8 * j + 2 * m + half; }
 
-// `bit` where v >= threshold (neither NaN), else 0: a set (all ones where it holds) and the AND,
-// which ptxas merges with the caller's OR into one logic op; a compare, select and OR otherwise.
-__device__ __forceinline__ uint32_t bitWhereAtLeast(float v, float threshold, uint32_t bit) {
-  uint32_t holds;
-  asm("set.ge.u32.f32 %0, %1, %2;" : "=r"(holds) : "f"(v), "f"(threshold));
-  return holds & bit;
-}
-
 // The cross sum sum I*T from an accumulator: the accumulator itself, or for a zero-mean bank's
 // sum I*(T - r) that plus r S1 (rules/zero_mean_screen.hpp; integers, exact).
 template <bool kZeroMean>
@@ -318,7 +310,7 @@ __device__ __forceinline__ void screenCandidates(const uint32_t (&acc)[kMTiles][
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
         for (int half = 0; half < 2; ++half)
-          reaching |= bitWhereAtLeast(ceiling[j][m][half], reach, 1u << pairBit(j, m, half));
+          if (ceiling[j][m][half] >= reach) reaching |= 1u << pairBit(j, m, half);
     }
     while (reaching != 0) {
       const int bit = __ffs(reaching) - 1;
@@ -374,11 +366,10 @@ __device__ __forceinline__ void foldZeroMeanWindows(const GemmShared& s, int w, 
 // can reach it or the threshold with their exact cross sum c'' + r S1, and the pairs whose screened
 // goodness is exact (a flat window: 0; a flat template: 1) kept as ties instead.
 //
-// One n-tile at a time, each pair's g formed once: the lane's 16 values of the n-tile (8 windows
-// x its 2 templates) stay in registers while the row agrees on the floors, then are compared with
-// them. (A second pass forming them again for the comparison, gated by each lane's highest, ran
-// the union of the warp's gates with few lanes active: with the pushes, 42% of the launch's
-// instructions under ncu.)
+// Window by window: each of the lane's 8 windows is read once for its 2 kNTiles templates (a pair
+// then costs the conversion, two multiply-adds and a max), and the lane's highest value per
+// template decides whether the lane forms its pairs again for the pushes: only the lanes holding
+// a row's best and its near ties do.
 template <int kNTiles>
 __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[kMTiles][kNTiles][4],
                                                          const GemmShared& s, int count, int w,
@@ -386,85 +377,79 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
                                                          float goodEnoughFloor, float kappa) {
   constexpr int kCapacity = candidateCapacity(8 * kNTiles);
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // The lane's templates: member 8n + 2t + j, its d (a flat template's or one past the chunk's end
+  // is replaced below).
+  float d[kNTiles][2];
 #pragma unroll
-  for (int n = 0; n < kNTiles; ++n) {
-    // The lane's templates: member 8n + 2t + j (one past the chunk's end reads the last; its
-    // values are dropped below).
-    ZeroMeanTemplate z[2];
-    bool flatTemplate[2];  // ccoeff-normed's flat template: 1 everywhere
+  for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      z[j] = s.zeroMean[min(8 * n + 2 * t + j, count - 1)];
-      flatTemplate[j] = z[j].gtLow == 0.0f;
+    for (int j = 0; j < 2; ++j) d[n][j] = s.zeroMean[min(8 * n + 2 * t + j, count - 1)].d;
+  // Per template the lane's highest g over Gt; anyPair 0 where one of the lane's windows is in the
+  // map (-inf: none), a flat template's highest less 1.
+  float top[kNTiles][2];
+  float anyPair = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) top[n][0] = top[n][1] = -INFINITY;
+#pragma unroll
+  for (int m = 0; m < kMTiles; ++m)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const Place place = placeOf(m, half);
+      const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
+      anyPair = fmaxf(anyPair, f.offset);
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n)
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+          top[n][j] = fmaxf(top[n][j], zeroMeanPair(f, d[n][j], int32_t(acc[m][n][2 * half + j])));
     }
-    // Each pair's g over Gt, the lane's highest per template.
-    float v[2][kMTiles][2], top[2] = {-INFINITY, -INFINITY};
+  // The row's floors: each template's highest over the row's lanes, less the bound, to goodness.
 #pragma unroll
-    for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const Place place = placeOf(m, half);
-        const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          v[j][m][half] = zeroMeanPair(f, z[j].d, int32_t(acc[m][n][2 * half + j]));
-          top[j] = fmaxf(top[j], v[j][m][half]);
-        }
-      }
-    // A flat template's pairs (rare, a lane's own branch) are its goodness itself: 1 where the
-    // window is in the map, none elsewhere.
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-      if (flatTemplate[j]) {
-        top[j] = -INFINITY;
-#pragma unroll
-        for (int m = 0; m < kMTiles; ++m)
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const Place place = placeOf(m, half);
-            v[j][m][half] = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column].offset == -INFINITY
-                                ? -INFINITY
-                                : 1.0f;
-            top[j] = fmaxf(top[j], v[j][m][half]);
-          }
-      }
-    // The row's floors: each template's highest over the row's lanes, less the bound, to goodness.
+  for (int n = 0; n < kNTiles; ++n)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
-      float rowTop = member < count ? top[j] : -INFINITY;
+      const ZeroMeanTemplate z = s.zeroMean[min(member, count - 1)];
+      const bool flatTemplate = z.gtLow == 0.0f;  // ccoeff-normed's flat template: 1 everywhere
+      top[n][j] = member >= count ? -INFINITY : flatTemplate ? anyPair + 1.0f : top[n][j];
+      float rowTop = top[n][j];
       for (int offset = 4; offset < 32; offset <<= 1) rowTop = fmaxf(rowTop, __shfl_xor_sync(0xffffffffu, rowTop, offset));
       if (g == 0 && member < count && rowTop != -INFINITY) {
-        const float floor = flatTemplate[j]
-                                ? 1.0f
-                                : zeroMeanFloorOf(zero_mean_detail::addDown(rowTop, -zeroMeanBound(kappa, z[j].boundK)),
-                                                  z[j]);
+        const float floor =
+            flatTemplate ? 1.0f : zeroMeanFloorOf(zero_mean_detail::addDown(rowTop, -zeroMeanBound(kappa, z.boundK)), z);
         atomicMax(s.floorBits + member, orderedBits(floor));
       }
     }
-    __syncwarp();  // the row's own floors are in place
+  __syncwarp();  // the row's own floors are in place
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) {
     // Bit 8j + 2m + half: the pair can reach the floor seen now or the threshold.
     uint32_t reaching = 0;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int member = 8 * n + 2 * t + j;
+      const ZeroMeanTemplate z = s.zeroMean[min(member, count - 1)];
+      const bool flatTemplate = z.gtLow == 0.0f;
       const float floorNow = member < count ? orderedFloat(*(volatile const int*)(s.floorBits + member)) : INFINITY;
       float reach = rule.collect ? fminf(floorNow, goodEnoughFloor) : floorNow;
       reach = fmaxf(reach, -FLT_MAX);
       // Over Gt, less the bound (a flat template's pairs are their goodness itself); never below
-      // -FLT_MAX, so a pair that is none (-inf) never reaches; +inf past the chunk's end, whose
-      // values are another template's.
+      // -FLT_MAX, so a pair that is none (-inf) never reaches.
       const float threshold =
-          member >= count ? INFINITY
-          : flatTemplate[j]
-              ? reach
-              : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z[j]), -zeroMeanBound(kappa, z[j].boundK)),
-                      -FLT_MAX);
+          flatTemplate ? reach
+                       : fmaxf(zero_mean_detail::addDown(zeroMeanScaledReach(reach, z), -zeroMeanBound(kappa, z.boundK)),
+                               -FLT_MAX);
+      if (top[n][j] < threshold) continue;  // none of the lane's pairs reaches (most lanes)
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m)
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
-          reaching |= bitWhereAtLeast(v[j][m][half], threshold, 1u << pairBit(j, m, half));
+        for (int half = 0; half < 2; ++half) {
+          const Place place = placeOf(m, half);
+          const ZeroMeanWindow f = s.zeroMeanFolded[place.row * kGemmTileWidth + place.column];
+          const float v = flatTemplate ? (f.offset == -INFINITY ? -INFINITY : 1.0f)
+                                       : zeroMeanPair(f, z.d, int32_t(acc[m][n][2 * half + j]));
+          if (v >= threshold) reaching |= 1u << pairBit(j, m, half);
+        }
     }
     while (reaching != 0) {
       const int bit = __ffs(reaching) - 1;
