@@ -374,7 +374,10 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
   // The widest n-tiles the bank fills whose B operand and Hankel slab (at least 8 template rows,
   // or the whole template: fewer rebuild the Hankel too often) fit, two blocks an SM for 4 or 2
   // n-tiles; then, for large templates, 4 or 2 n-tiles alone on an SM, 2 with slabs down to one
-  // row where nothing else fits; the largest slab for those.
+  // row where nothing else fits; the largest slab for those. A bank of one 2-n-tile chunk (16
+  // templates or fewer) keeps two blocks an SM with slabs down to one row: 16 x 64² on the H200
+  // (session 33, bench/gemm_ab.sh) 699 -> 652 µs at 1080p, 2797 -> 2578 at 2160p with slabs of 5
+  // rows, where 64 x 64² as 2 n-tiles in slabs of 5 lost to 4 n-tiles alone (1986 -> 2528).
   const int wanted = std::min(std::max(2, maxNTiles), std::max(2, roundUpPowerOfTwo(ceilDiv(count, 8))));
   // Then the most chunks a block (the largest divisor of chunks: every group as long) that keep the
   // shape within its limit; a group's folded windows take memory of their own.
@@ -391,7 +394,7 @@ GemmBankShape gemmBankShape(int width, int height, int count, std::size_t shared
     for (int nTiles = wanted; nTiles >= 2; nTiles /= 2) {
       if (pass == 1 && nTiles == 8) continue;
       const std::size_t limit = nTiles == 8 || pass == 1 ? sharedLimit : twoBlocks;
-      const int leastSlab = nTiles == 2 && pass == 1 ? 1 : std::min(height, 8);
+      const int leastSlab = nTiles == 2 && (pass == 1 || count <= 16) ? 1 : std::min(height, 8);
       for (int slabRows = height; slabRows >= leastSlab; --slabRows)
         if (cut(nTiles, slabRows, limit)) return group(limit);
     }

@@ -252,6 +252,17 @@ TEST(GemmBank, ShapesFillTheTensorCoresAndSharedMemory) {
   EXPECT_GE(s.slabRows, 8);
   EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimit);
   EXPECT_EQ(s.kSteps, (64 / s.slabRows) * s.slabSteps + (64 % s.slabRows) * 4 / 2);
+  // 16 templates of 64x64 (one chunk of 2 n-tiles) stay two blocks an SM, in slabs of 5 rows.
+  s = cuda::gemmBankShape(64, 64, 16);
+  EXPECT_EQ(s.nTiles, 2);
+  EXPECT_EQ(s.chunks, 1);
+  EXPECT_EQ(s.slabRows, 5);
+  EXPECT_LE(s.sharedBytes(), cuda::kGemmSharedLimitTwoBlocks);
+  EXPECT_EQ(s.kSteps, (64 / 5) * s.slabSteps + (64 % 5) * 4 / 2);
+  // 17 of them take 4 n-tiles alone on an SM (slabs of at least 8 rows), as 100 do.
+  s = cuda::gemmBankShape(64, 64, 17);
+  EXPECT_EQ(s.nTiles, 4);
+  EXPECT_GE(s.slabRows, 8);
   // A smaller limit takes fewer templates a chunk, then thinner slabs (a Hankel row of a 64-wide
   // template: 112 entries of 16 bytes); none fits at last.
   const cuda::GemmBankShape fewer = cuda::gemmBankShape(64, 64, 100, 128 * 1024);
