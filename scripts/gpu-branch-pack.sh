@@ -52,6 +52,8 @@ trap restore EXIT
 echo "$what: ${#changed[@]} changed, ${#added[@]} added, ${#removed[@]} removed"
 git diff --binary --no-renames "$from" "$to" | git apply
 python3 scripts/stale-cuda-objects.py "$build" --newer --delete | sed 's/^/stale, rebuilt: /'
+# A branch that adds a binary changes a meson.build: the build folder's files regenerated first.
+ninja -C "$build" build.ninja >/dev/null
 nccmatch_targets "$build" "$@" || exit 2
 ninja -C "$build" "${targets[@]}"
 stage=$(mktemp -d)
