@@ -262,11 +262,21 @@ int main(int argc, char** argv) {
     });
     FusedBankRule sparse = rule;
     sparse.everyScore = false;
+    GemmPushTally pushes;
+    bench::exitOnError(gemmBankPushTally(&pushes, true));  // from zero for the sparse launches
     const double gemmMicros = timeLaunch([&] {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.counts, 0, c.count * sizeof(int)));
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, sparse, 0, mapH, nullptr);
     });
+    // bench_bank_pushes: the screens' pushes to exact scoring, a sparse launch (kRuns + 3 of them).
+    bench::exitOnError(gemmBankPushTally(&pushes, false));
+    if (pushes.counted) {
+      const double launches = kRuns + 3;
+      std::printf("pushes case %d: %.0f pairs a launch, %.0f (tile, chunk)s screened, %.0f overflowed\n", ci,
+                  double(pushes.pushes) / launches, double(pushes.screened) / launches,
+                  double(pushes.overflows) / launches);
+    }
     // The last sparse launch's outputs (the above lists' order varies from run to run: their
     // counts and bits do not).
     uint64_t sparseDigest = 0;

@@ -20,6 +20,12 @@
 #ifndef NCC_GEMM_REPEAT_STAGE
 #define NCC_GEMM_REPEAT_STAGE 0
 #endif
+// What a screen change does to the exact scoring behind it (bench_bank_pushes): a bench-only build
+// with NCC_GEMM_COUNT_PUSHES 1 adds, per tile and chunk screened, the pairs pushed to exact scoring
+// into device counters (gemmBankPushTally reads them). Every library build leaves it 0.
+#ifndef NCC_GEMM_COUNT_PUSHES
+#define NCC_GEMM_COUNT_PUSHES 0
+#endif
 
 namespace nccmatch::cuda {
 
@@ -39,6 +45,10 @@ enum class RepeatStage {
 };
 constexpr RepeatStage kRepeat = RepeatStage(NCC_GEMM_REPEAT_STAGE);
 static_assert(int(kRepeat) >= 0 && int(kRepeat) <= 6, "NCC_GEMM_REPEAT_STAGE names no stage");
+
+constexpr bool kCountPushes = NCC_GEMM_COUNT_PUSHES != 0;
+// NCC_GEMM_COUNT_PUSHES: pairs pushed, (tile, chunk)s screened, of those whose list overflowed.
+__device__ unsigned long long gemmPushCounters[3];
 
 // A slab's products into the accumulators: wgmma where the code is for sm_90a, mma.sync elsewhere;
 // kSignedB for a zero-mean bank's s8 templates.
@@ -243,6 +253,13 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
         // The same for the whole block; read through a shuffle so the compiler sees it uniform
         // in the warp (wgmma stays unserialised only on uniform paths).
         const int candidates = __shfl_sync(0xffffffffu, *s.candidateCount, 0);
+        if constexpr (kCountPushes) {
+          if (threadIdx.x == 0) {
+            atomicAdd(&gemmPushCounters[0], static_cast<unsigned long long>(candidates));
+            atomicAdd(&gemmPushCounters[1], 1ull);
+            if (candidates > candidateCapacity(kChunk)) atomicAdd(&gemmPushCounters[2], 1ull);
+          }
+        }
         if (candidates <= candidateCapacity(kChunk)) {
           scoreCandidates(sc, candidates, count, g.w, geometry, method, rule, g.goodEnoughFloor, ty * tilesX + tx);
           __syncthreads();  // the candidates are read before the next chunk's or tile's floors are reset
@@ -341,6 +358,20 @@ Status gemmBankUsesWgmma(bool* out) {
   int value = 0;
   NCC_CUDA_CHECK(cudaMemcpy(&value, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost));
   *out = value != 0;
+  return Status();
+}
+
+Status gemmBankPushTally(GemmPushTally* out, bool reset) {
+  *out = GemmPushTally();
+  if constexpr (kCountPushes) {
+    unsigned long long v[3] = {};
+    NCC_CUDA_CHECK(cudaMemcpyFromSymbol(v, gemmPushCounters, sizeof v));
+    *out = GemmPushTally{true, v[0], v[1], v[2]};
+    if (reset) {
+      const unsigned long long zero[3] = {};
+      NCC_CUDA_CHECK(cudaMemcpyToSymbol(gemmPushCounters, zero, sizeof zero));
+    }
+  }
   return Status();
 }
 

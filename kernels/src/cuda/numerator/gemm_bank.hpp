@@ -98,6 +98,17 @@ Status gemmBankUsesWgmma(bool* out);
 // (every shape's tiles are kGemmTileWidth x kGemmTileRows).
 int gemmBankTiles(int mapWidth, int mapHeight);
 
+// The screens' pushes to exact scoring since the last reset, in a build of gemm_bank.cu with
+// NCC_GEMM_COUNT_PUSHES 1 (bench_bank_pushes); counted false in every other build. Sparse
+// launches only (a launch writing every score screens nothing).
+struct GemmPushTally {
+  bool counted = false;
+  uint64_t pushes = 0;     // pairs pushed
+  uint64_t screened = 0;   // (tile, chunk)s screened
+  uint64_t overflows = 0;  // of those, lists past their capacity (the row epilogue scored them)
+};
+Status gemmBankPushTally(GemmPushTally* out, bool reset);
+
 // One launch per band of output rows scores every template of the group; each template's map,
 // tile bests and above-threshold list are what FusedSpatialBank writes for it, with
 // gemmBankTiles(...) tiles of tileWidth x kGemmTileRows in place of the fused kernel's blocks.
