@@ -91,7 +91,16 @@ done
 export GST_REGISTRY_1_0=$(cd "$build" && pwd)/fuzz-registry.bin  # FUZZ_BUILD_DIR may be absolute
 gst-inspect-1.0 >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# FUZZ_SLICE_MALLOC=1: G_SLICE=always-malloc. GSlice (GLib 2.74) hands out GStreamer's events,
+# buffers and codec frames from slabs of its own, which LeakSanitizer sees as a few reachable
+# allocations, so a leaked object inside one is never reported (pngdec's, in the loader target's
+# suppressions, hid there until session 34). Not the default yet: decodebin2 then shows a leak now
+# and then (a GList node and objects its pad probe made, ~2 KB, not reproducible on its input
+# alone), not explained so far.
+slice_malloc=${FUZZ_SLICE_MALLOC:-0}
+[ "$slice_malloc" = 1 ] && export G_SLICE=always-malloc
 failed=()
+asan_options_given=${ASAN_OPTIONS:-}
 for target in "${targets[@]}"; do
   exe=$build/tests/fuzz/$target
   committed=tests/fuzz/corpus/$target
@@ -104,6 +113,18 @@ for target in "${targets[@]}"; do
   flags=(-timeout=60 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts")
   log=$build/fuzz-$target.log
   jobs=${FUZZ_JOBS:-1}
+  # A target's LeakSanitizer suppressions (GStreamer's own leaks only, each explained in the file).
+  # They name frames below GLib's allocator, which only the slow unwinder reaches (GLib has no
+  # frame pointers): with FUZZ_SLICE_MALLOC=1, where those leaks show, that target's allocations
+  # are unwound so (about half its executions a second).
+  supp=tests/fuzz/lsan-$target.supp
+  if [ -f "$supp" ] && [ "$slice_malloc" = 1 ]; then
+    export LSAN_OPTIONS=suppressions=$PWD/$supp:print_suppressions=0
+    export ASAN_OPTIONS=${asan_options_given:+$asan_options_given:}fast_unwind_on_malloc=0:malloc_context_size=24
+  else
+    unset LSAN_OPTIONS
+    if [ -n "$asan_options_given" ]; then export ASAN_OPTIONS=$asan_options_given; else unset ASAN_OPTIONS; fi
+  fi
   echo "== $target: replaying $(find "$committed" -type f | wc -l) committed inputs, then fuzzing ($budget_flag)"
   start=$(date +%s)
   if [ -n "$(ls -A "$committed")" ] && ! "$exe" "${flags[@]}" "$committed"/* >"$log.replay" 2>&1; then
