@@ -25,6 +25,11 @@
 #              the zero-mean fallback on nearly flat windows), one test a run
 #   12-ncu-source  bench/ncu_gemm_source.sh on case 2 (256 x 16², zero-mean) and case 5 (64 x 32²,
 #              zero-mean): where the warps wait, by instruction (reports under $OUT/ncu when set)
+#   13-ab      region-path changes against the pack: for each gpu-pack-branch-LABEL/ with a
+#              bench_track (made by scripts/gpu-branch-pack.sh, e.g. wip/gather-shuffle gather
+#              test_window_gather test_cuda_regions test_tracker_gpu bench_track), its tests, then
+#              bench_track --backend cuda --frames 200 of the pack and the branch, alternating
+#              (TRACK_ROUNDS, default 3): the issue-13 lines
 #   12-ab      GEMM kernel changes against the kernel before them: test_gemm_bank and CudaGemmGroups
 #              of the pack, then bench/gemm_ab.sh (both kinds of templates, digests must agree)
 #              against each gpu-pack-branch-base*/bench (made here by scripts/gpu-branch-pack.sh
@@ -32,10 +37,10 @@
 #              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
 #              bench_stream --banks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|12-memcheck|12-groups|12-ncu-source|12-ab ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
-    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 12-memcheck | 12-groups | 12-ncu-source | 12-ab) ;;
+    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -105,6 +110,24 @@ for part in "$@"; do
         grep -h "issue-13:" "/tmp/open-issues-track-$r.log" || tail -n 5 "/tmp/open-issues-track-$r.log"
         summary+=("bench_track run $r: rc $rc")
         [ $rc -eq 0 ] || status=1
+      done
+      ;;
+    13-ab)
+      for branch in $(ls -d gpu-pack-branch-*/ 2>/dev/null); do
+        branch=${branch%/}
+        [ -x "$branch/bench/bench_track" ] || continue
+        echo "$branch: $(cat "$branch/commit.txt" 2>/dev/null)"
+        for t in "$branch"/tests/test_*; do
+          [ -x "$t" ] && TAIL_LINES=3 run "${branch#gpu-pack-branch-}-$(basename "$t")" "$t" --gtest_brief=1
+        done
+        for ((r = 1; r <= ${TRACK_ROUNDS:-3}; r++)); do
+          for b in "$pack" "$branch"; do
+            "$b/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-ab.log" 2>&1
+            rc=$?
+            echo "$b round $r (rc $rc): $(grep -h "issue-13:" /tmp/open-issues-track-ab.log)"
+            [ $rc -eq 0 ] || status=1
+          done
+        done
       done
       ;;
     12-memcheck)
