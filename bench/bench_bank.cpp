@@ -38,6 +38,7 @@ namespace {
 
 constexpr double kInt8PeakTops = 1979.0;  // H200 dense INT8
 constexpr int kRuns = 15;
+constexpr int kWarmUps = 3;  // timeLaunch's runs before the timed ones
 
 struct Outputs {
   double* maps = nullptr;
@@ -60,21 +61,21 @@ uint64_t deviceDigest(const void* device, std::size_t bytes, uint64_t hash) {
   return fnv1a(host.data(), bytes, hash);
 }
 
-// Median microseconds of `launch` (kRuns after 3 warm-up runs).
+// Median microseconds of `launch` (kRuns after kWarmUps warm-up runs).
 template <typename Launch>
 double timeLaunch(Launch launch) {
   cudaEvent_t a, b;
   BENCH_CUDA_CHECK(cudaEventCreate(&a));
   BENCH_CUDA_CHECK(cudaEventCreate(&b));
   std::vector<double> t;
-  for (int i = 0; i < kRuns + 3; ++i) {
+  for (int i = 0; i < kRuns + kWarmUps; ++i) {
     BENCH_CUDA_CHECK(cudaEventRecord(a));
     bench::exitOnError(launch());
     BENCH_CUDA_CHECK(cudaEventRecord(b));
     BENCH_CUDA_CHECK(cudaEventSynchronize(b));
     float ms = 0;
     BENCH_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    if (i >= 3) t.push_back(ms * 1000.0);
+    if (i >= kWarmUps) t.push_back(ms * 1000.0);
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -269,10 +270,11 @@ int main(int argc, char** argv) {
       BENCH_CUDA_CHECK(cudaMemsetAsync(o.bits, 0, bitWords * c.count * sizeof(uint32_t)));
       return gemm.score(dFrame, c.W, c.W, c.H, method, sparse, 0, mapH, nullptr);
     });
-    // bench_bank_pushes: the screens' pushes to exact scoring, a sparse launch (kRuns + 3 of them).
+    // bench_bank_pushes: the screens' pushes to exact scoring, a sparse launch (timeLaunch's
+    // kRuns + kWarmUps of them).
     bench::exitOnError(gemmBankPushTally(&pushes, false));
     if (pushes.counted) {
-      const double launches = kRuns + 3;
+      const double launches = kRuns + kWarmUps;
       std::printf("pushes case %d: %.0f pairs a launch, %.0f (tile, chunk)s screened, %.0f overflowed\n", ci,
                   double(pushes.pushes) / launches, double(pushes.screened) / launches,
                   double(pushes.overflows) / launches);
