@@ -61,6 +61,16 @@ run() {
   summary+=("$name: rc $rc, $((SECONDS - start)) s")
   [ $rc -eq 0 ] || status=1
 }
+# trackRun DIR LABEL: DIR's bench_track --backend cuda --frames 200, its issue-13 line (or its
+# tail) to stdout; rc into the summary.
+trackRun() {
+  local log=/tmp/open-issues-track.log
+  "$1/bench/bench_track" --backend cuda --frames 200 >"$log" 2>&1
+  local rc=$?
+  echo "$1 $2 (rc $rc): $(grep -h "issue-13:" "$log" || tail -n 5 "$log")"
+  summary+=("bench_track $1 $2: rc $rc")
+  [ $rc -eq 0 ] || status=1
+}
 for part in "$@"; do
   case "$part" in
     12-tests)
@@ -104,13 +114,7 @@ for part in "$@"; do
       done
       ;;
     13)
-      for r in 1 2 3; do
-        "$pack/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-$r.log" 2>&1
-        rc=$?
-        grep -h "issue-13:" "/tmp/open-issues-track-$r.log" || tail -n 5 "/tmp/open-issues-track-$r.log"
-        summary+=("bench_track run $r: rc $rc")
-        [ $rc -eq 0 ] || status=1
-      done
+      for r in 1 2 3; do trackRun "$pack" "run $r"; done
       ;;
     13-ab)
       for branch in $(ls -d gpu-pack-branch-*/ 2>/dev/null); do
@@ -121,12 +125,7 @@ for part in "$@"; do
           [ -x "$t" ] && TAIL_LINES=3 run "${branch#gpu-pack-branch-}-$(basename "$t")" "$t" --gtest_brief=1
         done
         for ((r = 1; r <= ${TRACK_ROUNDS:-3}; r++)); do
-          for b in "$pack" "$branch"; do
-            "$b/bench/bench_track" --backend cuda --frames 200 >"/tmp/open-issues-track-ab.log" 2>&1
-            rc=$?
-            echo "$b round $r (rc $rc): $(grep -h "issue-13:" /tmp/open-issues-track-ab.log)"
-            [ $rc -eq 0 ] || status=1
-          done
+          for b in "$pack" "$branch"; do trackRun "$b" "round $r"; done
         done
       done
       ;;
