@@ -91,13 +91,11 @@ done
 export GST_REGISTRY_1_0=$(cd "$build" && pwd)/fuzz-registry.bin  # FUZZ_BUILD_DIR may be absolute
 gst-inspect-1.0 >/dev/null
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# FUZZ_SLICE_MALLOC=1: G_SLICE=always-malloc. GSlice (GLib 2.74) hands out GStreamer's events,
-# buffers and codec frames from slabs of its own, which LeakSanitizer sees as a few reachable
-# allocations, so a leaked object inside one is never reported (pngdec's, in the loader target's
-# suppressions, hid there until session 34). Not the default yet: decodebin2 then shows a leak now
-# and then (a GList node and objects its pad probe made, ~2 KB, not reproducible on its input
-# alone), not explained so far.
-slice_malloc=${FUZZ_SLICE_MALLOC:-0}
+# G_SLICE=always-malloc (FUZZ_SLICE_MALLOC=0 turns it off). GSlice (GLib 2.74) hands out
+# GStreamer's events, buffers and codec frames from slabs of its own, which LeakSanitizer sees as a
+# few reachable allocations, so a leaked object inside one is never reported (pngdec's and
+# decodebin2's, in the loader target's suppressions, hid there until sessions 34-35).
+slice_malloc=${FUZZ_SLICE_MALLOC:-1}
 [ "$slice_malloc" = 1 ] && export G_SLICE=always-malloc
 failed=()
 asan_options_given=${ASAN_OPTIONS:-}
@@ -115,8 +113,8 @@ for target in "${targets[@]}"; do
   jobs=${FUZZ_JOBS:-1}
   # A target's LeakSanitizer suppressions (GStreamer's own leaks only, each explained in the file).
   # They name frames below GLib's allocator, which only the slow unwinder reaches (GLib has no
-  # frame pointers): with FUZZ_SLICE_MALLOC=1, where those leaks show, that target's allocations
-  # are unwound so (about half its executions a second).
+  # frame pointers): with GSlice off, where those leaks show, that target's allocations are
+  # unwound so (about half its executions a second).
   supp=tests/fuzz/lsan-$target.supp
   if [ -f "$supp" ] && [ "$slice_malloc" = 1 ]; then
     export LSAN_OPTIONS=suppressions=$PWD/$supp:print_suppressions=0
