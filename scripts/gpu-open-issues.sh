@@ -25,6 +25,12 @@
 #              the zero-mean fallback on nearly flat windows), one test a run
 #   12-ncu-source  bench/ncu_gemm_source.sh on case 2 (256 x 16², zero-mean) and case 5 (64 x 32²,
 #              zero-mean): where the warps wait, by instruction (reports under $OUT/ncu when set)
+#   15-racecheck  racecheck of the 29 test_cuda_engine tests session 35's sweep of today's code did
+#              not end (killed for host memory, cut at the time limit, not started), one test a
+#              process, 4 side by side, 28 GB a run, within 570 s; progress lines to
+#              $OUT/15-racecheck-progress.txt (or ./). A later call goes on where it stopped with
+#              GPU_SANITIZE_DONE=<that file> GPU_SANITIZE_SKIP_FAILED=1 (or runs a killed one alone,
+#              or kernel by kernel: GPU_SANITIZE_RUNS, README)
 #   13-ab      region-path changes against the pack: for each gpu-pack-branch-LABEL/ with a
 #              bench_track (made by scripts/gpu-branch-pack.sh, e.g. wip/gather-shuffle gather
 #              test_window_gather test_cuda_regions test_tracker_gpu bench_track), its tests, then
@@ -37,10 +43,11 @@
 #              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
 #              bench_stream --banks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|15-racecheck ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
-    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab) ;;
+    12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab | \
+      15-racecheck) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -167,6 +174,17 @@ for part in "$@"; do
         status=1
       fi
       TAIL_LINES=16 run stream_banks "$pack/bench/bench_stream" --banks
+      ;;
+    15-racecheck)
+      sampled=BigFrames/CudaSampledMap.SampledPositionsMatchTheDefinition
+      heavy=CudaEngine.GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine:CudaEngine.FftPeakHandoffGivesTheMapScansMatches
+      heavy+=:CudaEngine.HostFunctionStagingGivesTheCallerThreadsMatches:CudaEngine.HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches
+      for i in 0 1 2 3 4 5 9 10 11 25 26 28 29; do heavy+=":$sampled/$i"; done
+      heavy+=":Banks/CudaBank.MatchesEqualTheCpuEngine/*"
+      TAIL_LINES=6 run racecheck-heavy env GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_cuda_engine \
+        GPU_SANITIZE_FILTER="$heavy" GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS="${GPU_SANITIZE_JOBS:-4}" \
+        GPU_SANITIZE_MAX_RSS_GB="${GPU_SANITIZE_MAX_RSS_GB:-28}" GPU_SANITIZE_DEADLINE="${GPU_SANITIZE_DEADLINE:-570}" \
+        GPU_SANITIZE_PROGRESS="${OUT:-.}/15-racecheck-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       ;;
   esac
 done
