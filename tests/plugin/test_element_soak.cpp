@@ -145,19 +145,25 @@ double riseAfterWarmUp(const char* what, const std::vector<double>& samples, std
   return highest - afterWarmUp;
 }
 
-// NCCMATCH_SOAK_<BACKEND>_FRAMES, or `fallback` when unset; at least 100 (20 samples and more).
-int soakFrames(const char* variable, int fallback) {
+// The frame count from `variable` (NCCMATCH_SOAK_<BACKEND>_FRAMES) into `frames`, or `fallback`
+// when unset; a value that is not a whole number from 100 (ten samples and more) is a failure
+// naming the variable.
+::testing::AssertionResult soakFrames(const char* variable, int fallback, int* frames) {
   const char* asked = std::getenv(variable);
-  if (asked == nullptr) return fallback;
+  *frames = fallback;
+  if (asked == nullptr) return ::testing::AssertionSuccess();
   char* end = nullptr;
-  const long frames = std::strtol(asked, &end, 10);
-  return end != asked && *end == '\0' && frames >= 100 && frames <= 100000000 ? int(frames) : -1;
+  const long value = std::strtol(asked, &end, 10);
+  if (end == asked || *end != '\0' || value < 100 || value > 100000000)
+    return ::testing::AssertionFailure() << variable << "='" << asked
+                                         << "': a whole number of frames from 100 to 100000000";
+  *frames = int(value);
+  return ::testing::AssertionSuccess();
 }
 
 TEST(Soak, CpuFramesKeepHostMemoryFlat) {
-  const int frames = soakFrames("NCCMATCH_SOAK_CPU_FRAMES", 10000);
-  ASSERT_GT(frames, 0) << "NCCMATCH_SOAK_CPU_FRAMES='" << std::getenv("NCCMATCH_SOAK_CPU_FRAMES")
-                       << "': a whole number of frames from 100 to 100000000";
+  int frames = 0;
+  ASSERT_TRUE(soakFrames("NCCMATCH_SOAK_CPU_FRAMES", 10000, &frames));
   const int sampleEvery = frames / 10;
   const SoakFigures f = soak(Backend::Cpu, frames, sampleEvery, 160, 120);
   ASSERT_GE(f.host.size(), 11u);
@@ -175,9 +181,8 @@ TEST(Soak, CpuFramesKeepHostMemoryFlat) {
 TEST(Soak, CudaFramesKeepHostAndDeviceMemoryFlat) {
   std::string why;
   if (!cudaAvailable(&why)) GTEST_SKIP() << why;
-  const int frames = soakFrames("NCCMATCH_SOAK_CUDA_FRAMES", 5000);
-  ASSERT_GT(frames, 0) << "NCCMATCH_SOAK_CUDA_FRAMES='" << std::getenv("NCCMATCH_SOAK_CUDA_FRAMES")
-                       << "': a whole number of frames from 100 to 100000000";
+  int frames = 0;
+  ASSERT_TRUE(soakFrames("NCCMATCH_SOAK_CUDA_FRAMES", 5000, &frames));
   const int sampleEvery = frames / 20;
   const SoakFigures f = soak(Backend::Cuda, frames, sampleEvery, 640, 480);
   std::printf("[ soak     ] CUDA: %d frames (I420 640x480, 2 templates) in %.1f s (%.0f frames/s)\n", frames,
