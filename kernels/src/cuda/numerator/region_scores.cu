@@ -14,17 +14,18 @@ namespace nccmatch::cuda {
 
 namespace {
 
-using fused_spatial::kEpilogueOutputs;
 using fused_spatial::kPrefixPitch;
 using fused_spatial::SharedTile;
 using RegionDescs = DescriptorParam<RegionScoreDesc, kInlineRegionDescs>;
 // Every architecture and driver takes 4 KB of kernel parameters.
 static_assert(sizeof(RegionDescs) + sizeof(RegionPeakJob) + sizeof(bool) <= 4096, "the region kernel's parameters");
 
-// The wide block (fused_spatial::kWideThreads, 16 warps): warp w scores tile row w.
+// The wide block (fused_spatial::kWideThreads, 32 warps): warps 2r and 2r + 1 score tile row r,
+// each one half of its columns.
 constexpr int kThreads = fused_spatial::kWideThreads;
-constexpr int kEpilogueRows = kFusedTileHeight / (kThreads / 32);
-static_assert(kEpilogueRows == 1, "one output row a warp");
+constexpr int kWarpsPerRow = kThreads / 32 / kFusedTileHeight;
+static_assert(kWarpsPerRow == 2, "two warps an output row");
+constexpr int kEpilogueOutputs = kFusedTileWidth / 32 / kWarpsPerRow;  // a lane's outputs
 
 // A region template has at most kFusedMaxSide^2 pixels: its sums' products fit int64, so the
 // scores take scoreFromSumsAs<int64_t> (the same doubles as scoreFromSums) and no 128-bit code.
@@ -41,9 +42,9 @@ __device__ __forceinline__ double regionScore(const TemplateStats& t, const Norm
     return scoreFromSumsAs<int64_t>(kMethod, t, s1, s2, c);
 }
 
-// Writes the tile's scores into the region's map: warp w scores row w of the tile, lane l outputs
-// l + 32k, from the numerators and the prefix sums of the column sums (as the fused kernel's
-// epilogue). With a peak job, also the thread's best position (returned) and every position
+// Writes the tile's scores into the region's map: warp w scores row w / 2 of the tile, lane l of
+// its half (w % 2) outputs 64 (w % 2) + l + 32k, from the numerators and the prefix sums of the
+// column sums (as the fused kernel's epilogue). With a peak job, also the thread's best position (returned) and every position
 // reaching the threshold appended to the region's above list. All of a thread's scores are
 // computed before any is stored: their divisions and square roots overlap instead of waiting on
 // each other behind the stores and atomics (positions outside the map are computed from the
@@ -52,32 +53,27 @@ template <Method kMethod>
 __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
                                                   int mapWidth, int mapHeight, bool peaks, const RegionPeakJob& job) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int row = warp / kWarpsPerRow, x0 = (warp % kWarpsPerRow) * (32 * kEpilogueOutputs) + lane;
   const int w = r.templateWidth;
   const NormedConstants normed = kMethod == Method::CCoeffNormed ? normedConstantsFor(r.stats) : NormedConstants();
-  double scores[kEpilogueRows][kEpilogueOutputs];
+  double scores[kEpilogueOutputs];
+  const uint32_t* p1 = s.p1 + row * kPrefixPitch;
+  const uint32_t* p2 = s.p2 + row * kPrefixPitch;
+  const uint32_t* num = s.num + row * kFusedTileWidth;
 #pragma unroll
-  for (int k = 0; k < kEpilogueRows; ++k) {
-    const int row = warp * kEpilogueRows + k;
-    const uint32_t* p1 = s.p1 + row * kPrefixPitch;
-    const uint32_t* p2 = s.p2 + row * kPrefixPitch;
-    const uint32_t* num = s.num + row * kFusedTileWidth;
-#pragma unroll
-    for (int q = 0; q < kEpilogueOutputs; ++q) {
-      const int x = lane + 32 * q;
-      const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
-      scores[k][q] = regionScore<kMethod>(r.stats, normed, s1, s2, c);
-    }
+  for (int q = 0; q < kEpilogueOutputs; ++q) {
+    const int x = x0 + 32 * q;
+    const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[x]);
+    scores[q] = regionScore<kMethod>(r.stats, normed, s1, s2, c);
   }
   Ranked best{0.0, -1};
-#pragma unroll
-  for (int k = 0; k < kEpilogueRows; ++k) {
-    const int oy = outY0 + warp * kEpilogueRows + k;
-    if (oy >= mapHeight) continue;
+  const int oy = outY0 + row;
+  if (oy < mapHeight) {
 #pragma unroll
     for (int q = 0; q < kEpilogueOutputs; ++q) {
-      const int ox = outX0 + lane + 32 * q;
+      const int ox = outX0 + x0 + 32 * q;
       if (ox >= mapWidth) continue;
-      const double score = scores[k][q];
+      const double score = scores[q];
       const int index = oy * mapWidth + ox;
       r.map[index] = score;
       if (peaks) {
@@ -142,14 +138,14 @@ __device__ __forceinline__ void finishRegionTile(const RegionScoreDesc& r, int m
   }
 }
 
-// Block (x, y) of region z, 16 warps: load the image tile, window sums, tensor-core numerator
-// (template rows in four parts), scores; with a peak job, the region's last tile also finds its
+// Block (x, y) of region z, 32 warps: load the image tile, window sums, tensor-core numerator
+// (template rows in eight parts), scores; with a peak job, the region's last tile also finds its
 // peaks. Launched overlapping the gather that writes its pixels, it reads its descriptor while the
 // gather runs and waits for the gather's end before anything else.
 // One instance per method: a kernel holds one method's epilogue, not six (a short kernel's warps
 // otherwise wait on instruction fetch).
 template <Method kMethod>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, 1)
     fusedRegionKernel(const __grid_constant__ RegionDescs descs, RegionPeakJob job, bool peaks) {
   extern __shared__ uint32_t shared[];
   const RegionScoreDesc r = blockDescriptor(descs.at(int(blockIdx.z)));
