@@ -31,6 +31,11 @@
 #              $OUT/15-racecheck-progress.txt (or ./). A later call goes on where it stopped with
 #              GPU_SANITIZE_DONE=<that file> GPU_SANITIZE_SKIP_FAILED=1 (or runs a killed one alone,
 #              or kernel by kernel: GPU_SANITIZE_RUNS, README)
+#   15-racecheck-big  the two of those that held more than 24 GB of host memory under racecheck
+#              (session 36: GemmGroupSliced..., FftPeakHandoff...), side by side with 58 GB each,
+#              cuFFT's kernels left out, started detached (scripts/gpu-sanitize-detached.sh: they
+#              may outlast the call) and waited for RACECHECK_BIG_WAIT seconds (default 540);
+#              a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`
 #   13-ab      region-path changes against the pack: for each gpu-pack-branch-LABEL/ with a
 #              bench_track (made by scripts/gpu-branch-pack.sh, e.g. wip/gather-shuffle gather
 #              test_window_gather test_cuda_regions test_tracker_gpu bench_track), its tests, then
@@ -43,11 +48,11 @@
 #              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
 #              bench_stream --banks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|15-racecheck ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|15-racecheck|15-racecheck-big ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
     12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab | \
-      15-racecheck) ;;
+      15-racecheck | 15-racecheck-big) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -185,6 +190,13 @@ for part in "$@"; do
         GPU_SANITIZE_FILTER="$heavy" GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS="${GPU_SANITIZE_JOBS:-4}" \
         GPU_SANITIZE_MAX_RSS_GB="${GPU_SANITIZE_MAX_RSS_GB:-28}" GPU_SANITIZE_DEADLINE="${GPU_SANITIZE_DEADLINE:-570}" \
         GPU_SANITIZE_PROGRESS="${OUT:-.}/15-racecheck-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
+      ;;
+    15-racecheck-big)
+      big=CudaEngine.GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine:CudaEngine.FftPeakHandoffGivesTheMapScansMatches
+      GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_cuda_engine GPU_SANITIZE_FILTER="$big" \
+        GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS=2 GPU_SANITIZE_MAX_RSS_GB=58 GPU_SANITIZE_DEADLINE=1600 \
+        GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" bash scripts/gpu-sanitize-detached.sh start "$pack"
+      TAIL_LINES=12 run racecheck-big bash scripts/gpu-sanitize-detached.sh wait "${RACECHECK_BIG_WAIT:-540}" "${OUT:-}"
       ;;
   esac
 done
