@@ -35,7 +35,8 @@
 #              (session 36: GemmGroupSliced..., FftPeakHandoff...), side by side with 58 GB each,
 #              cuFFT's kernels left out, started detached (scripts/gpu-sanitize-detached.sh: they
 #              may outlast the call) and waited for RACECHECK_BIG_WAIT seconds (default 540);
-#              a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`
+#              a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`; meanwhile
+#              initcheck of test_gemm_bank 42/52 (1000 x 8x8 zero-mean), cut by session 36's deadline
 #   13-ab      region-path changes against the pack: for each gpu-pack-branch-LABEL/ with a
 #              bench_track (made by scripts/gpu-branch-pack.sh, e.g. wip/gather-shuffle gather
 #              test_window_gather test_cuda_regions test_tracker_gpu bench_track), its tests, then
@@ -196,6 +197,8 @@ for part in "$@"; do
       GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_cuda_engine GPU_SANITIZE_FILTER="$big" \
         GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS=2 GPU_SANITIZE_MAX_RSS_GB=58 GPU_SANITIZE_DEADLINE=1600 \
         GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" bash scripts/gpu-sanitize-detached.sh start "$pack"
+      TAIL_LINES=4 run initcheck-gemm-42 env GPU_SANITIZE_RUNS="initcheck:test_gemm_bank:42/52" GPU_SANITIZE_DEADLINE=400 \
+        GPU_SANITIZE_PROGRESS="${OUT:-.}/15-initcheck-gemm-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       TAIL_LINES=12 run racecheck-big bash scripts/gpu-sanitize-detached.sh wait "${RACECHECK_BIG_WAIT:-540}" "${OUT:-}"
       ;;
   esac
