@@ -37,6 +37,10 @@
 #              may outlast the call) and waited for RACECHECK_BIG_WAIT seconds (default 540);
 #              a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`; meanwhile
 #              initcheck of test_gemm_bank 42/52 (1000 x 8x8 zero-mean), cut by session 36's deadline
+#   13-sanitize  the region kernel's tests (test_cuda_regions, test_cuda_masked_regions,
+#              test_cuda_region_templates, test_tracker_gpu) under the four compute-sanitizer tools,
+#              one test a process, 12 side by side, 9 GB a run, within 570 s (GPU_SANITIZE_DEADLINE);
+#              progress lines to $OUT/13-sanitize-progress.txt (continue as 15-racecheck says)
 #   13-ab      region-path changes against the pack: for each gpu-pack-branch-LABEL/ with a
 #              bench_track (made by scripts/gpu-branch-pack.sh, e.g. wip/gather-shuffle gather
 #              test_window_gather test_cuda_regions test_tracker_gpu bench_track), its tests, then
@@ -49,11 +53,11 @@
 #              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
 #              bench_stream --banks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|15-racecheck|15-racecheck-big ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|13-sanitize|15-racecheck|15-racecheck-big ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
     12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab | \
-      15-racecheck | 15-racecheck-big) ;;
+      13-sanitize | 15-racecheck | 15-racecheck-big) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -180,6 +184,12 @@ for part in "$@"; do
         status=1
       fi
       TAIL_LINES=16 run stream_banks "$pack/bench/bench_stream" --banks
+      ;;
+    13-sanitize)
+      TAIL_LINES=8 run region-sanitize env GPU_SANITIZE_TESTS="test_cuda_regions test_cuda_masked_regions test_cuda_region_templates test_tracker_gpu" \
+        GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS="${GPU_SANITIZE_JOBS:-12}" GPU_SANITIZE_MAX_RSS_GB="${GPU_SANITIZE_MAX_RSS_GB:-9}" \
+        GPU_SANITIZE_DEADLINE="${GPU_SANITIZE_DEADLINE:-570}" GPU_SANITIZE_PROGRESS="${OUT:-.}/13-sanitize-progress.txt" \
+        bash scripts/gpu-sanitize.sh "$pack"
       ;;
     15-racecheck)
       sampled=BigFrames/CudaSampledMap.SampledPositionsMatchTheDefinition
