@@ -11,10 +11,16 @@
 # by side on the shared corpus (-jobs=N -workers=N; -runs=R is split into N jobs of R/N runs): the
 # template loader waits on GStreamer's threads most of the time, so on a busy host several jobs
 # keep more executions going than one; the executions of all jobs are added up.
+# FUZZ_PREBUILT=1: the targets are already in the build folder (built here and packed by
+# scripts/fuzz-pack.sh for a host with more cores and no build tools): nothing is installed or built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/deps.sh
-nccmatch_install_deps
+prebuilt=${FUZZ_PREBUILT:-0}
+case "$prebuilt" in 0 | 1) ;; *) echo "FUZZ_PREBUILT must be 0 or 1, not '$prebuilt'" >&2; exit 2 ;; esac
+if [ "$prebuilt" = 0 ]; then
+  source scripts/deps.sh
+  nccmatch_install_deps
+fi
 
 budget=${1:-60}
 shift || true
@@ -27,14 +33,18 @@ case "$budget" in
 esac
 
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-if [ ! -f "$build/build.ninja" ]; then
+if [ "$prebuilt" = 1 ]; then
+  for target in "${targets[@]}"; do
+    [ -x "$build/tests/fuzz/$target" ] || { echo "FUZZ_PREBUILT=1: no $build/tests/fuzz/$target (scripts/fuzz-pack.sh packs it)" >&2; exit 2; }
+  done
+elif [ ! -f "$build/build.ninja" ]; then
   # -fsanitize=fuzzer-no-link: coverage feedback from the library and the plugin's units too.
   # -fno-sanitize-recover=all: a UBSan report stops the target, so libFuzzer keeps the input.
   CC=clang CXX=clang++ meson setup "$build" -Dcuda=disabled -Dtests=disabled -Dfuzz=true \
     -Dbuildtype=debugoptimized -Db_sanitize=address,undefined -Db_lundef=false \
     -Dcpp_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=all"
 fi
-ninja -C "$build" "${targets[@]/#/tests/fuzz/}"
+[ "$prebuilt" = 1 ] || ninja -C "$build" "${targets[@]/#/tests/fuzz/}"
 
 # Seed corpora, made here rather than committed: small valid inputs of each kind.
 seeds=$build/fuzz-seeds
