@@ -31,12 +31,13 @@
 #              $OUT/15-racecheck-progress.txt (or ./). A later call goes on where it stopped with
 #              GPU_SANITIZE_DONE=<that file> GPU_SANITIZE_SKIP_FAILED=1 (or runs a killed one alone,
 #              or kernel by kernel: GPU_SANITIZE_RUNS, README)
-#   15-racecheck-big  the two of those that held more than 24 GB of host memory under racecheck
-#              (session 36: GemmGroupSliced..., FftPeakHandoff...), side by side with 58 GB each,
-#              cuFFT's kernels left out, started detached (scripts/gpu-sanitize-detached.sh: they
-#              may outlast the call) and waited for RACECHECK_BIG_WAIT seconds (default 540);
-#              a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`; meanwhile
-#              initcheck of test_gemm_bank 42/52 (1000 x 8x8 zero-mean), cut by session 36's deadline
+#   15-racecheck-big  racecheck's longest and largest runs, side by side, 50 GB of host memory
+#              each, cuFFT's kernels left out, started detached (scripts/gpu-sanitize-detached.sh:
+#              they may outlast the call, 1600 s in all): the two engine tests that held more than
+#              24 GB (session 36: GemmGroupSliced..., FftPeakHandoff...) and test_gemm_bank's 1921 x
+#              1079 bank (past 570 s); waited for RACECHECK_BIG_WAIT seconds (default 540), a later
+#              call collects them with `gpu-sanitize-detached.sh wait SECONDS`. Meanwhile initcheck
+#              of test_gemm_bank's 1000 x 8x8 zero-mean bank (cut by session 36's call deadline)
 #   13-sanitize  the region kernel's tests (test_cuda_regions, test_cuda_masked_regions,
 #              test_cuda_region_templates, test_tracker_gpu) under the four compute-sanitizer tools,
 #              one test a process, 12 side by side, 9 GB a run, within 570 s (GPU_SANITIZE_DEADLINE);
@@ -203,11 +204,27 @@ for part in "$@"; do
         GPU_SANITIZE_PROGRESS="${OUT:-.}/15-racecheck-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       ;;
     15-racecheck-big)
-      big=CudaEngine.GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine:CudaEngine.FftPeakHandoffGivesTheMapScansMatches
-      GPU_SANITIZE_TOOLS=racecheck GPU_SANITIZE_TESTS=test_cuda_engine GPU_SANITIZE_FILTER="$big" \
-        GPU_SANITIZE_SHARDS=each GPU_SANITIZE_JOBS=2 GPU_SANITIZE_MAX_RSS_GB=58 GPU_SANITIZE_DEADLINE=1600 \
+      # One test a process by position in its binary's list (gtest puts test j in shard j of as
+      # many shards as tests), found by name so that added tests do not move them.
+      runOf() {  # TOOL BINARY TEST -> TOOL:BINARY:INDEX/TOTAL
+        local list
+        list=$("$pack/tests/$2" --gtest_list_tests | awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }')
+        local index
+        index=$(grep -n -x -F "$3" <<<"$list" | cut -d: -f1)
+        [ -n "$index" ] || { echo "gpu-open-issues: no test $3 in $2" >&2; return 1; }
+        echo "$1:$2:$((index - 1))/$(wc -l <<<"$list")"
+      }
+      big="$(runOf racecheck test_cuda_engine CudaEngine.GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine)" &&
+        big+=" $(runOf racecheck test_cuda_engine CudaEngine.FftPeakHandoffGivesTheMapScansMatches)" &&
+        big+=" $(runOf racecheck test_gemm_bank Banks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/22)" &&
+        initGemm=$(runOf initcheck test_gemm_bank ZeroMeanBanks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/13) || {
+        status=1
+        continue
+      }
+      echo "detached: $big"
+      GPU_SANITIZE_RUNS="$big" GPU_SANITIZE_JOBS=3 GPU_SANITIZE_MAX_RSS_GB=50 GPU_SANITIZE_DEADLINE=1600 \
         GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" bash scripts/gpu-sanitize-detached.sh start "$pack"
-      TAIL_LINES=4 run initcheck-gemm-42 env GPU_SANITIZE_RUNS="initcheck:test_gemm_bank:42/52" GPU_SANITIZE_DEADLINE=400 \
+      TAIL_LINES=4 run initcheck-gemm env GPU_SANITIZE_RUNS="$initGemm" GPU_SANITIZE_DEADLINE=400 \
         GPU_SANITIZE_PROGRESS="${OUT:-.}/15-initcheck-gemm-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       TAIL_LINES=12 run racecheck-big bash scripts/gpu-sanitize-detached.sh wait "${RACECHECK_BIG_WAIT:-540}" "${OUT:-}"
       ;;
