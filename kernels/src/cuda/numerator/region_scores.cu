@@ -44,11 +44,11 @@ __device__ __forceinline__ double regionScore(const TemplateStats& t, const Norm
 
 // Writes the tile's scores into the region's map: warp w scores row w / 2 of the tile, lane l of
 // its half (w % 2) outputs 64 (w % 2) + l + 32k, from the numerators and the prefix sums of the
-// column sums (as the fused kernel's epilogue). With a peak job, also the thread's best position (returned) and every position
-// reaching the threshold appended to the region's above list. All of a thread's scores are
-// computed before any is stored: their divisions and square roots overlap instead of waiting on
-// each other behind the stores and atomics (positions outside the map are computed from the
-// tile's spare columns and dropped).
+// column sums (as the fused kernel's epilogue). With a peak job, also the thread's best position
+// (returned) and every position reaching the threshold appended to the region's above list. All
+// of a thread's scores are computed before any is stored: their divisions and square roots overlap
+// instead of waiting on each other behind the stores and atomics (positions outside the map are
+// computed from the tile's spare columns and dropped).
 template <Method kMethod>
 __device__ __forceinline__ Ranked storeTileScores(const SharedTile& s, const RegionScoreDesc& r, int outX0, int outY0,
                                                   int mapWidth, int mapHeight, bool peaks, const RegionPeakJob& job) {
