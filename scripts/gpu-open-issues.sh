@@ -35,9 +35,11 @@
 #              each, cuFFT's kernels left out, started detached (scripts/gpu-sanitize-detached.sh:
 #              they may outlast the call, 1600 s in all): the two engine tests that held more than
 #              24 GB (session 36: GemmGroupSliced..., FftPeakHandoff...) and test_gemm_bank's 1921 x
-#              1079 bank (past 570 s); waited for RACECHECK_BIG_WAIT seconds (default 540), a later
-#              call collects them with `gpu-sanitize-detached.sh wait SECONDS`. Meanwhile initcheck
-#              of test_gemm_bank's 1000 x 8x8 zero-mean bank (cut by session 36's call deadline)
+#              1079 bank (past 570 s); RACECHECK_BIG_DEADLINE (default 1600) and _MAX_RSS_GB
+#              (default 50) override the limits; waited for RACECHECK_BIG_WAIT seconds (default
+#              540), a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`
+#   15-initcheck-gemm  initcheck of test_gemm_bank's 1000 x 8x8 zero-mean bank (cut by session
+#              36's call deadline), within INITCHECK_GEMM_DEADLINE seconds (default 400)
 #   13-sanitize  the region kernel's tests (test_cuda_regions, test_cuda_masked_regions,
 #              test_cuda_region_templates, test_tracker_gpu) under the four compute-sanitizer tools,
 #              one test a process, 12 side by side, 9 GB a run, within 570 s (GPU_SANITIZE_DEADLINE);
@@ -54,11 +56,11 @@
 #              AB_CASES, default "2 5 7 8": 256 x 16², 64 x 32², 16 x 64², 64 x 64²), then
 #              bench_stream --banks
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|13-sanitize|15-racecheck|15-racecheck-big ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: scripts/gpu-open-issues.sh 12-tests|12-speed|12-stages|12-fft|12-baselines|12-ncu|13|13-ab|12-memcheck|12-groups|12-ncu-source|12-ab|13-sanitize|15-racecheck|15-racecheck-big|15-initcheck-gemm ..." >&2; exit 2; }
 for part in "$@"; do
   case "$part" in
     12-tests | 12-speed | 12-stages | 12-fft | 12-baselines | 12-ncu | 13 | 13-ab | 12-memcheck | 12-groups | 12-ncu-source | 12-ab | \
-      13-sanitize | 15-racecheck | 15-racecheck-big) ;;
+      13-sanitize | 15-racecheck | 15-racecheck-big | 15-initcheck-gemm) ;;
     *) echo "gpu-open-issues: unknown part '$part'" >&2; exit 2 ;;
   esac
 done
@@ -88,6 +90,17 @@ trackRun() {
   echo "$1 $2 (rc $rc): $(grep -h "issue-13:" "$log" || tail -n 5 "$log")"
   summary+=("bench_track $1 $2: rc $rc")
   [ $rc -eq 0 ] || status=1
+}
+# runOf TOOL BINARY TEST -> TOOL:BINARY:INDEX/TOTAL: one test a process by position in its binary's
+# list (gtest puts test j in shard j of as many shards as tests), found by name so that added tests
+# do not move it.
+runOf() {
+  local list
+  list=$("$pack/tests/$2" --gtest_list_tests | awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }')
+  local index
+  index=$(grep -n -x -F "$3" <<<"$list" | cut -d: -f1)
+  [ -n "$index" ] || { echo "gpu-open-issues: no test $3 in $2" >&2; return 1; }
+  echo "$1:$2:$((index - 1))/$(wc -l <<<"$list")"
 }
 for part in "$@"; do
   case "$part" in
@@ -204,29 +217,25 @@ for part in "$@"; do
         GPU_SANITIZE_PROGRESS="${OUT:-.}/15-racecheck-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       ;;
     15-racecheck-big)
-      # One test a process by position in its binary's list (gtest puts test j in shard j of as
-      # many shards as tests), found by name so that added tests do not move them.
-      runOf() {  # TOOL BINARY TEST -> TOOL:BINARY:INDEX/TOTAL
-        local list
-        list=$("$pack/tests/$2" --gtest_list_tests | awk '/^[^ ]/ { suite = $1 } /^  / { print suite $1 }')
-        local index
-        index=$(grep -n -x -F "$3" <<<"$list" | cut -d: -f1)
-        [ -n "$index" ] || { echo "gpu-open-issues: no test $3 in $2" >&2; return 1; }
-        echo "$1:$2:$((index - 1))/$(wc -l <<<"$list")"
-      }
       big="$(runOf racecheck test_cuda_engine CudaEngine.GemmGroupSlicedWhileAnotherEngineLivesMatchesTheCpuEngine)" &&
         big+=" $(runOf racecheck test_cuda_engine CudaEngine.FftPeakHandoffGivesTheMapScansMatches)" &&
-        big+=" $(runOf racecheck test_gemm_bank Banks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/22)" &&
-        initGemm=$(runOf initcheck test_gemm_bank ZeroMeanBanks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/13) || {
+        big+=" $(runOf racecheck test_gemm_bank Banks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/22)" || {
         status=1
         continue
       }
       echo "detached: $big"
-      GPU_SANITIZE_RUNS="$big" GPU_SANITIZE_JOBS=3 GPU_SANITIZE_MAX_RSS_GB=50 GPU_SANITIZE_DEADLINE=1600 \
-        GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" bash scripts/gpu-sanitize-detached.sh start "$pack"
-      TAIL_LINES=4 run initcheck-gemm env GPU_SANITIZE_RUNS="$initGemm" GPU_SANITIZE_DEADLINE=400 \
-        GPU_SANITIZE_PROGRESS="${OUT:-.}/15-initcheck-gemm-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
+      GPU_SANITIZE_RUNS="$big" GPU_SANITIZE_JOBS=3 GPU_SANITIZE_MAX_RSS_GB="${RACECHECK_BIG_MAX_RSS_GB:-50}" \
+        GPU_SANITIZE_DEADLINE="${RACECHECK_BIG_DEADLINE:-1600}" GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" \
+        bash scripts/gpu-sanitize-detached.sh start "$pack"
       TAIL_LINES=12 run racecheck-big bash scripts/gpu-sanitize-detached.sh wait "${RACECHECK_BIG_WAIT:-540}" "${OUT:-}"
+      ;;
+    15-initcheck-gemm)
+      initGemm=$(runOf initcheck test_gemm_bank ZeroMeanBanks/GemmBankScores.EveryTemplateAsTheCpuScoresIt/13) || {
+        status=1
+        continue
+      }
+      TAIL_LINES=4 run initcheck-gemm env GPU_SANITIZE_RUNS="$initGemm" GPU_SANITIZE_DEADLINE="${INITCHECK_GEMM_DEADLINE:-400}" \
+        GPU_SANITIZE_PROGRESS="${OUT:-.}/15-initcheck-gemm-progress.txt" bash scripts/gpu-sanitize.sh "$pack"
       ;;
   esac
 done
