@@ -70,23 +70,22 @@ void writePgm(const std::string& path, const TemplateImage& image) {
   writeBytes(path, bytes);
 }
 
-void writePng(const std::string& path, const TemplateImage& image) {
+namespace {
+
+// pngenc writes one frame (caps and buffer, both taken) to path; throws where it does not.
+void encodePng(const std::string& path, GstCaps* caps, GstBuffer* buffer) {
   GError* error = nullptr;
   GstElement* pipeline = gst_parse_launch("appsrc name=src format=time ! pngenc ! filesink name=sink", &error);
-  if (pipeline == nullptr) throw std::runtime_error(error ? error->message : "cannot build pngenc pipeline");
+  if (pipeline == nullptr) {
+    gst_caps_unref(caps);
+    gst_buffer_unref(buffer);
+    throw std::runtime_error(error ? error->message : "cannot build pngenc pipeline");
+  }
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
   g_object_set(sink, "location", path.c_str(), nullptr);
-  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, image.width, image.height, 0);
-  GstCaps* caps = capsFor(layout);
   g_object_set(src, "caps", caps, nullptr);
   gst_caps_unref(caps);
-  Image luma;
-  luma.width = image.width;
-  luma.height = image.height;
-  luma.stride = image.width;
-  luma.bytes = image.pixels;
-  GstBuffer* buffer = makeFrame(layout, luma);
   GST_BUFFER_PTS(buffer) = 0;
   GST_BUFFER_DURATION(buffer) = GST_SECOND;
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
@@ -105,20 +104,23 @@ void writePng(const std::string& path, const TemplateImage& image) {
   if (!ok) throw std::runtime_error("pngenc failed to write " + path);
 }
 
+}  // namespace
+
+void writePng(const std::string& path, const TemplateImage& image) {
+  FrameLayout layout = makeLayout(GST_VIDEO_FORMAT_GRAY8, image.width, image.height, 0);
+  Image luma;
+  luma.width = image.width;
+  luma.height = image.height;
+  luma.stride = image.width;
+  luma.bytes = image.pixels;
+  encodePng(path, capsFor(layout), makeFrame(layout, luma));
+}
+
 void writePngWithAlpha(const std::string& path, const TemplateImage& image, const std::vector<uint8_t>& alpha) {
-  GError* error = nullptr;
-  GstElement* pipeline = gst_parse_launch("appsrc name=src format=time ! pngenc ! filesink name=sink", &error);
-  if (pipeline == nullptr) throw std::runtime_error(error ? error->message : "cannot build pngenc pipeline");
-  GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
-  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
-  g_object_set(sink, "location", path.c_str(), nullptr);
   GstVideoInfo info;
   gst_video_info_set_format(&info, GST_VIDEO_FORMAT_RGBA, guint(image.width), guint(image.height));
   GST_VIDEO_INFO_FPS_N(&info) = 1;
   GST_VIDEO_INFO_FPS_D(&info) = 1;
-  GstCaps* caps = gst_video_info_to_caps(&info);
-  g_object_set(src, "caps", caps, nullptr);
-  gst_caps_unref(caps);
   GstBuffer* buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
   GstMapInfo map;
   gst_buffer_map(buffer, &map, GST_MAP_WRITE);
@@ -132,22 +134,7 @@ void writePngWithAlpha(const std::string& path, const TemplateImage& image, cons
     }
   }
   gst_buffer_unmap(buffer, &map);
-  GST_BUFFER_PTS(buffer) = 0;
-  GST_BUFFER_DURATION(buffer) = GST_SECOND;
-  gst_element_set_state(pipeline, GST_STATE_PLAYING);
-  gst_app_src_push_buffer(GST_APP_SRC(src), buffer);
-  gst_app_src_end_of_stream(GST_APP_SRC(src));
-  GstBus* bus = gst_element_get_bus(pipeline);
-  GstMessage* message = gst_bus_timed_pop_filtered(
-      bus, 10 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  bool ok = message != nullptr && GST_MESSAGE_TYPE(message) == GST_MESSAGE_EOS;
-  if (message != nullptr) gst_message_unref(message);
-  gst_object_unref(bus);
-  gst_element_set_state(pipeline, GST_STATE_NULL);
-  gst_object_unref(src);
-  gst_object_unref(sink);
-  gst_object_unref(pipeline);
-  if (!ok) throw std::runtime_error("pngenc failed to write " + path);
+  encodePng(path, gst_video_info_to_caps(&info), buffer);
 }
 
 FrameLayout makeLayout(GstVideoFormat format, int width, int height, int lumaPadding) {
