@@ -37,7 +37,9 @@
 #              24 GB (session 36: GemmGroupSliced..., FftPeakHandoff...) and test_gemm_bank's 1921 x
 #              1079 bank (past 570 s); RACECHECK_BIG_DEADLINE (default 1600) and _MAX_RSS_GB
 #              (default 50) override the limits; waited for RACECHECK_BIG_WAIT seconds (default
-#              540), a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`
+#              540), a later call collects them with `gpu-sanitize-detached.sh wait SECONDS`.
+#              RACECHECK_BIG_EXTRA_RUNS: more runs (GPU_SANITIZE_RUNS' TOOL:BINARY:SHARD/SHARDS) after
+#              those three, in the same set; RACECHECK_BIG_JOBS runs side by side (default 3)
 #   15-initcheck-gemm  initcheck of test_gemm_bank's 1000 x 8x8 zero-mean bank (cut by session
 #              36's call deadline), within INITCHECK_GEMM_DEADLINE seconds (default 400)
 #   13-sanitize  the region kernel's tests (test_cuda_regions, test_cuda_masked_regions,
@@ -223,8 +225,9 @@ for part in "$@"; do
         status=1
         continue
       }
+      big+="${RACECHECK_BIG_EXTRA_RUNS:+ $RACECHECK_BIG_EXTRA_RUNS}"
       echo "detached: $big"
-      GPU_SANITIZE_RUNS="$big" GPU_SANITIZE_JOBS=3 GPU_SANITIZE_MAX_RSS_GB="${RACECHECK_BIG_MAX_RSS_GB:-50}" \
+      GPU_SANITIZE_RUNS="$big" GPU_SANITIZE_JOBS="${RACECHECK_BIG_JOBS:-3}" GPU_SANITIZE_MAX_RSS_GB="${RACECHECK_BIG_MAX_RSS_GB:-50}" \
         GPU_SANITIZE_DEADLINE="${RACECHECK_BIG_DEADLINE:-1600}" GPU_SANITIZE_OPTIONS="--kernel-name-exclude kns=fft" \
         bash scripts/gpu-sanitize-detached.sh start "$pack"
       TAIL_LINES=12 run racecheck-big bash scripts/gpu-sanitize-detached.sh wait "${RACECHECK_BIG_WAIT:-540}" "${OUT:-}"
