@@ -29,6 +29,12 @@ for plugin in /usr/lib/x86_64-linux-gnu/gstreamer-1.0/libgst*.so; do
   plugins+=("${name%.so}")
 done
 bash ../shared/tools/gst-bundle.sh .gst-fuzz "${plugins[@]}"
+# binutils' addr2line and the libraries it needs beyond glibc: scripts/fuzz.sh symbolizes the
+# LeakSanitizer reports with it where the host has no llvm-symbolizer (its suppressions name
+# functions; without symbols the committed inputs' suppressed GStreamer leaks fail the replay).
+cp "$(command -v addr2line)" .gst-fuzz/bin/
+ldd "$(command -v addr2line)" | awk '$3 ~ /^\// { print $3 }' | grep -v -E '/(libc|libm|ld-linux[^/]*)\.so' |
+  xargs -r cp -L -t .gst-fuzz/lib/
 rm -f fuzz-pack.tar.xz.part-*
 tar -cf - "${files[@]}" .gst-fuzz | xz -6 -T0 | split -b "${part_mb}M" - fuzz-pack.tar.xz.part-
 ls -l fuzz-pack.tar.xz.part-*

@@ -109,6 +109,15 @@ slice_malloc=${FUZZ_SLICE_MALLOC:-1}
 [ "$slice_malloc" = 1 ] && export G_SLICE=always-malloc
 failed=()
 asan_options_given=${ASAN_OPTIONS:-}
+# LeakSanitizer's suppressions name functions, so the reports' frames must be symbolized: by
+# llvm-symbolizer where it is installed, else by binutils' addr2line (a GPU host that unpacked
+# scripts/fuzz-pack.sh's pack has no LLVM; the pack brings addr2line in .gst-fuzz/bin). Without
+# either, every suppressed leak (GStreamer's own) would be reported as a finding.
+symbolizer_option=""
+if ! command -v llvm-symbolizer >/dev/null 2>&1; then
+  addr2line_path=$(command -v addr2line 2>/dev/null || true)
+  [ -n "$addr2line_path" ] && symbolizer_option=external_symbolizer_path=$addr2line_path
+fi
 for target in "${targets[@]}"; do
   exe=$build/tests/fuzz/$target
   committed=tests/fuzz/corpus/$target
@@ -127,8 +136,13 @@ for target in "${targets[@]}"; do
   # unwound so (about half its executions a second).
   supp=tests/fuzz/lsan-$target.supp
   if [ -f "$supp" ] && [ "$slice_malloc" = 1 ]; then
+    if ! command -v llvm-symbolizer >/dev/null 2>&1 && [ -z "$symbolizer_option" ]; then
+      echo "== $target: neither llvm-symbolizer nor addr2line found: its LeakSanitizer suppressions ($supp) could not match" >&2
+      failed+=("$target")
+      continue
+    fi
     export LSAN_OPTIONS=suppressions=$PWD/$supp:print_suppressions=0
-    export ASAN_OPTIONS=${asan_options_given:+$asan_options_given:}fast_unwind_on_malloc=0:malloc_context_size=24
+    export ASAN_OPTIONS=${asan_options_given:+$asan_options_given:}fast_unwind_on_malloc=0:malloc_context_size=24${symbolizer_option:+:$symbolizer_option}
   else
     unset LSAN_OPTIONS
     if [ -n "$asan_options_given" ]; then export ASAN_OPTIONS=$asan_options_given; else unset ASAN_OPTIONS; fi
