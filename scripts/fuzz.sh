@@ -113,10 +113,10 @@ asan_options_given=${ASAN_OPTIONS:-}
 # llvm-symbolizer where it is installed, else by binutils' addr2line (a GPU host that unpacked
 # scripts/fuzz-pack.sh's pack has no LLVM; the pack brings addr2line in .gst-fuzz/bin). Without
 # either, every suppressed leak (GStreamer's own) would be reported as a finding.
-symbolizer_option=""
+symbolizer_option="" symbolized=1
 if ! command -v llvm-symbolizer >/dev/null 2>&1; then
   addr2line_path=$(command -v addr2line 2>/dev/null || true)
-  [ -n "$addr2line_path" ] && symbolizer_option=external_symbolizer_path=$addr2line_path
+  if [ -n "$addr2line_path" ]; then symbolizer_option=external_symbolizer_path=$addr2line_path; else symbolized=0; fi
 fi
 for target in "${targets[@]}"; do
   exe=$build/tests/fuzz/$target
@@ -136,7 +136,7 @@ for target in "${targets[@]}"; do
   # unwound so (about half its executions a second).
   supp=tests/fuzz/lsan-$target.supp
   if [ -f "$supp" ] && [ "$slice_malloc" = 1 ]; then
-    if ! command -v llvm-symbolizer >/dev/null 2>&1 && [ -z "$symbolizer_option" ]; then
+    if [ "$symbolized" = 0 ]; then
       echo "== $target: neither llvm-symbolizer nor addr2line found: its LeakSanitizer suppressions ($supp) could not match" >&2
       failed+=("$target")
       continue
