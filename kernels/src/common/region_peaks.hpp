@@ -23,19 +23,26 @@ struct RegionPeak {
   double left = 0.0, right = 0.0, up = 0.0, down = 0.0;
 };
 
-template <typename Index>
-NCC_HOST_DEVICE inline RegionPeak sampleRegionPeak(const GoodnessMap<Index>& good, const double* map, int region,
-                                                   int x, int y) {
+// Position (x, y) with its score and its neighbours' goodness read from `good` (any map
+// accessor with width, height and goodness at (x, y): a whole map, or a kernel's tile of it).
+template <typename Good>
+NCC_HOST_DEVICE inline RegionPeak sampleRegionPeakAt(const Good& good, double score, int region, int x, int y) {
   RegionPeak p;
   p.region = region;
   p.x = x;
   p.y = y;
-  p.score = map[Index(y) * good.width + x];
+  p.score = score;
   p.left = x > 0 ? good(x - 1, y) : 0.0;
   p.right = x + 1 < good.width ? good(x + 1, y) : 0.0;
   p.up = y > 0 ? good(x, y - 1) : 0.0;
   p.down = y + 1 < good.height ? good(x, y + 1) : 0.0;
   return p;
+}
+
+template <typename Index>
+NCC_HOST_DEVICE inline RegionPeak sampleRegionPeak(const GoodnessMap<Index>& good, const double* map, int region,
+                                                   int x, int y) {
+  return sampleRegionPeakAt(good, map[Index(y) * good.width + x], region, x, y);
 }
 
 // A call's candidates, as the device handed them over (any order), grouped by region by a stable

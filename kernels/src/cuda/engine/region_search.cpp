@@ -38,11 +38,11 @@ std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 // the descriptors (every region's, the masked kernel's, the gather's window copies), which the
 // kernels read in the host copy over the bus, so that nothing goes up for a call that has no
 // pixels or own templates to upload. Host copy only, written there by the kernels (no copy back):
-// the candidate count, each region's best, the first candidates. Device copy only: the other
-// candidates, the fused regions' above lists (one int a position) and their tiles' bests.
+// the candidate count, each masked region's best, each fused tile's best, the first candidates.
+// Device copy only: the other candidates.
 struct WorkLayout {
   std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, count = 0, bests = 0,
-              hostCandidates = 0, hostEnd = 0, candidates = 0, above = 0, tileBests = 0, end = 0;
+              tileBests = 0, hostCandidates = 0, hostEnd = 0, candidates = 0, end = 0;
 };
 
 WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t windowCopies, std::size_t pixelBytes,
@@ -54,23 +54,23 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
   l.templates = l.copies + alignUp(windowCopies * sizeof(WindowCopy));
   l.count = l.templates + alignUp(templateBytes);
   l.bests = l.count + alignUp(sizeof(int));
-  l.hostCandidates = l.bests + alignUp(regions * sizeof(RegionPeak));
+  l.tileBests = l.bests + alignUp(regions * sizeof(RegionPeak));
+  l.hostCandidates = l.tileBests + alignUp(tileBests * sizeof(RegionPeak));
   l.hostEnd = l.hostCandidates + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
   l.candidates = alignUp(l.hostEnd);
-  l.above = l.candidates + alignUp(capacity * sizeof(RegionPeak));
-  l.tileBests = l.above + alignUp(capacity * sizeof(int));
-  l.end = l.tileBests + tileBests * sizeof(Ranked);
+  l.end = l.candidates + capacity * sizeof(RegionPeak);
   return l;
 }
 
-// The call's device counters (RegionPeakJob), at a fixed place so that each call leaves them zero
-// for the next: the call's counter (candidates and regions done), then each region's finished
-// tiles and above-threshold count.
-struct CounterLayout {
-  std::size_t callCounter = 0, tilesDone = sizeof(unsigned long long), aboveCount = 0, end = 0;
-  explicit CounterLayout(std::size_t regions)
-      : aboveCount(tilesDone + regions * sizeof(unsigned)), end(aboveCount + regions * sizeof(int)) {}
-};
+// The region's best of its fused tiles' bests (the rules' order: goodness, then raster index).
+RegionPeak bestOfTiles(const RegionPeak* tiles, int count, int mapWidth, double sign) {
+  const RegionPeak* best = tiles;
+  for (int t = 1; t < count; ++t)
+    if (rankedBefore(sign * tiles[t].score, tiles[t].y * mapWidth + tiles[t].x, sign * best->score,
+                     best->y * mapWidth + best->x))
+      best = tiles + t;
+  return *best;
+}
 
 // Where one region's inputs and outputs lie in the packed buffers, and its template as the
 // kernels read it. Fused regions (templates up to 64x64 without ignored pixels) take the fused
@@ -141,19 +141,10 @@ void toFrame(const RegionQuery& r, Match* m) {
 
 }  // namespace
 
-Status RegionSearch::reserveCounters(std::size_t regions, cudaStream_t stream) {
-  if (regions <= counterRegions_) return Status();
-  releaseCounters();
-  const CounterLayout layout(regions);
-  NCC_RETURN_IF_ERROR(counters_.reserve(layout.end));
-  NCC_RETURN_IF_ERROR(zeroOrRelease(&counters_, layout.end, stream));
-  counterRegions_ = regions;
-  return Status();
-}
-
-void RegionSearch::releaseCounters() {
-  counters_.release();
-  counterRegions_ = 0;
+Status RegionSearch::reserveCounter(cudaStream_t stream) {
+  if (counter_.capacity() >= sizeof(unsigned long long)) return Status();
+  NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(unsigned long long)));
+  return zeroOrRelease(&counter_, sizeof(unsigned long long), stream);
 }
 
 Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
@@ -177,10 +168,11 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   fused.reserve(regions.size());  // one allocation, not one a doubling
   // Own images: one layout each, however many regions name them.
   std::map<const TemplateImage*, OwnTemplate> own;
-  std::size_t pixelBytes = 0, templateBytes = 0, mapDoubles = 0;
+  std::size_t pixelBytes = 0, templateBytes = 0, positions = 0;
   int boundX0 = frame.width, boundY0 = frame.height, boundX1 = 0, boundY1 = 0;  // the regions' bounding box
   int maxFusedHeight = 1, maxFusedMapW = 1, maxFusedMapH = 1;
   int maxMaskedW = 1, maxMaskedH = 1, maxMaskedMapW = 1, maxMaskedMapH = 1;
+  std::size_t mapDoubles = 0;
   for (std::size_t k = 0; k < regions.size(); ++k) {
     const RegionQuery& r = regions[k];
     ScoredRegion f;
@@ -216,8 +208,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     }
     f.mapWidth = r.width - f.templateWidth + 1;
     f.mapHeight = r.height - f.templateHeight + 1;
-    f.mapOffset = mapDoubles;
-    mapDoubles += std::size_t(f.mapWidth) * f.mapHeight;
+    positions += std::size_t(f.mapWidth) * f.mapHeight;
     if (packed) {
       f.pitch = alignUp(std::size_t(r.width));
       f.pixelOffset = pixelBytes;
@@ -233,6 +224,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
       maxFusedMapH = std::max(maxFusedMapH, f.mapHeight);
       fused.push_back(f);
     } else {
+      f.mapOffset = mapDoubles;  // the masked kernel's maps (the fused kernel keeps its scores)
+      mapDoubles += std::size_t(f.mapWidth) * f.mapHeight;
       maxMaskedW = std::max(maxMaskedW, f.templateWidth);
       maxMaskedH = std::max(maxMaskedH, f.templateHeight);
       maxMaskedMapW = std::max(maxMaskedMapW, f.mapWidth);
@@ -256,12 +249,16 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
 
   // Every position may be a candidate at most once: room for all of them. The call's counter
   // takes the candidate slots in 32 bits (RegionPeakJob::callCounter).
-  const std::size_t capacity = mapDoubles;
+  const std::size_t capacity = positions;
   if (capacity >= (std::size_t(1) << 31))
     return Status::error("matchRegions: " + std::to_string(capacity) +
                          " score positions in one call, at most 2147483647: split the regions over calls");
-  // The fused kernel's grid: every region has room for this many tile bests.
-  const int tileStride = ceilDiv(maxFusedMapW, kFusedTileWidth) * ceilDiv(maxFusedMapH, kFusedTileHeight);
+  // The fused kernel's grid: every region has room for this many tile bests. Each fused tile makes
+  // one hand-off, each masked region one (fewer than the positions: they fit the counter's 32 bits).
+  const int tileStride = regionTileCount(maxFusedMapW, maxFusedMapH);
+  std::size_t handOffs = maskedCount;
+  for (std::size_t i = 0; i < fusedCount; ++i)
+    handOffs += std::size_t(regionTileCount(scored[i].mapWidth, scored[i].mapHeight));
   const std::size_t windowCopies = !gathered ? 0 : uploadBound ? 1 : scored.size();
   const WorkLayout layout = workLayout(scored.size(), maskedCount, windowCopies, pixelBytes, templateBytes, capacity,
                                        fusedCount * std::size_t(tileStride));
@@ -273,7 +270,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     // (compute-sanitizer initcheck).
     NCC_RETURN_IF_ERROR(zeroOrRelease(&work_, work_.capacity(), stream));
   }
-  NCC_RETURN_IF_ERROR(reserveCounters(scored.size(), stream));
+  NCC_RETURN_IF_ERROR(reserveCounter(stream));
   NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.hostEnd));
   uint8_t* host = hostWork_.as<uint8_t>();
   // Where the kernels read and write the host copy (pinned memory is mapped: UVA).
@@ -327,8 +324,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     d.height = r.height;
     d.templateWidth = f.templateWidth;
     d.templateHeight = f.templateHeight;
-    d.map = maps_.as<double>() + f.mapOffset;
-    d.above = reinterpret_cast<int*>(device + layout.above) + f.mapOffset;
+    d.map = f.fused ? nullptr : maps_.as<double>() + f.mapOffset;
     const uint8_t* templateLayout = f.layout;
     d.stats = f.stats;
     if (f.own != nullptr) {
@@ -380,8 +376,6 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
                                         int(windowCopies), maxCopyHeight, stream));
     }
     const RegionScoreDesc* mappedDescs = reinterpret_cast<const RegionScoreDesc*>(hostMapped + layout.descs);
-    uint8_t* counters = counters_.as<uint8_t>();
-    const CounterLayout counted(scored.size());
     RegionPeakJob job;
     job.sign = goodnessSign(params.method);
     job.goodEnough = job.sign * params.threshold;
@@ -392,14 +386,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.hostCandidateSlots = int(std::min<std::size_t>(std::size_t(job.capacity), kFirstCandidates));
     job.hostCandidateCount = reinterpret_cast<int*>(hostMapped + layout.count);
     job.bests = reinterpret_cast<RegionPeak*>(hostMapped + layout.bests);
-    job.callCounter = reinterpret_cast<unsigned long long*>(counters + counted.callCounter);
-    job.regionCount = int(scored.size());
-    job.tilesDone = reinterpret_cast<unsigned*>(counters + counted.tilesDone);
-    job.aboveCount = reinterpret_cast<int*>(counters + counted.aboveCount);
-    job.tileBests = reinterpret_cast<Ranked*>(device + layout.tileBests);
+    job.tileBests = reinterpret_cast<RegionPeak*>(hostMapped + layout.tileBests);
     job.tileStride = tileStride;
+    job.callCounter = counter_.as<unsigned long long>();
+    job.handOffs = int(handOffs);
     NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, descs, int(fusedCount), maxFusedHeight, maxFusedMapW,
-                                          maxFusedMapH, params.method, &job, overlapGather, stream));
+                                          maxFusedMapH, params.method, job, overlapGather, stream));
     if (maskedCount > 0) {
       NCC_RETURN_IF_ERROR(maskedRegionScores(reinterpret_cast<const MaskedScoreDesc*>(hostMapped + layout.maskedDescs),
                                              int(maskedCount), maxMaskedW, maxMaskedH, maxMaskedMapW, maxMaskedMapH,
@@ -413,12 +405,14 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
       return Status::error("matchRegions: the region kernels did not finish every region (internal error)");
     return Status();
   }();
-  if (!enqueued.ok()) releaseCounters();  // they may not be zero: the next call zeroes new ones
+  if (!enqueued.ok()) counter_.release();  // it may not be zero: the next call zeroes a new one
   NCC_RETURN_IF_ERROR(enqueued);
 
   const std::size_t count = std::size_t(*hostCount);
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
+  const RegionPeak* hostTileBests = reinterpret_cast<const RegionPeak*>(host + layout.tileBests);
+  const double sign = goodnessSign(params.method);
   const RegionPeak* first = reinterpret_cast<const RegionPeak*>(host + layout.hostCandidates);
   // The candidates grouped by region (RegionCandidates: no allocation a call once warm); past the
   // host's slots (many positions pass: a low threshold, rare) all of them in one buffer made for
@@ -439,7 +433,11 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     const ScoredRegion& f = scored[i];
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
-    finishRegionPeaks(candidates_.of(i), candidates_.count(i), hostBests[i], f.mapWidth, f.mapHeight, f.templateWidth,
+    const RegionPeak best =
+        i < fusedCount ? bestOfTiles(hostTileBests + i * std::size_t(tileStride),
+                                     regionTileCount(f.mapWidth, f.mapHeight), f.mapWidth, sign)
+                       : hostBests[i];
+    finishRegionPeaks(candidates_.of(i), candidates_.count(i), best, f.mapWidth, f.mapHeight, f.templateWidth,
                       f.templateHeight, r.templateIndex, params, &out);
     for (Match& m : out.matches) toFrame(r, &m);
     if (out.best) toFrame(r, &*out.best);

@@ -1,13 +1,13 @@
-// Engine::matchRegions on the CUDA backend: every region is scored on the GPU into its own map on
-// the device. Templates up to 64x64 that compare every pixel take one launch of the fused region
-// kernel (numerator/region_scores.hpp), whose tiles hand over their bests and above-threshold
-// positions and whose last tile of each region picks that region's candidates and best; masked
-// templates and larger ones take the masked kernel (numerator/masked_scores.hpp) and then the
-// region peak kernel (peaks/region_peaks.hpp). Only those samples come back, written by the
-// kernels straight into the pinned host work area (the count, each region's best, the first 256
-// candidates; a copy back only when more positions pass), and the host ranks, suppresses and
-// refines them as findPeaks does (common/region_peaks.hpp). The kernels read the descriptors in
-// that pinned area too, and each call leaves its device counters zero for the next, so a call on
+// Engine::matchRegions on the CUDA backend: every region is scored on the GPU. Templates up to
+// 64x64 that compare every pixel take one launch of the fused region kernel
+// (numerator/region_scores.hpp), each of whose tiles hands over its own best and candidates (the
+// host takes each region's best of its tiles' bests); masked templates and larger ones take the
+// masked kernel (numerator/masked_scores.hpp) into a map on the device and then the region peak
+// kernel (peaks/region_peaks.hpp). Only those samples come back, written by the kernels straight
+// into the pinned host work area (the count, the bests, the first 256 candidates; a copy back only
+// when more positions pass), and the host ranks, suppresses and refines them as findPeaks does
+// (common/region_peaks.hpp). The kernels read the descriptors in that pinned area too, and each
+// call leaves its device counter zero for the next, so a call on
 // a device frame is its launches and one wait: no copy up or down. Up goes one copy only where
 // there is something to upload: own images (RegionQuery::image: laid out and their statistics
 // made once a call however many regions name them; a prepared set's templates are on the device
@@ -51,18 +51,16 @@ class RegionSearch {
              cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
-  // Room for `regions` regions' counters, zeroed when they are new; released (so the next call
-  // zeroes new ones) when a call fails with the kernels perhaps half done.
-  Status reserveCounters(std::size_t regions, cudaStream_t stream);
-  void releaseCounters();
+  // The call's counter (RegionPeakJob::callCounter), zeroed when new; released (so the next call
+  // zeroes a new one) when a call fails with the kernels perhaps half done.
+  Status reserveCounter(cudaStream_t stream);
 
   CudaPackedWindows packedWindows_;
   CudaMappedFrames mappedFrames_;
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
   std::pair<const uint8_t*, uint8_t*> mappedHostWork_{nullptr, nullptr};  // hostWork_ and where kernels address it
   DeviceBuffer work_, maps_;
-  DeviceBuffer counters_;  // region_search.cpp: CounterLayout; zero between calls
-  std::size_t counterRegions_ = 0;
+  DeviceBuffer counter_;  // zero between calls
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
   // The host's grouping of a call's candidates by region: memory kept from call to call.

@@ -48,7 +48,8 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
       xs[u] = i - ys[u] * mapWidth;
       found[u] = job.collect && g[u] >= job.goodEnough && isLocalPeak(good, xs[u], ys[u], g[u]);
     }
-    handOffCandidates<kThreads>(job, good, r.map, region, found, xs, ys, round == rounds - 1);
+    const auto sample = [&](int x, int y) { return sampleRegionPeak(good, r.map, region, x, y); };
+    handOffCandidates<kThreads>(job, sample, found, xs, ys, round == rounds - 1);
   }
   // The block's best by the rules' order (raster index breaks ties); threads without a position
   // (maps smaller than the block) never win.
@@ -86,8 +87,8 @@ Status checkRegionPeakJob(const RegionPeakJob& job) {
   if (job.bests == nullptr || job.callCounter == nullptr || job.hostCandidateCount == nullptr ||
       (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
     return Status::error("region peaks: buffers missing");
-  if (job.regionCount < 1 || job.firstRegion < 0 || job.hostCandidateSlots < 0)
-    return Status::error("region peaks: bad region count, first region or host slots");
+  if (job.handOffs < 1 || job.firstRegion < 0 || job.hostCandidateSlots < 0)
+    return Status::error("region peaks: bad hand-off count, first region or host slots");
   return Status();
 }
 

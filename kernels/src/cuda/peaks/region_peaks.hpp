@@ -2,8 +2,8 @@
 // scans its score map, appends every position that passes the threshold and the
 // local-peak rule to one candidate list (atomically; the host sorts them) and writes the region's
 // best position, each sampled with its neighbours. Only these few samples travel to the host,
-// never the maps. The fused region kernel hands its peaks over per tile itself (one launch:
-// RegionPeakJob's tile fields); this kernel serves the masked kernel's maps.
+// never the maps. The fused region kernel hands its peaks over per tile itself (one launch, no
+// map: RegionPeakJob's tile bests); this kernel serves the masked kernel's maps.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,20 +14,17 @@
 
 namespace nccmatch::cuda {
 
-struct Ranked;  // peaks/peaks_kernels.hpp
-
 // What a region peak search writes, and where. sign and goodEnough: the rules' goodness sign and
 // sign * threshold; collect: max-matches > 0. The call's results go where the host reads them
-// without a copy back (mapped host memory, cuda/peaks/region_handoff.cuh): bests (one sample a
-// region), the first hostCandidateSlots candidates (hostCandidates) and, once the call's last
-// region is done, the candidate count (hostCandidateCount); candidates past those slots, up to
-// `capacity`, go to the device list `candidates` at their own index. Device counters, zero before
-// a call and left zero by it: callCounter (candidate slots taken in the low 32 bits, regions
-// finished in the high 32, of regionCount in the call: the fused launch and the peak launch after
-// it count into the same total; the call's positions stay below 2^31), and the fused region
-// kernel's own hand-off per region: tilesDone (finished tiles: the last one finishes the region),
-// aboveCount (positions in the region's RegionScoreDesc::above list), and tileBests (tileStride
-// slots a region, one a tile).
+// without a copy back (mapped host memory, cuda/peaks/region_handoff.cuh): bests (the peak
+// kernel's: one sample a region), tileBests (the fused region kernel's: one sample a tile,
+// tileStride slots a region, the host takes each region's best of them), the first
+// hostCandidateSlots candidates (hostCandidates) and, once the call's last hand-off is made, the
+// candidate count (hostCandidateCount); candidates past those slots, up to `capacity`, go to the
+// device list `candidates` at their own index. callCounter, a device counter zero before a call and
+// left zero by it: candidate slots taken in the low 32 bits, hand-offs made in the high 32, of
+// handOffs in the call (one a fused tile, one a region of the peak kernel: the fused launch and
+// the peak launch after it count into the same total; the call's positions stay below 2^31).
 struct RegionPeakJob {
   double sign = 1.0, goodEnough = 0.0;
   bool collect = false;
@@ -35,14 +32,12 @@ struct RegionPeakJob {
   int hostCandidateSlots = 0;
   int* hostCandidateCount = nullptr;
   RegionPeak* bests = nullptr;
+  RegionPeak* tileBests = nullptr;
+  int tileStride = 0;
   RegionPeak* candidates = nullptr;
   int capacity = 0;
   unsigned long long* callCounter = nullptr;
-  int regionCount = 0;
-  unsigned* tilesDone = nullptr;
-  int* aboveCount = nullptr;
-  Ranked* tileBests = nullptr;
-  int tileStride = 0;
+  int handOffs = 0;
   int firstRegion = 0;  // the launch's region k is region firstRegion + k of bests and candidates
 };
 

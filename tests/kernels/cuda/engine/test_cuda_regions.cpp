@@ -6,7 +6,7 @@
 // place by the kernels) and pageable ones through the mapped work buffer
 // (CudaPackedWindows::Mapped); copyPatch from device memory; refusals; every template shape the
 // fused region kernel takes (heights 1..64, widths around its K steps); one engine's successive
-// calls of every kind. Skips without a GPU.
+// calls of every kind; ties and peaks on the fused kernel's tile borders. Skips without a GPU.
 #include <gtest/gtest.h>
 #include <cuda_runtime.h>
 
@@ -98,6 +98,48 @@ TEST(CudaRegions, EveryFusedTemplateShapeEqualsTheCpuReference) {
         return params;
       },
       "every fused shape");
+}
+
+// The fused region kernel's tiles (kRegionTileWidth x kRegionTileHeight positions a block, each
+// block testing its own positions against neighbours it scored itself) on maps where every tile
+// holds equal bests and peaks lie on the tiles' borders: a frame repeating a random 9 x 7 patch
+// (exact matches every 9 columns and 7 rows: on columns 125 | 126 and rows 13 | 14, the first
+// tiles' borders) and a flat frame (every score equal: every position a local peak, the best the
+// first in raster order); maps of one tile, several across and down, and a last tile of one
+// position. The CPU Reference decides ties by raster order; the GPU's tiles must agree.
+TEST(CudaRegions, TiesAndPeaksOnTileBordersEqualTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  const TemplateImage patch = makeTemplate(9, 7, Fill::Random, "patch");
+  Image periodic = makeImage(420, 200, Fill::Flat);
+  for (int y = 0; y < periodic.height; y += 7)
+    for (int x = 0; x < periodic.width; x += 9)
+      for (int v = 0; v < 7 && y + v < periodic.height; ++v)
+        for (int u = 0; u < 9 && x + u < periodic.width; ++u)
+          periodic.bytes[std::size_t(y + v) * periodic.stride + std::size_t(x + u)] =
+              patch.pixels[std::size_t(v) * std::size_t(patch.width) + std::size_t(u)];
+  const Image flat = makeImage(420, 200, Fill::Flat, 0, 90);
+  const std::vector<TemplateImage> bank = {cutTemplate(periodic, 18, 14, 5, 5, "p5"),
+                                           cutTemplate(periodic, 27, 21, 32, 16, "p32x16"),
+                                           makeTemplate(3, 3, Fill::Random, "r3")};
+  const std::vector<RegionQuery> regions = {
+      RegionQuery{0, 0, 400, 190, 0, nullptr},    // 396 x 186 map: 4 tiles across, 14 down
+      RegionQuery{9, 7, 130, 18, 0, nullptr},     // 126 x 14: exactly one tile
+      RegionQuery{0, 0, 131, 19, 0, nullptr},     // 127 x 15: a last tile of one column, one row
+      RegionQuery{5, 3, 300, 120, 1, nullptr},    // 269 x 105 of a 32 x 16 template
+      RegionQuery{40, 40, 140, 60, 2, nullptr},   // random template: ties only by chance
+  };
+  for (const Image* img : std::vector<const Image*>{&periodic, &flat})
+    expectRegionsLikeTheCpu(
+        *img, bank, regions,
+        [](Method method) {
+          MatchParams params;
+          params.method = method;
+          params.maxMatches = 40;
+          params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
+          params.nmsIou = 0.3;
+          return params;
+        },
+        img == &flat ? "flat frame" : "periodic frame");
 }
 
 // Sixteen 128x128 windows of 32x32 templates on a 1080p frame, as a tracker searches them, and
