@@ -11,9 +11,10 @@
 //   (what a launch and the events cost);
 // - probes of the gather's fixed cost: the gather twice back to back (the second on warm address
 //   translations), and on the frame in registered 2 MB-aligned memory advised to huge pages.
-// Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), each
-// checked against the frame after its copy.
-// Usage: bench_window_copy [--windows N --side S --reps R --seed X]
+// Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), their
+// columns rounded down to a multiple of `--align` (1: any column; 128: whole 128-byte lines of the
+// frame, whose rows are 1920 bytes), each checked against the frame after its copy.
+// Usage: bench_window_copy [--windows N --side S --reps R --seed X --align A]
 #include <cuda_runtime.h>
 #include <sys/mman.h>
 
@@ -64,7 +65,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kFrameWidth = 1920, kFrameHeight = 1080;
 
 struct Options {
-  int windows = 16, side = 128, reps = 1000;
+  int windows = 16, side = 128, reps = 1000, align = 1;
   unsigned seed = 0;
 };
 
@@ -78,15 +79,16 @@ Options parse(int argc, char** argv) {
     else if (key == "--side") o.side = int(value);
     else if (key == "--reps") o.reps = int(value);
     else if (key == "--seed") o.seed = unsigned(value);
+    else if (key == "--align") o.align = int(value);
     else {
-      std::fprintf(stderr, "unknown option %s (--windows, --side, --reps, --seed)\n", key.c_str());
+      std::fprintf(stderr, "unknown option %s (--windows, --side, --reps, --seed, --align)\n", key.c_str());
       std::exit(2);
     }
   }
   if (o.windows < 1 || o.windows > nccmatch::cuda::kInlineWindowCopies || o.side < 1 || o.side > kFrameHeight ||
-      o.reps < 10) {
-    std::fprintf(stderr, "need 1 <= --windows <= %d, 1 <= --side <= %d, --reps >= 10\n",
-                 nccmatch::cuda::kInlineWindowCopies, kFrameHeight);
+      o.reps < 10 || o.align < 1 || o.align > kFrameWidth) {
+    std::fprintf(stderr, "need 1 <= --windows <= %d, 1 <= --side <= %d, --reps >= 10, 1 <= --align <= %d\n",
+                 nccmatch::cuda::kInlineWindowCopies, kFrameHeight, kFrameWidth);
     std::exit(2);
   }
   return o;
@@ -138,8 +140,9 @@ bool windowsMatch(const std::vector<WindowCopy>& copies, const uint8_t* frame, c
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  std::printf("# bench_window_copy: %d windows of %dx%d from a pinned %dx%d frame, seed %u, %d reps\n", o.windows,
-              o.side, o.side, kFrameWidth, kFrameHeight, o.seed, o.reps);
+  std::printf("# bench_window_copy: %d windows of %dx%d from a pinned %dx%d frame, columns a multiple of %d, seed %u, "
+              "%d reps\n",
+              o.windows, o.side, o.side, kFrameWidth, kFrameHeight, o.align, o.seed, o.reps);
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# %s\n", prop.name);
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
   std::vector<WindowCopy> copies;
   std::uniform_int_distribution<int> atX(0, kFrameWidth - o.side), atY(0, kFrameHeight - o.side);
   for (int k = 0; k < o.windows; ++k) {
-    const int x = atX(rng), y = atY(rng);
+    const int x = atX(rng) / o.align * o.align, y = atY(rng);
     copies.push_back(WindowCopy{frameDevice + std::size_t(y) * kFrameWidth + std::size_t(x), std::size_t(kFrameWidth),
                                 targets + windowBytes * k, pitch, o.side, o.side});
   }
