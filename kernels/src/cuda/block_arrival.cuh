@@ -1,6 +1,6 @@
 // The last-block-done pattern of a grid: each block counts itself done on a device counter after
 // its stores, and the block that counts last goes on to read every other block's stores (a
-// reduction's last step, a region's hand-off). One thread fences and counts, after a barrier that
+// reduction's last step). One thread fences and counts, after a barrier that
 // followed the block's stores: a device-scope fence by every thread (a MEMBAR a warp) lengthened
 // short kernels' last phase for nothing.
 #pragma once
