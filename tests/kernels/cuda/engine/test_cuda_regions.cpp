@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -25,6 +26,19 @@ struct RegionCase {
   int x, y, w, h;
   int tpl;  // bank index, or -1 for the own image
 };
+
+// Parameters under which every position reaches the threshold (each method's way round): every
+// local peak is a candidate.
+std::function<MatchParams(Method)> everyPosition(int maxMatches, double nmsIou = MatchParams().nmsIou) {
+  return [=](Method method) {
+    MatchParams params;
+    params.method = method;
+    params.maxMatches = maxMatches;
+    params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
+    params.nmsIou = nmsIou;
+    return params;
+  };
+}
 
 TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
   SKIP_WITHOUT_GPU();
@@ -57,17 +71,7 @@ TEST(CudaRegions, EveryRegionEqualsTheCpuReference) {
   for (const RegionCase& c : cases)
     regions.push_back(RegionQuery{c.x, c.y, c.w, c.h, c.tpl < 0 ? 9u : uint32_t(c.tpl),
                                   c.tpl == -1 ? &own : c.tpl == -2 ? &ownMasked : nullptr});
-  expectRegionsLikeTheCpu(
-      img, bank, regions,
-      [](Method method) {
-        MatchParams params;
-        params.method = method;
-        params.maxMatches = 5;
-        params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
-        params.nmsIou = 0.2;
-        return params;
-      },
-      "regions");
+  expectRegionsLikeTheCpu(img, bank, regions, everyPosition(5, 0.2), "regions");
 }
 
 // Every template shape the fused region kernel takes: heights 1..64 (the numerator splits a
@@ -88,16 +92,8 @@ TEST(CudaRegions, EveryFusedTemplateShapeEqualsTheCpuReference) {
       owns.push_back(cutTemplate(img, x, y, w, h, std::to_string(w) + "x" + std::to_string(h)));
       regions.push_back(RegionQuery{x - 6, y - 6, w + 12, h + 12, 0, &owns.back()});
     }
-  expectRegionsLikeTheCpu(
-      img, {makeTemplate(5, 5, Fill::Random, "bank")}, regions,
-      [](Method method) {
-        MatchParams params;
-        params.method = method;
-        params.maxMatches = 2;
-        params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
-        return params;
-      },
-      "every fused shape");
+  expectRegionsLikeTheCpu(img, {makeTemplate(5, 5, Fill::Random, "bank")}, regions, everyPosition(2),
+                          "every fused shape");
 }
 
 // The fused region kernel's tiles (kRegionTileWidth x kRegionTileHeight positions a block, each
@@ -129,17 +125,7 @@ TEST(CudaRegions, TiesAndPeaksOnTileBordersEqualTheCpuReference) {
       RegionQuery{40, 40, 140, 60, 2, nullptr},   // random template: ties only by chance
   };
   for (const Image* img : std::vector<const Image*>{&periodic, &flat})
-    expectRegionsLikeTheCpu(
-        *img, bank, regions,
-        [](Method method) {
-          MatchParams params;
-          params.method = method;
-          params.maxMatches = 40;
-          params.threshold = lowerIsBetter(method) ? 1e12 : -1e12;
-          params.nmsIou = 0.3;
-          return params;
-        },
-        img == &flat ? "flat frame" : "periodic frame");
+    expectRegionsLikeTheCpu(*img, bank, regions, everyPosition(40, 0.3), img == &flat ? "flat frame" : "periodic frame");
 }
 
 // Sixteen 128x128 windows of 32x32 templates on a 1080p frame, as a tracker searches them, and
