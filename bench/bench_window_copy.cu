@@ -10,7 +10,9 @@
 //   gather kernel on a device copy of the frame (the kernel without the bus), an empty kernel
 //   (what a launch and the events cost);
 // - probes of the gather's fixed cost: the gather twice back to back (the second on warm address
-//   translations), and on the frame in registered 2 MB-aligned memory advised to huge pages.
+//   translations), and on the frame in registered 2 MB-aligned memory advised to huge pages;
+// - a probe of the bus's requests (sm_90): the same gather with each row read by the SM's bulk-copy
+//   engine (cp.async.bulk, TMA) into shared memory instead of by the threads' loads.
 // Windows: `--windows` of `--side`² at random places in a 1080p frame (seed printed), their
 // columns rounded down to a multiple of `--align` (1: any column; 128: whole 128-byte lines of the
 // frame, whose rows are 1920 bytes), each checked against the frame after its copy.
@@ -30,11 +32,75 @@
 
 #include "bench_check.hpp"
 #include "cuda/copy/window_gather.hpp"
+#include "cuda/numerator/chunk_shift.hpp"
 #include "median.hpp"
 
 namespace {
 
 __global__ void emptyKernel() {}
+
+// The gather with each row read by the bulk-copy engine (sm_90): block (x, y) takes rows
+// kBulkRows * y .. of window x. Thread 0 arms the block's mbarrier with the rows' bytes and issues
+// one cp.async.bulk a row (the 16-byte aligned span holding it, up to 15 bytes each side beyond the
+// row: the frame is allocated with room for that), the threads wait for the barrier's phase, cut
+// each chunk from two staged blocks and store it. Whether the bus moves a row in fewer or larger
+// requests this way than by the threads' 16-byte loads (the library's gather is bound by the
+// 32-byte sectors it reads).
+constexpr int kBulkRows = 8, kBulkThreads = 64, kBulkSpan = 1120;  // a row of up to 1080 bytes + 2 x 16
+
+__global__ void __launch_bounds__(kBulkThreads) bulkGatherKernel(const nccmatch::cuda::WindowCopy* copies) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ alignas(16) uint8_t staged[kBulkRows][kBulkSpan];
+  __shared__ alignas(8) unsigned long long barrier;
+  const nccmatch::cuda::WindowCopy c = copies[blockIdx.x];
+  const int firstRow = int(blockIdx.y) * kBulkRows;
+  if (firstRow >= c.height) return;
+  const int rows = min(kBulkRows, c.height - firstRow);
+  const auto shiftOf = [&](int r) {
+    return unsigned(reinterpret_cast<uintptr_t>(c.source + std::size_t(firstRow + r) * c.sourcePitch) & 15u);
+  };
+  const auto spanOf = [&](int r) { return int((shiftOf(r) + unsigned(c.width) + 15u) & ~15u); };
+  const uint32_t bar = uint32_t(__cvta_generic_to_shared(&barrier));
+  if (threadIdx.x == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the init seen by the copy engine
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int bytes = 0;
+    for (int r = 0; r < rows; ++r) bytes += spanOf(r);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    for (int r = 0; r < rows; ++r) {
+      const uint8_t* row = c.source + std::size_t(firstRow + r) * c.sourcePitch - shiftOf(r);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              uint32_t(__cvta_generic_to_shared(staged[r]))),
+          "l"(row), "r"(spanOf(r)), "r"(bar)
+          : "memory");
+    }
+  }
+  uint32_t done = 0;
+  while (!done)
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(bar)
+        : "memory");
+  const int chunks = (c.width + 15) / 16;
+  for (int i = int(threadIdx.x); i < rows * chunks; i += kBulkThreads) {
+    const int r = i / chunks, q = i - r * chunks;
+    uint32_t lo[4], hi[4], out[4];
+    const uint32_t* block = reinterpret_cast<const uint32_t*>(staged[r] + 16 * q);
+    for (int k = 0; k < 4; ++k) {
+      lo[k] = block[k];
+      hi[k] = 16 * q + 16 < kBulkSpan ? block[4 + k] : 0u;
+    }
+    nccmatch::cuda::image_tile::shiftChunk(lo, hi, shiftOf(r), out);
+    *reinterpret_cast<uint4*>(c.target + std::size_t(firstRow + r) * c.targetPitch + 16 * q) =
+        make_uint4(out[0], out[1], out[2], out[3]);
+  }
+#endif
+}
 
 constexpr std::size_t kHugePage = 2u << 20;
 
@@ -150,7 +216,8 @@ int main(int argc, char** argv) {
   BENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   uint8_t* frame = nullptr;
   const std::size_t frameBytes = std::size_t(kFrameWidth) * kFrameHeight;
-  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&frame), frameBytes, cudaHostAllocMapped));
+  // 16 bytes of room past the last row: the bulk gather reads each row's 16-byte aligned span.
+  BENCH_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&frame), frameBytes + 16, cudaHostAllocMapped));
   std::mt19937 rng(o.seed);
   for (std::size_t i = 0; i < frameBytes; ++i) frame[i] = uint8_t(rng());
   uint8_t* frameDevice = nullptr;  // where the device reads the pinned frame (UVA)
@@ -216,6 +283,12 @@ int main(int argc, char** argv) {
     bool checked;             // the windows read back and compared with the frame's
     bool movesWindows = true;  // the window's bytes (or as many) cross: GB/s is printed
   };
+  // The copies in device memory for the bulk gather (sm_90 only).
+  WindowCopy* copiesOnDevice = nullptr;
+  BENCH_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&copiesOnDevice), copies.size() * sizeof(WindowCopy)));
+  BENCH_CUDA_CHECK(
+      cudaMemcpy(copiesOnDevice, copies.data(), copies.size() * sizeof(WindowCopy), cudaMemcpyHostToDevice));
+  const dim3 bulkGrid(unsigned(o.windows), unsigned((o.side + kBulkRows - 1) / kBulkRows));
   std::vector<Way> ways = {
       {"gather kernel (library)", [&] { gather(copies); }, true},
       {"cudaMemcpy3DBatchAsync, one call",
@@ -247,6 +320,13 @@ int main(int argc, char** argv) {
        },
        false, false},
   };
+  if (prop.major >= 9)
+    ways.push_back({"bulk gather (each row by cp.async.bulk, TMA)",
+                    [&] {
+                      bulkGatherKernel<<<bulkGrid, kBulkThreads, 0, stream>>>(copiesOnDevice);
+                      BENCH_CUDA_CHECK(cudaGetLastError());
+                    },
+                    true});
   if (hugeFrame != nullptr)
     ways.push_back({"gather kernel, frame in registered 2 MB-aligned memory advised to huge pages",
                     [&] { gather(hugeCopies); }, true});
@@ -268,6 +348,7 @@ int main(int argc, char** argv) {
     else
       std::printf("| %s | %.2f | %.2f | - |\n", way.name, t.wallUs, t.gpuUs);
   }
+  BENCH_CUDA_CHECK(cudaFree(copiesOnDevice));
   BENCH_CUDA_CHECK(cudaFreeHost(packed));
   BENCH_CUDA_CHECK(cudaFree(frameOnDevice));
   if (hugeFrame != nullptr) {
