@@ -361,7 +361,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     NCC_CUDA_CHECK(
         cudaMemcpyAsync(device + upFrom, host + upFrom, layout.count - upFrom, cudaMemcpyHostToDevice, stream));
   int* hostCount = reinterpret_cast<int*>(host + layout.count);
-  *hostCount = -1;  // until the call's last region hands over the count
+  *hostCount = -1;  // until the call's last hand-off writes the count
   const Status enqueued = [&]() -> Status {
     // The scoring kernel overlaps the gather where the device can (it reads its descriptors while
     // the windows come over the bus).
