@@ -50,6 +50,15 @@ void RegionCandidates::trim() {
   std::vector<std::size_t>().swap(ends_);
 }
 
+RegionPeak bestOfTiles(const RegionPeak* tiles, std::size_t count, double sign) {
+  const RegionPeak* best = tiles;
+  for (std::size_t t = 1; t < count; ++t)
+    if (rankedBefore(sign * tiles[t].score, rasterKey(tiles[t].x, tiles[t].y), sign * best->score,
+                     rasterKey(best->x, best->y)))
+      best = tiles + t;
+  return *best;
+}
+
 void finishRegionPeaks(RegionPeak* candidates, std::size_t count, const RegionPeak& best, int mapWidth,
                        int mapHeight, int templateWidth, int templateHeight, uint32_t templateIndex,
                        const MatchParams& params, RegionResult* out) {

@@ -69,6 +69,11 @@ class RegionCandidates {
   std::vector<std::size_t> ends_;  // region i's candidates end at ends_[i]
 };
 
+// A region's best position from its tiles' bests (the fused region kernel hands one over a tile,
+// region_scores.hpp), in any order, `count` >= 1: the first by the rules' order, goodness
+// (sign * score), then raster order, which is the best of the whole map.
+RegionPeak bestOfTiles(const RegionPeak* tiles, std::size_t count, double sign);
+
 // The region's matches and best (frame coordinates are the caller's business) from its `count`
 // candidates in any order (sorted in place) and its best position: findPeaks' result for the
 // region's mapWidth x mapHeight map. out->matches' memory is reused: a caller that keeps its

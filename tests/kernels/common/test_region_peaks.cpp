@@ -3,7 +3,7 @@
 // the same matches and best bit for bit. Maps of 1x1, one row, one column, odd sizes, plateaus
 // and ties (values drawn from a few levels), both goodness directions, max-matches 0..many,
 // nms-iou 0, 0.3 and 1; and again into one result reused for every case (its old matches never
-// show through).
+// show through). A region's best from its tiles' bests, as the fused region kernel hands them over.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +89,50 @@ TEST(RegionPeaks, FinishedFromSamplesEqualsFindPeaksOnTheMap) {
             EXPECT_EQ(got.best->subX, wantBest->subX) << where;
             EXPECT_EQ(got.best->subY, wantBest->subY) << where;
           }
+}
+
+// bestOfTiles against the whole map's best: maps with ties and plateaus (few levels) cut into tiles
+// of random sizes (1x1 to the whole map), each tile's best by the rules' order sampled as the
+// fused region kernel hands it over, the tiles handed over in a shuffled order; both goodness
+// directions.
+TEST(RegionPeaks, BestOfTheTilesBestsIsTheMapsBest) {
+  const std::vector<MapCase> cases = {{1, 1, 3}, {1, 17, 4}, {23, 1, 4}, {2, 2, 2}, {31, 19, 5},
+                                      {64, 48, 50}, {97, 97, 1000}, {40, 30, 1}, {300, 40, 3}};
+  std::mt19937_64& g = rng();
+  for (const MapCase& c : cases)
+    for (Method method : {Method::CCoeffNormed, Method::SqDiffNormed})
+      for (int round = 0; round < 8; ++round) {
+        std::vector<double> map(std::size_t(c.w) * c.h);
+        for (double& v : map) v = double(g() % uint64_t(c.levels)) / double(c.levels);
+        const double sign = goodnessSign(method);
+        const GoodnessMap<std::size_t> good = goodnessMap(map.data(), c.w, c.h, sign);
+        const auto before = [&](int x, int y, int bx, int by) {
+          return rankedBefore(good(x, y), rasterKey(x, y), good(bx, by), rasterKey(bx, by));
+        };
+        int bx = 0, by = 0;
+        for (int y = 0; y < c.h; ++y)
+          for (int x = 0; x < c.w; ++x)
+            if (before(x, y, bx, by)) bx = x, by = y;
+        const int tw = 1 + int(g() % uint64_t(c.w)), th = 1 + int(g() % uint64_t(c.h));
+        std::vector<RegionPeak> tiles;
+        for (int y0 = 0; y0 < c.h; y0 += th)
+          for (int x0 = 0; x0 < c.w; x0 += tw) {
+            int tx = x0, ty = y0;
+            for (int y = y0; y < std::min(y0 + th, c.h); ++y)
+              for (int x = x0; x < std::min(x0 + tw, c.w); ++x)
+                if (before(x, y, tx, ty)) tx = x, ty = y;
+            tiles.push_back(sampleRegionPeak(good, map.data(), 2, tx, ty));
+          }
+        std::shuffle(tiles.begin(), tiles.end(), g);
+        const RegionPeak best = bestOfTiles(tiles.data(), tiles.size(), sign);
+        const std::string where = std::to_string(c.w) + "x" + std::to_string(c.h) + " in " + std::to_string(tw) +
+                                  "x" + std::to_string(th) + " tiles, " + methodName(method) + ", seed " +
+                                  std::to_string(testSeed());
+        EXPECT_EQ(best.x, bx) << where;
+        EXPECT_EQ(best.y, by) << where;
+        EXPECT_EQ(best.score, map[std::size_t(by) * c.w + bx]) << where;
+        EXPECT_EQ(best.region, 2) << where;
+      }
 }
 
 // RegionCandidates against a plain filter per region: every region's candidates in the order

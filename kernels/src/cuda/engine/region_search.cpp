@@ -62,15 +62,6 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
   return l;
 }
 
-// The region's best of its fused tiles' bests (the rules' order: goodness, then raster index).
-RegionPeak bestOfTiles(const RegionPeak* tiles, int count, int mapWidth, double sign) {
-  const RegionPeak* best = tiles;
-  for (int t = 1; t < count; ++t)
-    if (rankedBefore(sign * tiles[t].score, tiles[t].y * mapWidth + tiles[t].x, sign * best->score,
-                     best->y * mapWidth + best->x))
-      best = tiles + t;
-  return *best;
-}
 
 // Where one region's inputs and outputs lie in the packed buffers, and its template as the
 // kernels read it. Fused regions (templates up to 64x64 without ignored pixels) take the fused
@@ -435,7 +426,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     RegionResult& out = (*results)[f.region];
     const RegionPeak best =
         i < fusedCount ? bestOfTiles(hostTileBests + i * std::size_t(tileStride),
-                                     regionTileCount(f.mapWidth, f.mapHeight), f.mapWidth, sign)
+                                     std::size_t(regionTileCount(f.mapWidth, f.mapHeight)), sign)
                        : hostBests[i];
     finishRegionPeaks(candidates_.of(i), candidates_.count(i), best, f.mapWidth, f.mapHeight, f.templateWidth,
                       f.templateHeight, r.templateIndex, params, &out);
