@@ -18,7 +18,9 @@
 #              --banks ... --opencv-banks ... (bank_baselines.png)
 #   12-ncu     bench/ncu_gemm.sh on cases 5 and 2 (64 x 32², 256 x 16²), u8 and zero-mean
 #              templates: the key lines in stdout, the whole reports under $OUT when set
-#   13         bench_track --backend cuda --frames 200, three times: the issue-13 lines
+#   13         bench_track --backend cuda --frames 200, TRACK_RUNS times (default 10): the issue-13
+#              lines, then their medians (bench/track_ratio.py: the pinned and device-frame calls
+#              against detect on the same frames, per run and of the medians)
 #   12-memcheck  compute-sanitizer memcheck and racecheck of test_gemm_bank's ZeroMeanBanks
 #   12-groups  compute-sanitizer memcheck, racecheck and synccheck of test_gemm_bank's cases whose
 #              blocks hold several chunks (GemmBankShape::groupChunks: 64/70/256 x 16², 1000 x 8²,
@@ -147,7 +149,13 @@ for part in "$@"; do
       done
       ;;
     13)
-      for r in 1 2 3; do trackRun "$pack" "run $r"; done
+      lines=${OUT:-/tmp}/13-track-lines.txt
+      : >"$lines"
+      for ((r = 1; r <= ${TRACK_RUNS:-10}; r++)); do
+        trackRun "$pack" "run $r"
+        grep -h "issue-13:" /tmp/open-issues-track.log >>"$lines"
+      done
+      python3 bench/track_ratio.py "$lines"
       ;;
     13-ab)
       for branch in $(ls -d gpu-pack-branch-*/ 2>/dev/null); do
