@@ -100,9 +100,9 @@ __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const Re
 }
 
 // The tile's peaks, handed to the host by the block alone: its best owned position (thread 0, into
-// the job's tile bests, the region's from firstTile on) and every owned position that reaches the threshold and passes the
-// local-peak rule (region_handoff.cuh), each sampled with its neighbours from the block's scores.
-// Every thread of the block calls it, after scoreTile.
+// the job's tile bests, the region's from firstTile on) and every owned position that reaches the
+// threshold and passes the local-peak rule (region_handoff.cuh), each sampled with its neighbours
+// from the block's scores. Every thread of the block calls it, after scoreTile.
 __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGoodness& good,
                                             const double (&scores)[kEpilogueOutputs], int firstTile,
                                             const RegionPeakJob& job) {
