@@ -77,6 +77,7 @@ struct ScoredRegion {
   std::size_t pitch = 0;
   std::size_t mapOffset = 0;     // doubles
   int mapWidth = 0, mapHeight = 0;
+  int firstTile = 0;             // fused: its first tile's slot among the call's tile bests
 };
 
 // An own image, laid out once a call however many regions name it: its layout, its place in the
@@ -244,15 +245,18 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   if (capacity >= (std::size_t(1) << 31))
     return Status::error("matchRegions: " + std::to_string(capacity) +
                          " score positions in one call, at most 2147483647: split the regions over calls");
-  // The fused kernel's grid: every region has room for this many tile bests. Each fused tile makes
-  // one hand-off, each masked region one (fewer than the positions: they fit the counter's 32 bits).
-  const int tileStride = regionTileCount(maxFusedMapW, maxFusedMapH);
-  std::size_t handOffs = maskedCount;
-  for (std::size_t i = 0; i < fusedCount; ++i)
-    handOffs += std::size_t(regionTileCount(scored[i].mapWidth, scored[i].mapHeight));
+  // Each fused tile hands over its best (the regions' tiles one after another in the tile bests)
+  // and makes one hand-off, each masked region one (fewer than the positions: they fit the
+  // counter's 32 bits).
+  std::size_t tiles = 0;
+  for (std::size_t i = 0; i < fusedCount; ++i) {
+    scored[i].firstTile = int(tiles);
+    tiles += std::size_t(regionTileCount(scored[i].mapWidth, scored[i].mapHeight));
+  }
+  const std::size_t handOffs = tiles + maskedCount;
   const std::size_t windowCopies = !gathered ? 0 : uploadBound ? 1 : scored.size();
   const WorkLayout layout = workLayout(scored.size(), maskedCount, windowCopies, pixelBytes, templateBytes, capacity,
-                                       fusedCount * std::size_t(tileStride));
+                                       tiles);
   NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
   if (layout.end > work_.capacity()) {
     NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
@@ -315,6 +319,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     d.height = r.height;
     d.templateWidth = f.templateWidth;
     d.templateHeight = f.templateHeight;
+    d.firstTile = f.firstTile;
     d.map = f.fused ? nullptr : maps_.as<double>() + f.mapOffset;
     const uint8_t* templateLayout = f.layout;
     d.stats = f.stats;
@@ -378,7 +383,6 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.hostCandidateCount = reinterpret_cast<int*>(hostMapped + layout.count);
     job.bests = reinterpret_cast<RegionPeak*>(hostMapped + layout.bests);
     job.tileBests = reinterpret_cast<RegionPeak*>(hostMapped + layout.tileBests);
-    job.tileStride = tileStride;
     job.callCounter = counter_.as<unsigned long long>();
     job.handOffs = int(handOffs);
     NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, descs, int(fusedCount), maxFusedHeight, maxFusedMapW,
@@ -425,7 +429,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     const RegionQuery& r = regions[f.region];
     RegionResult& out = (*results)[f.region];
     const RegionPeak best =
-        i < fusedCount ? bestOfTiles(hostTileBests + i * std::size_t(tileStride),
+        i < fusedCount ? bestOfTiles(hostTileBests + f.firstTile,
                                      std::size_t(regionTileCount(f.mapWidth, f.mapHeight)), sign)
                        : hostBests[i];
     finishRegionPeaks(candidates_.of(i), candidates_.count(i), best, f.mapWidth, f.mapHeight, f.templateWidth,

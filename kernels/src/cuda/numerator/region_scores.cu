@@ -100,11 +100,12 @@ __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const Re
 }
 
 // The tile's peaks, handed to the host by the block alone: its best owned position (thread 0, into
-// the job's tile bests) and every owned position that reaches the threshold and passes the
-// local-peak rule (region_handoff.cuh), each sampled with its neighbours from the block's scores.
-// Every thread of the block calls it, after scoreTile.
+// the job's tile bests, the region's from firstTile on) and every owned position that reaches the
+// threshold and passes the local-peak rule (region_handoff.cuh), each sampled with its neighbours
+// from the block's scores. Every thread of the block calls it, after scoreTile.
 __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGoodness& good,
-                                            const double (&scores)[kEpilogueOutputs], const RegionPeakJob& job) {
+                                            const double (&scores)[kEpilogueOutputs], int firstTile,
+                                            const RegionPeakJob& job) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int row = warp / kWarpsPerRow, x0 = (warp % kWarpsPerRow) * (32 * kEpilogueOutputs) + lane;
   const int region = job.firstRegion + int(blockIdx.z);
@@ -125,8 +126,7 @@ __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGo
   const auto sample = [&](int x, int y) { return sampleRegionPeakAt(good, good.score(x, y), region, x, y); };
   if (threadIdx.x == 0) {
     const int x = best.index % good.width, y = best.index / good.width;
-    job.tileBests[std::size_t(region) * job.tileStride + blockIdx.y * regionTilesAcross(good.width) + blockIdx.x] =
-        sample(x, y);
+    job.tileBests[std::size_t(firstTile) + blockIdx.y * regionTilesAcross(good.width) + blockIdx.x] = sample(x, y);
   }
   handOffCandidates<kThreads>(job, sample, found, xs, ys, true);
 }
@@ -161,7 +161,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   fused_spatial::tensorNumerator<fused_spatial::kWideSplits>(s, r.fragments, r.templateWidth, r.templateHeight);
   double scores[kEpilogueOutputs];
   const double* tileScores = scoreTile<kMethod>(s, r, scores);
-  handOffTile(tile, TileGoodness{tileScores, tile.outX0, tile.outY0, mapWidth, mapHeight, job.sign}, scores, job);
+  handOffTile(tile, TileGoodness{tileScores, tile.outX0, tile.outY0, mapWidth, mapHeight, job.sign}, scores,
+              r.firstTile, job);
 }
 
 template <Method kMethod>
@@ -184,8 +185,7 @@ Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* ho
   if (maxTemplateHeight < 1 || maxTemplateHeight > kFusedMaxSide || maxMapWidth < 1 || maxMapHeight < 1)
     return Status::error("fusedRegionScores: bad template height or map size");
   NCC_RETURN_IF_ERROR(checkRegionPeakJob(peaks));
-  if (peaks.tileBests == nullptr || peaks.tileStride < regionTileCount(maxMapWidth, maxMapHeight))
-    return Status::error("fusedRegionScores: tile bests missing or too few a region");
+  if (peaks.tileBests == nullptr) return Status::error("fusedRegionScores: tile bests missing");
   if (count > 65535) return Status::error("fusedRegionScores: more than 65535 regions in one launch");
   const int shared = fused_spatial::sharedBytesFor(maxTemplateHeight);
   const dim3 grid(regionTilesAcross(maxMapWidth), regionTilesDown(maxMapHeight), count);

@@ -42,6 +42,7 @@ struct RegionScoreDesc {
   int templateWidth = 0, templateHeight = 0;  // 1..64 each
   TemplateStats stats;
   double* map = nullptr;  // device: (width - w + 1) x (height - h + 1), dense (the masked kernel's; the fused kernel writes none)
+  int firstTile = 0;      // the fused kernel: the slot of its first tile's best in the job's tile bests
 };
 
 struct RegionPeakJob;  // peaks/region_peaks.hpp
@@ -58,8 +59,9 @@ constexpr int kInlineRegionDescs = 32;
 // `descs` is not read). overlapPrevious: launched overlapping the stream's previous kernel, the
 // window gather (dependent_launch.cuh: only where dependentLaunchSupported); its blocks wait for
 // that kernel's end before they read any pixel. maxTemplateHeight the tallest template among them;
-// maxMapWidth, maxMapHeight the largest map sides (the grid's tiles across and down); the job's
-// tileStride at least regionTileCount of them, its counter zero (left zero).
+// maxMapWidth, maxMapHeight the largest map sides (the grid's tiles across and down); each
+// region's tiles' bests go to the job's tile bests from its descriptor's firstTile on (tile (x, y)
+// at firstTile + y * regionTilesAcross + x); the job's counter zero (left zero).
 Status fusedRegionScores(const RegionScoreDesc* descs, const RegionScoreDesc* hostDescs, int count,
                          int maxTemplateHeight, int maxMapWidth, int maxMapHeight, Method method,
                          const RegionPeakJob& peaks, bool overlapPrevious, cudaStream_t stream);

@@ -17,8 +17,8 @@ namespace nccmatch::cuda {
 // What a region peak search writes, and where. sign and goodEnough: the rules' goodness sign and
 // sign * threshold; collect: max-matches > 0. The call's results go where the host reads them
 // without a copy back (mapped host memory, cuda/peaks/region_handoff.cuh): bests (the peak
-// kernel's: one sample a region), tileBests (the fused region kernel's: one sample a tile,
-// tileStride slots a region, the host takes each region's best of them), the first
+// kernel's: one sample a region), tileBests (the fused region kernel's: one sample a tile, each
+// region's from its descriptor's firstTile on; the host takes each region's best of them), the first
 // hostCandidateSlots candidates (hostCandidates) and, once the call's last hand-off is made, the
 // candidate count (hostCandidateCount); candidates past those slots, up to `capacity`, go to the
 // device list `candidates` at their own index. callCounter, a device counter zero before a call and
@@ -33,7 +33,6 @@ struct RegionPeakJob {
   int* hostCandidateCount = nullptr;
   RegionPeak* bests = nullptr;
   RegionPeak* tileBests = nullptr;
-  int tileStride = 0;
   RegionPeak* candidates = nullptr;
   int capacity = 0;
   unsigned long long* callCounter = nullptr;
