@@ -26,6 +26,16 @@ constexpr int kWarpsPerRow = kThreads / 32 / kFusedTileHeight;
 static_assert(kWarpsPerRow == 2, "two warps an output row");
 constexpr int kEpilogueOutputs = kFusedTileWidth / 32 / kWarpsPerRow;  // a lane's outputs
 
+// A thread's outputs in the tile's epilogue: warp w takes output row w / 2, lane l of its half
+// (w % 2) the columns x0 + 32k, x0 = 64 (w % 2) + l. scoreTile and handOffTile share it.
+struct EpiloguePlace {
+  int row, x0;
+};
+__device__ __forceinline__ EpiloguePlace epiloguePlace() {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  return {warp / kWarpsPerRow, (warp % kWarpsPerRow) * (32 * kEpilogueOutputs) + lane};
+}
+
 // A region template has at most kFusedMaxSide^2 pixels: its sums' products fit int64, so the
 // scores take scoreFromSumsAs<int64_t> (the same doubles as scoreFromSums) and no 128-bit code.
 static_assert(int64_t(kFusedMaxSide) * kFusedMaxSide <= kInt64SafePixels, "region templates' products fit int64");
@@ -68,15 +78,14 @@ struct TileGoodness {
 };
 
 // The tile's scores into the block's shared memory (over the numerators and prefix sums, which they
-// are computed from first): warp w scores row w / 2 of the outputs, lane l of its half (w % 2)
-// outputs 64 (w % 2) + l + 32k, from the numerators and the prefix sums of the column sums (as the
-// fused kernel's epilogue). A thread's scores are all computed before any is stored, so their
-// divisions and square roots overlap. Returns the block's scores; ends with a barrier.
+// are computed from first): each thread its epiloguePlace's outputs, from the numerators and the
+// prefix sums of the column sums (as the fused kernel's epilogue). A thread's scores are all
+// computed before any is stored, so their divisions and square roots overlap. Returns the block's
+// scores; ends with a barrier.
 template <Method kMethod>
 __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const RegionScoreDesc& r,
                                                    double (&scores)[kEpilogueOutputs]) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int row = warp / kWarpsPerRow, x0 = (warp % kWarpsPerRow) * (32 * kEpilogueOutputs) + lane;
+  const auto [row, x0] = epiloguePlace();
   const int w = r.templateWidth;
   const NormedConstants normed = kMethod == Method::CCoeffNormed ? normedConstantsFor(r.stats) : NormedConstants();
   const uint32_t* p1 = s.p1 + row * kPrefixPitch;
@@ -106,8 +115,7 @@ __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const Re
 __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGoodness& good,
                                             const double (&scores)[kEpilogueOutputs], int firstTile,
                                             const RegionPeakJob& job) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int row = warp / kWarpsPerRow, x0 = (warp % kWarpsPerRow) * (32 * kEpilogueOutputs) + lane;
+  const auto [row, x0] = epiloguePlace();
   const int region = job.firstRegion + int(blockIdx.z);
   Ranked best{0.0, -1};
   bool found[kEpilogueOutputs];
