@@ -3,8 +3,7 @@
 // the same windows costs by each way the device offers, the calling thread's wall time from the
 // call to the stream's end (what a synchronous region call waits) and the GPU's time between
 // events, medians after warm-up, the GPU idle between samples:
-// - gather: the library's copy kernel (copy/window_gather.hpp), reading over the bus, with plain
-//   loads and with loads asking L2 for the 128- or 256-byte block around them (GatherFetch);
+// - gather: the library's copy kernel (copy/window_gather.hpp), reading over the bus;
 // - batch: one cudaMemcpy3DBatchAsync of every window (the copy engines);
 // - per window: a cudaMemcpy2DAsync each;
 // - baselines: the same bytes as one contiguous pinned -> device copy (the bus's own rate), the
@@ -257,10 +256,8 @@ int main(int argc, char** argv) {
     hugeCopies = rebased(hugeDevice);
   }
   // The library's gather of `list` on the stream.
-  const auto gather = [&](const std::vector<WindowCopy>& list,
-                          nccmatch::cuda::GatherFetch fetch = nccmatch::cuda::GatherFetch::Sector) {
-    nccmatch::bench::exitOnError(
-        nccmatch::cuda::gatherWindows(nullptr, list.data(), o.windows, o.side, stream, fetch));
+  const auto gather = [&](const std::vector<WindowCopy>& list) {
+    nccmatch::bench::exitOnError(nccmatch::cuda::gatherWindows(nullptr, list.data(), o.windows, o.side, stream));
   };
   std::vector<cudaMemcpy3DBatchOp> batch(copies.size());
   for (std::size_t k = 0; k < copies.size(); ++k) {
@@ -294,10 +291,6 @@ int main(int argc, char** argv) {
   const dim3 bulkGrid(unsigned(o.windows), unsigned((o.side + kBulkRows - 1) / kBulkRows));
   std::vector<Way> ways = {
       {"gather kernel (library)", [&] { gather(copies); }, true},
-      {"gather kernel, loads hinting L2 to fetch 128 B (ld.global.L2::128B)",
-       [&] { gather(copies, nccmatch::cuda::GatherFetch::Line128); }, true},
-      {"gather kernel, loads hinting L2 to fetch 256 B (ld.global.L2::256B)",
-       [&] { gather(copies, nccmatch::cuda::GatherFetch::Line256); }, true},
       {"cudaMemcpy3DBatchAsync, one call",
        [&] { BENCH_CUDA_CHECK(cudaMemcpy3DBatchAsync(batch.size(), batch.data(), 0, stream)); }, true},
       {"cudaMemcpy2DAsync, one a window",

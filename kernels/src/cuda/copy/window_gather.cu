@@ -16,31 +16,19 @@ constexpr int kRowsPerBlock = 8;  // 128-pixel rows: one 16-byte chunk a thread
 using WindowCopies = DescriptorParam<WindowCopy, kInlineWindowCopies>;
 static_assert(sizeof(WindowCopies) <= 4096, "every architecture and driver takes 4 KB of kernel parameters");
 
-// Loads the 16-byte aligned block at `p`, L2 fetching what kFetch says.
-template <GatherFetch kFetch>
+// Loads the 16-byte aligned block at `p`.
 __device__ __forceinline__ void loadBlock(const uint8_t* p, uint32_t (&words)[4]) {
-  if constexpr (kFetch == GatherFetch::Line128) {
-    asm volatile("ld.global.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(words[0]), "=r"(words[1]), "=r"(words[2]), "=r"(words[3])
-                 : "l"(p));
-  } else if constexpr (kFetch == GatherFetch::Line256) {
-    asm volatile("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(words[0]), "=r"(words[1]), "=r"(words[2]), "=r"(words[3])
-                 : "l"(p));
-  } else {
-    const uint4 v = *reinterpret_cast<const uint4*>(p);
-    words[0] = v.x;
-    words[1] = v.y;
-    words[2] = v.z;
-    words[3] = v.w;
-  }
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  words[0] = v.x;
+  words[1] = v.y;
+  words[2] = v.z;
+  words[3] = v.w;
 }
 
 // Sixteen bytes from `source` (any alignment), of which the first `needed` are used, read as
 // one or two aligned 16-byte blocks where those lie between the window's first and last byte
 // (`first`, `last`: inside the allocation, whatever its size and alignment), else byte by byte
 // (a window's first chunk before its first byte, or its last chunk past its last).
-template <GatherFetch kFetch>
 __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, const uint8_t* first,
                                            const uint8_t* last) {
   const unsigned shift = unsigned(reinterpret_cast<uintptr_t>(source) & 15u);
@@ -49,8 +37,8 @@ __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, co
   uint32_t out[4];
   if (base >= first && base + (twoBlocks ? 31 : 15) <= last) {
     uint32_t lo[4], hi[4];
-    loadBlock<kFetch>(base, lo);
-    if (twoBlocks) loadBlock<kFetch>(base + 16, hi);
+    loadBlock(base, lo);
+    if (twoBlocks) loadBlock(base + 16, hi);
     else hi[0] = hi[1] = hi[2] = hi[3] = 0;
     image_tile::shiftChunk(lo, hi, shift, out);
   } else {
@@ -68,7 +56,6 @@ __device__ __forceinline__ uint4 loadChunk(const uint8_t* source, int needed, co
 
 // Block (x, y): rows kRowsPerBlock * y .. of window x, every thread a 16-byte chunk at a time. The
 // scoring kernel after it may be launched at once (it waits for this grid's end before its loads).
-template <GatherFetch kFetch>
 __global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const __grid_constant__ WindowCopies copies) {
   allowDependentLaunch();
   const WindowCopy c = blockDescriptor(copies.at(int(blockIdx.x)));
@@ -80,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const __grid_con
   for (int i = threadIdx.x; i < rows * chunks; i += kThreads) {
     const int row = firstRow + i / chunks, chunk = i % chunks;
     const int x = 16 * chunk;
-    const uint4 v = loadChunk<kFetch>(c.source + std::size_t(row) * c.sourcePitch + x, min(16, c.width - x), c.source, last);
+    const uint4 v = loadChunk(c.source + std::size_t(row) * c.sourcePitch + x, min(16, c.width - x), c.source, last);
     *reinterpret_cast<uint4*>(c.target + std::size_t(row) * c.targetPitch + x) = v;
   }
 }
@@ -88,19 +75,11 @@ __global__ void __launch_bounds__(kThreads) gatherWindowsKernel(const __grid_con
 }  // namespace
 
 Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
-                     cudaStream_t stream, GatherFetch fetch) {
+                     cudaStream_t stream) {
   if (count <= 0 || maxHeight <= 0) return Status();
   const dim3 grid(unsigned(count), unsigned(ceilDiv(maxHeight, kRowsPerBlock)));
-  const WindowCopies params = WindowCopies::of(copies, hostCopies, count);
-  switch (fetch) {
-    case GatherFetch::Line128:
-      return launchKernel(gatherWindowsKernel<GatherFetch::Line128>, grid, dim3(kThreads), 0, stream, false, params);
-    case GatherFetch::Line256:
-      return launchKernel(gatherWindowsKernel<GatherFetch::Line256>, grid, dim3(kThreads), 0, stream, false, params);
-    case GatherFetch::Sector:
-      break;
-  }
-  return launchKernel(gatherWindowsKernel<GatherFetch::Sector>, grid, dim3(kThreads), 0, stream, false, params);
+  return launchKernel(gatherWindowsKernel, grid, dim3(kThreads), 0, stream, false,
+                      WindowCopies::of(copies, hostCopies, count));
 }
 
 }  // namespace nccmatch::cuda

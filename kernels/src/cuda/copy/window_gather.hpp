@@ -27,12 +27,6 @@ struct WindowCopy {
 // over the bus before the pixels.
 constexpr int kInlineWindowCopies = 32;
 
-// What L2 fetches for each of the gather's loads over the bus (ld.global's prefetch-size hint):
-// Sector, the 32-byte sectors the load touches (a plain load); Line128 and Line256, the aligned
-// 128- or 256-byte block around it, in case the bus then moves a row in fewer, larger requests
-// (bench_window_copy compares them).
-enum class GatherFetch { Sector, Line128, Line256 };
-
 // Copies each window's `width` x `height` bytes on `stream` (never syncs); the bytes of a target
 // row past `width`, up to its 16-byte boundary, are written too (the source bytes past the
 // window, or zeros). copies: `count` descriptors in device or mapped host memory; hostCopies
@@ -41,6 +35,6 @@ enum class GatherFetch { Sector, Line128, Line256 };
 // is read in 16-byte aligned blocks, never outside the window's first to last byte. A kernel
 // launched after it overlapping it (dependent_launch.cuh) may start while it runs.
 Status gatherWindows(const WindowCopy* copies, const WindowCopy* hostCopies, int count, int maxHeight,
-                     cudaStream_t stream, GatherFetch fetch = GatherFetch::Sector);
+                     cudaStream_t stream);
 
 }  // namespace nccmatch::cuda
