@@ -65,12 +65,13 @@ int main(int argc, char** argv) {
     std::printf("CALL %d host_us %.1f phases_us(run entry, before launches, gather launched, region launched, synced, run end):", c, us);
     for (int i = 0; i < 6; ++i) std::printf(" %.1f", (h[i] - c0) / 1000.0);
     std::printf("\n");
-    std::vector<unsigned long long> g(2 * 256), r(4 * 112);
+    std::vector<unsigned long long> g(2 * 256), r(8 * 112);
     nccTimelineGather(g.data(), 256);
     nccTimelineRegion(r.data(), 112);
     for (int b = 0; b < (deviceFrame ? 0 : 256); ++b) std::printf("TL G %d %d sm 0 %llu %llu\n", b % 16, b / 16, g[2 * b], g[2 * b + 1]);
     for (int b = 0; b < 112; ++b)
-      std::printf("TL R 0 %d %d sm 0 %llu %llu %llu %llu\n", b % 7, b / 7, r[4 * b], r[4 * b + 1], r[4 * b + 2], r[4 * b + 3]);
+      std::printf("TL R 0 %d %d sm 0 %llu %llu %llu %llu %llu %llu %llu\n", b % 7, b / 7, r[8 * b], r[8 * b + 1],
+                  r[8 * b + 2], r[8 * b + 3], r[8 * b + 4], r[8 * b + 5], r[8 * b + 6]);
   }
   return 0;
 }

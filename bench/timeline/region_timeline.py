@@ -9,7 +9,7 @@ for line in open(sys.argv[1]):
     if f[0] == "CALL": cur = {"G": [], "R": [], "host": " ".join(f[2:])}; calls.append(cur); continue
     if f[0] != "TL" or cur is None: continue
     if f[1] == "G": cur["G"].append((int(f[6]), int(f[7])))
-    elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),))
+    elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),) + tuple(int(x) for x in f[11:14]))
 for i, c in enumerate(calls):
     if not c["R"]: print("call", i, "no region stamps"); continue
     # From the gather's first block, or (a device frame: no gather) the region kernel's first.
@@ -23,3 +23,8 @@ for i, c in enumerate(calls):
     by = {}
     for r in c["R"]: by.setdefault(r[4], []).append(r)
     print("   by tile row: " + " ".join(f"y{y}: ready {st.median([us(r[1]) for r in v]):.1f} scored {st.median([us(r[2]) for r in v]):.1f}" for y, v in sorted(by.items())))
+    # the block's phases (µs, min/median/max over the blocks): tile load, window sums, numerator,
+    # scores, hand-off (stamps by thread 0 after each phase's barrier)
+    if len(c["R"][0]) > 5:
+        d = lambda a, b: [(r[b] - r[a]) / 1000.0 for r in c["R"]]
+        print("   phases: load " + q(d(1, 5)) + " sums " + q(d(5, 6)) + " numerator " + q(d(6, 7)) + " scores " + q(d(7, 2)) + " hand-off " + q(d(2, 3)))
