@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     nccTimelineRegion(r.data(), 112);
     for (int b = 0; b < (deviceFrame ? 0 : 256); ++b) std::printf("TL G %d %d sm 0 %llu %llu\n", b % 16, b / 16, g[2 * b], g[2 * b + 1]);
     for (int b = 0; b < 112; ++b)
-      std::printf("TL R 0 %d %d sm 0 %llu %llu %llu %llu %llu %llu %llu\n", b % 7, b / 7, r[8 * b], r[8 * b + 1],
-                  r[8 * b + 2], r[8 * b + 3], r[8 * b + 4], r[8 * b + 5], r[8 * b + 6]);
+      std::printf("TL R 0 %d %d sm 0 %llu %llu %llu %llu %llu %llu %llu %llu\n", b % 7, b / 7, r[8 * b], r[8 * b + 1],
+                  r[8 * b + 2], r[8 * b + 3], r[8 * b + 4], r[8 * b + 5], r[8 * b + 6], r[8 * b + 7]);
   }
   return 0;
 }

@@ -9,7 +9,7 @@ for line in open(sys.argv[1]):
     if f[0] == "CALL": cur = {"G": [], "R": [], "host": " ".join(f[2:])}; calls.append(cur); continue
     if f[0] != "TL" or cur is None: continue
     if f[1] == "G": cur["G"].append((int(f[6]), int(f[7])))
-    elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),) + tuple(int(x) for x in f[11:14]))
+    elif f[1] == "R": cur["R"].append(tuple(int(x) for x in f[7:11]) + (int(f[3]),) + tuple(int(x) for x in f[11:15]))
 for i, c in enumerate(calls):
     if not c["R"]: print("call", i, "no region stamps"); continue
     # From the gather's first block, or (a device frame: no gather) the region kernel's first.
@@ -28,3 +28,6 @@ for i, c in enumerate(calls):
     if len(c["R"][0]) > 5:
         d = lambda a, b: [(r[b] - r[a]) / 1000.0 for r in c["R"]]
         print("   phases: load " + q(d(1, 5)) + " sums " + q(d(5, 6)) + " numerator " + q(d(6, 7)) + " scores " + q(d(7, 2)) + " hand-off " + q(d(2, 3)))
+    # the SM clock over the block's work (clock64 cycles from ready to end over the same ns)
+    if len(c["R"][0]) > 8:
+        print("   SM clock MHz, ready to end: " + q([1000.0 * r[8] / max(1, r[3] - r[1]) for r in c["R"]]))
