@@ -73,9 +73,17 @@ inline int sharedBytesFor(int maxHeight) {
   return 4 * (kFixedSharedWords + (kFusedTileHeight + maxHeight - 1) * kTilePitchWords);
 }
 
+// Where output x of a numerator row lies in it: x with bits 3-4 flipped by bits 5-6 (a swizzle of
+// each 32-word quarter of the 128-word row). The tensor-core warps store (and, in the region
+// kernel's eight parts, add) a lane's outputs 32t + g (+8, +16, +24) for t < 4, g < 8: laid out
+// plainly, four lanes hit each bank (4-way conflicts a store); swizzled, the 32 lanes hit 32
+// banks. The epilogues read outputs x + 32k of consecutive x, one quarter a warp: still 32 banks.
+__host__ __device__ constexpr int numeratorSlot(int x) { return x ^ (((x >> 5) & 3) << 3); }
+static_assert(kFusedTileWidth == 128, "numeratorSlot swizzles a row of four 32-word quarters");
+
 // The block's shared memory, carved as described at the top.
 struct SharedTile {
-  uint32_t* num;    // kFusedTileHeight x kFusedTileWidth numerators
+  uint32_t* num;    // kFusedTileHeight x kFusedTileWidth numerators, each row by numeratorSlot
   uint32_t* p1;     // per output row: prefix sums of the column sums of I (kPrefixPitch apart)
   uint32_t* p2;     // the same of I^2
   uint32_t* image;  // the image tile, kTilePitchWords per row
@@ -184,10 +192,10 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
 #pragma unroll
     for (int j = 0; j < kRowsPerWarp; ++j) {
       uint32_t* out = s.num + (v0 + j) * kFusedTileWidth;
-      out[32 * t + g] = d[j][0];
-      out[32 * t + 16 + g] = d[j][1];
-      out[32 * t + 8 + g] = d[j][2];
-      out[32 * t + 24 + g] = d[j][3];
+      out[numeratorSlot(32 * t + g)] = d[j][0];
+      out[numeratorSlot(32 * t + 16 + g)] = d[j][1];
+      out[numeratorSlot(32 * t + 8 + g)] = d[j][2];
+      out[numeratorSlot(32 * t + 24 + g)] = d[j][3];
     }
   }
   __syncthreads();
@@ -196,15 +204,15 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
     for (int j = 0; j < kRowsPerWarp; ++j) {
       uint32_t* out = s.num + (v0 + j) * kFusedTileWidth;
       if constexpr (kSplits == 2) {
-        out[32 * t + g] += d[j][0];
-        out[32 * t + 16 + g] += d[j][1];
-        out[32 * t + 8 + g] += d[j][2];
-        out[32 * t + 24 + g] += d[j][3];
+        out[numeratorSlot(32 * t + g)] += d[j][0];
+        out[numeratorSlot(32 * t + 16 + g)] += d[j][1];
+        out[numeratorSlot(32 * t + 8 + g)] += d[j][2];
+        out[numeratorSlot(32 * t + 24 + g)] += d[j][3];
       } else {
-        atomicAdd(out + 32 * t + g, d[j][0]);
-        atomicAdd(out + 32 * t + 16 + g, d[j][1]);
-        atomicAdd(out + 32 * t + 8 + g, d[j][2]);
-        atomicAdd(out + 32 * t + 24 + g, d[j][3]);
+        atomicAdd(out + numeratorSlot(32 * t + g), d[j][0]);
+        atomicAdd(out + numeratorSlot(32 * t + 16 + g), d[j][1]);
+        atomicAdd(out + numeratorSlot(32 * t + 8 + g), d[j][2]);
+        atomicAdd(out + numeratorSlot(32 * t + 24 + g), d[j][3]);
       }
     }
   }
@@ -235,9 +243,9 @@ __device__ __forceinline__ void dp4aNumerator(const SharedTile& s, const uint32_
         a = b;
       }
     }
-    uint32_t* out = s.num + oy * kFusedTileWidth + 4 * lane;
+    uint32_t* out = s.num + oy * kFusedTileWidth;
 #pragma unroll
-    for (int q = 0; q < 4; ++q) out[q] = acc[q];
+    for (int q = 0; q < 4; ++q) out[numeratorSlot(4 * lane + q)] = acc[q];
   }
   __syncthreads();
 }

@@ -95,7 +95,7 @@ __device__ __forceinline__ Ranked scoreTile(const SharedTile& s, const TemplateD
       const int x = lane + 32 * q;
       s1[q] = p1[x + w] - p1[x];
       s2[q] = p2[x + w] - p2[x];
-      c[q] = num[x];
+      c[q] = num[fused_spatial::numeratorSlot(x)];
     }
     if (method == Method::CCoeffNormed && e.stats.n <= kInt64SafePixels) {
 #pragma unroll
