@@ -33,14 +33,12 @@ constexpr int kRowsPerWarp = 4;
 constexpr int kRowGroups = kFusedTileHeight / kRowsPerWarp;
 static_assert(kWarps / kRowGroups == 2, "the template rows are split in two halves");
 // The region kernel's blocks (region_scores.cu): the same tile with four times the warps, the
-// template rows split in eight parts and two warps an output row in the epilogue. A tracker's
-// launch has about one block an SM (16 windows x 7 tiles on 132 SMs), so a block's latency is the
-// launch's: more warps a block shorten its longest phases, the numerator and the epilogue (16
-// warps: 22.2 -> 18.4 µs under ncu against 8; session 35's ncu of 16: 0.56 eligible warps a
-// scheduler, nothing busy).
+// window sums and the numerator side by side (each by its own warps, the template rows split in
+// parts) and two warps an output row in the epilogue. A tracker's launch has about one block an
+// SM (16 windows x 7 tiles on 132 SMs), so a block's latency is the launch's: more warps a block
+// shorten its longest phases, the numerator and the epilogue (16 warps: 22.2 -> 18.4 µs under
+// ncu against 8; session 35's ncu of 16: 0.56 eligible warps a scheduler, nothing busy).
 constexpr int kWideThreads = 1024;
-constexpr int kWideSplits = kWideThreads / 32 / kRowGroups;
-static_assert(kWideSplits == 8, "the wide block splits the template rows in eight");
 constexpr int kEpilogueRows = kFusedTileHeight / kWarps;
 constexpr int kEpilogueOutputs = kFusedTileWidth / 32;
 static_assert(kEpilogueRows == 2 && kEpilogueOutputs == 4, "the epilogue is written for 2 x 4");
@@ -108,11 +106,12 @@ __device__ __forceinline__ void loadImageTile(const uint8_t* __restrict__ image,
                                   (tileWords + 3) / 4, kTilePitchWords, sImage);
 }
 
-// Window sums for templates of height h (image_tile::windowSums over the output tile's rows).
-template <int kBlockThreads = kThreads>
+// Window sums for templates of height h (image_tile::windowSums over the output tile's rows), by
+// the block's first kSumThreads threads, kBarrier their barrier (image_tile::groupBarrier).
+template <int kSumThreads = kThreads, int kBarrier = 0>
 __device__ __forceinline__ void windowSums(const SharedTile& s, int h, int tileWords) {
-  image_tile::windowSums<kBlockThreads, kFusedTileHeight, kPrefixColumns>(s.image, kTilePitchWords, h, 4 * tileWords,
-                                                                          kPrefixPitch, s.p1, s.p2);
+  image_tile::windowSums<kSumThreads, kFusedTileHeight, kPrefixColumns, kBarrier>(
+      s.image, kTilePitchWords, h, 4 * tileWords, kPrefixPitch, s.p1, s.p2);
 }
 
 // Template rows [rBegin, rEnd) applied to output rows v0..v0+3 (tile rows), K in S32 steps of
@@ -162,14 +161,15 @@ __device__ inline void mmaFourRows(const uint32_t* sImage, const uint8_t* frags,
   }
 }
 
-// The numerator by tensor cores: warp (group, split) forms output rows 4*group..4*group+3 over
-// part `split` of kSplits of the template rows (kRowGroups * kSplits warps); the last part's
-// partial sums go to sNum first, the others' are added to them after a barrier (plain adds with
-// two parts, shared atomics with more: integer sums, the same whatever the order). Ends with a
-// barrier.
-template <int kSplits = 2>
-__device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8_t* frags, int w, int h) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+// The numerator by tensor cores, by the kRowGroups * kSplits warps from kFirstWarp on: warp
+// (group, split) forms output rows 4*group..4*group+3 over part `split` of kSplits of the template
+// rows; the last part's partial sums go to sNum first, the others' are added to them after
+// barrier kBarrier among those warps (image_tile::groupBarrier; plain adds with two parts, shared
+// atomics with more: integer sums, the same whatever the order). The caller's next barrier orders
+// the sums before their reads.
+template <int kSplits, int kFirstWarp, int kBarrier>
+__device__ __forceinline__ void tensorNumeratorParts(const SharedTile& s, const uint8_t* frags, int w, int h) {
+  const int lane = threadIdx.x & 31, warp = int(threadIdx.x >> 5) - kFirstWarp;
   const int group = warp % kRowGroups, split = warp / kRowGroups;
   const int v0 = group * kRowsPerWarp;
   // Part k: template rows ceil(k h / kSplits) .. ceil((k + 1) h / kSplits) - 1 (two parts: the
@@ -198,7 +198,7 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
       out[numeratorSlot(32 * t + 24 + g)] = d[j][3];
     }
   }
-  __syncthreads();
+  image_tile::groupBarrier<kBarrier, 32 * kRowGroups * kSplits>();
   if (split < kSplits - 1) {
 #pragma unroll
     for (int j = 0; j < kRowsPerWarp; ++j) {
@@ -216,6 +216,13 @@ __device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8
       }
     }
   }
+}
+
+// The same by the whole block (kFirstWarp 0, every barrier the block's). Ends with a barrier.
+template <int kSplits = 2>
+__device__ __forceinline__ void tensorNumerator(const SharedTile& s, const uint8_t* frags, int w, int h) {
+  static_assert(kRowGroups * kSplits * 32 == kThreads, "the whole block's warps");
+  tensorNumeratorParts<kSplits, 0, 0>(s, frags, w, h);
   __syncthreads();
 }
 

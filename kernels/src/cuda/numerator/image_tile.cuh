@@ -75,14 +75,26 @@ __device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::siz
   __syncthreads();
 }
 
+// Barrier kId among the block's first kCount threads (whole warps; 0: the whole block's,
+// __syncthreads), so that a group of warps can synchronise while the others do other work.
+template <int kId, int kCount>
+__device__ __forceinline__ void groupBarrier() {
+  static_assert(kId >= 0 && kId < 16 && kCount % 32 == 0, "a hardware barrier of whole warps");
+  if constexpr (kId == 0)
+    __syncthreads();
+  else
+    asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kCount) : "memory");
+}
+
 // Window sums of templates of height h for kOutputRows output rows: first each column's running
 // sum over h tile rows, one column per thread (exact in uint32), stored one place to the right so
 // that entry 0 of a row is the empty prefix; then, after a barrier, the prefix sums along each
 // output row (kColumns / 32 columns per lane, then the lanes' totals). Columns at or beyond
 // loadedColumns count as zero. p1, p2: kOutputRows rows, prefixPitch apart. The sum of
 // window (x, row) is p[row][x + w] - p[row][x]. The caller's next barrier orders these writes
-// before their reads.
-template <int kThreads, int kOutputRows, int kColumns>
+// before their reads. Done by the block's first kThreads threads; kBarrier the barrier between
+// the two passes (groupBarrier: 0 when they are the whole block).
+template <int kThreads, int kOutputRows, int kColumns, int kBarrier = 0>
 __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords, int h, int loadedColumns,
                                            int prefixPitch, uint32_t* p1s, uint32_t* p2s) {
   static_assert(kColumns % 32 == 0 && kColumns <= kThreads, "one thread per column, whole lanes in the scan");
@@ -116,7 +128,7 @@ __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords,
       for (int oy = 0; oy < kOutputRows; ++oy) p1[oy * prefixPitch] = p2[oy * prefixPitch] = 0;
     }
   }
-  __syncthreads();
+  groupBarrier<kBarrier, kThreads>();
   for (int row = warp; row < kOutputRows; row += kWarps) {
     uint32_t* p1 = p1s + row * prefixPitch;
     uint32_t* p2 = p2s + row * prefixPitch;

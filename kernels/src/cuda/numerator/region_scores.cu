@@ -25,6 +25,13 @@ constexpr int kThreads = fused_spatial::kWideThreads;
 constexpr int kWarpsPerRow = kThreads / 32 / kFusedTileHeight;
 static_assert(kWarpsPerRow == 2, "two warps an output row");
 constexpr int kEpilogueOutputs = kFusedTileWidth / 32 / kWarpsPerRow;  // a lane's outputs
+// The window sums (their column pass takes one thread a column, fused_spatial::kPrefixColumns) by
+// warps 0-7 beside the numerator by the other 24, the template rows in six parts: the two phases
+// read the same tile and write apart (session 40's timeline: 1.8 and 2.4 µs one after the other).
+constexpr int kSumThreads = 256;
+constexpr int kNumeratorSplits = (kThreads - kSumThreads) / 32 / fused_spatial::kRowGroups;
+static_assert(kNumeratorSplits == 6, "24 numerator warps: four row groups in six parts");
+constexpr int kSumBarrier = 1, kNumeratorBarrier = 2;  // named barriers of the two groups
 
 // A thread's outputs in the tile's epilogue: warp w takes output row w / 2, lane l of its half
 // (w % 2) the columns x0 + 32k, x0 = 64 (w % 2) + l. scoreTile and handOffTile share it.
@@ -164,9 +171,13 @@ __global__ void __launch_bounds__(kThreads, 1)
                             tile.outX0 % 16 == 0;
   fused_spatial::loadImageTile<kThreads>(r.image, r.pitch, r.width, r.height, chunkAligned, tile.outX0, tile.outY0,
                                          tileRows, tileWords, s.image);
-  fused_spatial::windowSums<kThreads>(s, r.templateHeight, tileWords);
-  // Ends with a barrier.
-  fused_spatial::tensorNumerator<fused_spatial::kWideSplits>(s, r.fragments, r.templateWidth, r.templateHeight);
+  // Side by side: the window sums by the first warps, the numerator by the others.
+  if (int(threadIdx.x) < kSumThreads)
+    fused_spatial::windowSums<kSumThreads, kSumBarrier>(s, r.templateHeight, tileWords);
+  else
+    fused_spatial::tensorNumeratorParts<kNumeratorSplits, kSumThreads / 32, kNumeratorBarrier>(
+        s, r.fragments, r.templateWidth, r.templateHeight);
+  __syncthreads();
   double scores[kEpilogueOutputs];
   const double* tileScores = scoreTile<kMethod>(s, r, scores);
   handOffTile(tile, TileGoodness{tileScores, tile.outX0, tile.outY0, mapWidth, mapHeight, job.sign}, scores,
