@@ -23,11 +23,12 @@ for i, c in enumerate(calls):
     by = {}
     for r in c["R"]: by.setdefault(r[4], []).append(r)
     print("   by tile row: " + " ".join(f"y{y}: ready {st.median([us(r[1]) for r in v]):.1f} scored {st.median([us(r[2]) for r in v]):.1f}" for y, v in sorted(by.items())))
-    # the block's phases (µs, min/median/max over the blocks): tile load, window sums, numerator,
-    # scores, hand-off (stamps by thread 0 after each phase's barrier)
+    # the block's phases (µs, min/median/max over the blocks): tile load, window sums (thread 0's
+    # group; the numerator's warps work beside it), the numerator's end after them, scores,
+    # hand-off (stamps by thread 0)
     if len(c["R"][0]) > 5:
         d = lambda a, b: [(r[b] - r[a]) / 1000.0 for r in c["R"]]
-        print("   phases: load " + q(d(1, 5)) + " sums " + q(d(5, 6)) + " numerator " + q(d(6, 7)) + " scores " + q(d(7, 2)) + " hand-off " + q(d(2, 3)))
+        print("   phases: load " + q(d(1, 5)) + " sums " + q(d(5, 6)) + " numerator after the sums " + q(d(6, 7)) + " scores " + q(d(7, 2)) + " hand-off " + q(d(2, 3)))
     # the SM clock over the block's work (clock64 cycles from ready to end over the same ns)
     if len(c["R"][0]) > 8:
         print("   SM clock MHz, ready to end: " + q([1000.0 * r[8] / max(1, r[3] - r[1]) for r in c["R"]]))
