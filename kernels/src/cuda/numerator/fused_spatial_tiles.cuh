@@ -107,10 +107,11 @@ __device__ __forceinline__ void loadImageTile(const uint8_t* __restrict__ image,
 }
 
 // Window sums for templates of height h (image_tile::windowSums over the output tile's rows), by
-// the block's first kSumThreads threads, kBarrier their barrier (image_tile::groupBarrier).
-template <int kSumThreads = kThreads, int kBarrier = 0>
+// the block's first kSumThreads threads, kColumnThreads a column, kBarrier their barrier
+// (image_tile::groupBarrier).
+template <int kSumThreads = kThreads, int kBarrier = 0, int kColumnThreads = 1>
 __device__ __forceinline__ void windowSums(const SharedTile& s, int h, int tileWords) {
-  image_tile::windowSums<kSumThreads, kFusedTileHeight, kPrefixColumns, kBarrier>(
+  image_tile::windowSums<kSumThreads, kFusedTileHeight, kPrefixColumns, kBarrier, kColumnThreads>(
       s.image, kTilePitchWords, h, 4 * tileWords, kPrefixPitch, s.p1, s.p2);
 }
 

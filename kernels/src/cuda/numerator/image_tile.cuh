@@ -87,26 +87,30 @@ __device__ __forceinline__ void groupBarrier() {
 }
 
 // Window sums of templates of height h for kOutputRows output rows: first each column's running
-// sum over h tile rows, one column per thread (exact in uint32), stored one place to the right so
-// that entry 0 of a row is the empty prefix; then, after a barrier, the prefix sums along each
-// output row (kColumns / 32 columns per lane, then the lanes' totals). Columns at or beyond
-// loadedColumns count as zero. p1, p2: kOutputRows rows, prefixPitch apart. The sum of
+// sum over h tile rows, each column by kColumnThreads threads (each a consecutive share of the
+// output rows, its first window summed whole, then slid; exact in uint32), stored one place to
+// the right so that entry 0 of a row is the empty prefix; then, after a barrier, the prefix sums
+// along each output row (kColumns / 32 columns per lane, then the lanes' totals). Columns at or
+// beyond loadedColumns count as zero. p1, p2: kOutputRows rows, prefixPitch apart. The sum of
 // window (x, row) is p[row][x + w] - p[row][x]. The caller's next barrier orders these writes
 // before their reads. Done by the block's first kThreads threads; kBarrier the barrier between
 // the two passes (groupBarrier: 0 when they are the whole block).
-template <int kThreads, int kOutputRows, int kColumns, int kBarrier = 0>
+template <int kThreads, int kOutputRows, int kColumns, int kBarrier = 0, int kColumnThreads = 1>
 __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords, int h, int loadedColumns,
                                            int prefixPitch, uint32_t* p1s, uint32_t* p2s) {
-  static_assert(kColumns % 32 == 0 && kColumns <= kThreads, "one thread per column, whole lanes in the scan");
+  static_assert(kColumns % 32 == 0 && kColumns * kColumnThreads <= kThreads,
+                "kColumnThreads threads a column, whole lanes in the scan");
+  static_assert(kOutputRows % kColumnThreads == 0, "the output rows shared evenly");
   constexpr int kWarps = kThreads / 32;
+  constexpr int kPartRows = kOutputRows / kColumnThreads;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int c = tid;
-  if (c < kColumns) {
-    uint32_t* p1 = p1s + c + 1;
-    uint32_t* p2 = p2s + c + 1;
+  const int c = tid % kColumns, firstRow = (tid / kColumns) * kPartRows;
+  if (tid < kColumns * kColumnThreads) {
+    uint32_t* p1 = p1s + firstRow * prefixPitch + c + 1;
+    uint32_t* p2 = p2s + firstRow * prefixPitch + c + 1;
     if (c < loadedColumns) {
-      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(tile) + c;
       const int pitchBytes = pitchWords * 4;
+      const uint8_t* bytes = reinterpret_cast<const uint8_t*>(tile) + firstRow * pitchBytes + c;
       uint32_t s1 = 0, s2 = 0;
 #pragma unroll 4
       for (int r = 0; r < h; ++r) {
@@ -117,7 +121,7 @@ __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords,
       p1[0] = s1;
       p2[0] = s2;
 #pragma unroll 4
-      for (int oy = 1; oy < kOutputRows; ++oy) {
+      for (int oy = 1; oy < kPartRows; ++oy) {
         const uint32_t in = bytes[(oy + h - 1) * pitchBytes], out = bytes[(oy - 1) * pitchBytes];
         s1 = s1 + in - out;
         s2 = s2 + in * in - out * out;
@@ -125,7 +129,7 @@ __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords,
         p2[oy * prefixPitch] = s2;
       }
     } else {
-      for (int oy = 0; oy < kOutputRows; ++oy) p1[oy * prefixPitch] = p2[oy * prefixPitch] = 0;
+      for (int oy = 0; oy < kPartRows; ++oy) p1[oy * prefixPitch] = p2[oy * prefixPitch] = 0;
     }
   }
   groupBarrier<kBarrier, kThreads>();

@@ -25,12 +25,15 @@ constexpr int kThreads = fused_spatial::kWideThreads;
 constexpr int kWarpsPerRow = kThreads / 32 / kFusedTileHeight;
 static_assert(kWarpsPerRow == 2, "two warps an output row");
 constexpr int kEpilogueOutputs = kFusedTileWidth / 32 / kWarpsPerRow;  // a lane's outputs
-// The window sums (their column pass takes one thread a column, fused_spatial::kPrefixColumns) by
-// warps 0-7 beside the numerator by the other 24, the template rows in six parts: the two phases
-// read the same tile and write apart (session 40's timeline: 1.8 and 2.4 µs one after the other).
-constexpr int kSumThreads = 256;
+// The window sums (their column pass two threads a column of fused_spatial::kPrefixColumns, each
+// half the output rows) by warps 0-11 beside the numerator by the other 20, the template rows in
+// five parts: the two phases read the same tile and write apart (session 40's timelines: 1.8 and
+// 2.4 µs one after the other; side by side with one thread a column and six parts, 3.2 for the
+// sums, the numerator done before them).
+constexpr int kSumColumnThreads = 2;
+constexpr int kSumThreads = fused_spatial::kPrefixColumns * kSumColumnThreads;
 constexpr int kNumeratorSplits = (kThreads - kSumThreads) / 32 / fused_spatial::kRowGroups;
-static_assert(kNumeratorSplits == 6, "24 numerator warps: four row groups in six parts");
+static_assert(kNumeratorSplits == 5, "20 numerator warps: four row groups in five parts");
 constexpr int kSumBarrier = 1, kNumeratorBarrier = 2;  // named barriers of the two groups
 
 // A thread's outputs in the tile's epilogue: warp w takes output row w / 2, lane l of its half
@@ -173,7 +176,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                                          tileRows, tileWords, s.image);
   // Side by side: the window sums by the first warps, the numerator by the others.
   if (int(threadIdx.x) < kSumThreads)
-    fused_spatial::windowSums<kSumThreads, kSumBarrier>(s, r.templateHeight, tileWords);
+    fused_spatial::windowSums<kSumThreads, kSumBarrier, kSumColumnThreads>(s, r.templateHeight, tileWords);
   else
     fused_spatial::tensorNumeratorParts<kNumeratorSplits, kSumThreads / 32, kNumeratorBarrier>(
         s, r.fragments, r.templateWidth, r.templateHeight);
