@@ -62,7 +62,6 @@ WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_
   return l;
 }
 
-
 // Where one region's inputs and outputs lie in the packed buffers, and its template as the
 // kernels read it. Fused regions (templates up to 64x64 without ignored pixels) take the fused
 // kernel, the others the masked kernel.

@@ -73,7 +73,7 @@ inline int sharedBytesFor(int maxHeight) {
 
 // Where output x of a numerator row lies in it: x with bits 3-4 flipped by bits 5-6 (a swizzle of
 // each 32-word quarter of the 128-word row). The tensor-core warps store (and, in the region
-// kernel's eight parts, add) a lane's outputs 32t + g (+8, +16, +24) for t < 4, g < 8: laid out
+// kernel's template-row parts, add) a lane's outputs 32t + g (+8, +16, +24) for t < 4, g < 8: laid out
 // plainly, four lanes hit each bank (4-way conflicts a store); swizzled, the 32 lanes hit 32
 // banks. The epilogues read outputs x + 32k of consecutive x, one quarter a warp: still 32 banks.
 __host__ __device__ constexpr int numeratorSlot(int x) { return x ^ (((x >> 5) & 3) << 3); }

@@ -75,8 +75,9 @@ __device__ __forceinline__ void load(const uint8_t* __restrict__ image, std::siz
   __syncthreads();
 }
 
-// Barrier kId among the block's first kCount threads (whole warps; 0: the whole block's,
-// __syncthreads), so that a group of warps can synchronise while the others do other work.
+// Hardware barrier kId, passed once kCount threads (whole warps) have arrived at it (0: the whole
+// block's, __syncthreads), so that a group of warps can synchronise while the others do other
+// work; each group takes its own id.
 template <int kId, int kCount>
 __device__ __forceinline__ void groupBarrier() {
   static_assert(kId >= 0 && kId < 16 && kCount % 32 == 0, "a hardware barrier of whole warps");
@@ -104,7 +105,9 @@ __device__ __forceinline__ void windowSums(const uint32_t* tile, int pitchWords,
   constexpr int kWarps = kThreads / 32;
   constexpr int kPartRows = kOutputRows / kColumnThreads;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int c = tid % kColumns, firstRow = (tid / kColumns) * kPartRows;
+  // One thread a column (every kernel but the region kernel): the column is the thread's index.
+  const int c = kColumnThreads == 1 ? tid : tid % kColumns;
+  const int firstRow = kColumnThreads == 1 ? 0 : (tid / kColumns) * kPartRows;
   if (tid < kColumns * kColumnThreads) {
     uint32_t* p1 = p1s + firstRow * prefixPitch + c + 1;
     uint32_t* p2 = p2s + firstRow * prefixPitch + c + 1;

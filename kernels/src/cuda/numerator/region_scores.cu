@@ -104,7 +104,8 @@ __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const Re
 #pragma unroll
   for (int q = 0; q < kEpilogueOutputs; ++q) {
     const int x = x0 + 32 * q;
-    const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]), c = int64_t(num[fused_spatial::numeratorSlot(x)]);
+    const int64_t s1 = int64_t(p1[x + w] - p1[x]), s2 = int64_t(p2[x + w] - p2[x]);
+    const int64_t c = int64_t(num[fused_spatial::numeratorSlot(x)]);
     scores[q] = regionScore<kMethod>(r.stats, normed, s1, s2, c);
   }
   static_assert(kFusedTileHeight * kFusedTileWidth * sizeof(double) <=
