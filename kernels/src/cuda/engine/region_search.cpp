@@ -38,22 +38,23 @@ std::size_t alignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 // the descriptors (every region's, the masked kernel's, the gather's window copies), which the
 // kernels read in the host copy over the bus, so that nothing goes up for a call that has no
 // pixels or own templates to upload. Host copy only, written there by the kernels (no copy back):
-// the candidate count, each masked region's best, each fused tile's best, the first candidates.
+// each hand-off unit's candidate count, each masked region's best, each fused tile's best, the
+// first candidates.
 // Device copy only: the other candidates.
 struct WorkLayout {
-  std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, count = 0, bests = 0,
+  std::size_t pixels = 0, descs = 0, maskedDescs = 0, copies = 0, templates = 0, unitCounts = 0, bests = 0,
               tileBests = 0, hostCandidates = 0, hostEnd = 0, candidates = 0, end = 0;
 };
 
 WorkLayout workLayout(std::size_t regions, std::size_t maskedRegions, std::size_t windowCopies, std::size_t pixelBytes,
-                      std::size_t templateBytes, std::size_t capacity, std::size_t tileBests) {
+                      std::size_t templateBytes, std::size_t capacity, std::size_t tileBests, std::size_t units) {
   WorkLayout l;
   l.descs = alignUp(pixelBytes);
   l.maskedDescs = l.descs + alignUp(regions * sizeof(RegionScoreDesc));
   l.copies = l.maskedDescs + alignUp(maskedRegions * sizeof(MaskedScoreDesc));
   l.templates = l.copies + alignUp(windowCopies * sizeof(WindowCopy));
-  l.count = l.templates + alignUp(templateBytes);
-  l.bests = l.count + alignUp(sizeof(int));
+  l.unitCounts = l.templates + alignUp(templateBytes);
+  l.bests = l.unitCounts + alignUp(units * sizeof(int));
   l.tileBests = l.bests + alignUp(regions * sizeof(RegionPeak));
   l.hostCandidates = l.tileBests + alignUp(tileBests * sizeof(RegionPeak));
   l.hostEnd = l.hostCandidates + std::min(capacity, kFirstCandidates) * sizeof(RegionPeak);
@@ -132,10 +133,11 @@ void toFrame(const RegionQuery& r, Match* m) {
 
 }  // namespace
 
-Status RegionSearch::reserveCounter(cudaStream_t stream) {
-  if (counter_.capacity() >= sizeof(unsigned long long)) return Status();
-  NCC_RETURN_IF_ERROR(counter_.reserve(sizeof(unsigned long long)));
-  return zeroOrRelease(&counter_, sizeof(unsigned long long), stream);
+Status RegionSearch::reserveCounters(cudaStream_t stream) {
+  if (counters_.capacity() >= 2 * sizeof(unsigned)) return Status();
+  counterParity_ = 0;
+  NCC_RETURN_IF_ERROR(counters_.reserve(2 * sizeof(unsigned)));
+  return zeroOrRelease(&counters_, 2 * sizeof(unsigned), stream);
 }
 
 Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<PreparedRegionTemplates>& sets,
@@ -245,8 +247,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     return Status::error("matchRegions: " + std::to_string(capacity) +
                          " score positions in one call, at most 2147483647: split the regions over calls");
   // Each fused tile hands over its best (the regions' tiles one after another in the tile bests)
-  // and makes one hand-off, each masked region one (fewer than the positions: they fit the
-  // counter's 32 bits).
+  // and its candidate count, each masked region its count after them.
   std::size_t tiles = 0;
   for (std::size_t i = 0; i < fusedCount; ++i) {
     scored[i].firstTile = int(tiles);
@@ -255,7 +256,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   const std::size_t handOffs = tiles + maskedCount;
   const std::size_t windowCopies = !gathered ? 0 : uploadBound ? 1 : scored.size();
   const WorkLayout layout = workLayout(scored.size(), maskedCount, windowCopies, pixelBytes, templateBytes, capacity,
-                                       tiles);
+                                       tiles, handOffs);
   NCC_RETURN_IF_ERROR(maps_.reserve(mapDoubles * sizeof(double)));
   if (layout.end > work_.capacity()) {
     NCC_RETURN_IF_ERROR(work_.reserve(layout.end));
@@ -264,7 +265,7 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     // (compute-sanitizer initcheck).
     NCC_RETURN_IF_ERROR(zeroOrRelease(&work_, work_.capacity(), stream));
   }
-  NCC_RETURN_IF_ERROR(reserveCounter(stream));
+  NCC_RETURN_IF_ERROR(reserveCounters(stream));
   NCC_RETURN_IF_ERROR(hostWork_.reserve(layout.hostEnd));
   uint8_t* host = hostWork_.as<uint8_t>();
   // Where the kernels read and write the host copy (pinned memory is mapped: UVA).
@@ -352,11 +353,12 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
   // peaks in one launch, the masked ones scored then their peaks found; the count, the bests and
   // the first candidates come back in the host copy, written by the kernels.
   const std::size_t upFrom = uploadPixels ? layout.pixels : layout.templates;
-  if (layout.count > upFrom && (uploadPixels || templateBytes > 0))
+  if (layout.unitCounts > upFrom && (uploadPixels || templateBytes > 0))
     NCC_CUDA_CHECK(
-        cudaMemcpyAsync(device + upFrom, host + upFrom, layout.count - upFrom, cudaMemcpyHostToDevice, stream));
-  int* hostCount = reinterpret_cast<int*>(host + layout.count);
-  *hostCount = -1;  // until the call's last hand-off writes the count
+        cudaMemcpyAsync(device + upFrom, host + upFrom, layout.unitCounts - upFrom, cudaMemcpyHostToDevice, stream));
+  int* unitCounts = reinterpret_cast<int*>(host + layout.unitCounts);
+  std::fill(unitCounts, unitCounts + handOffs, -1);  // until each unit's hand-off writes its count
+  std::size_t count = 0;
   const Status enqueued = [&]() -> Status {
     // The scoring kernel overlaps the gather where the device can (it reads its descriptors while
     // the windows come over the bus).
@@ -379,11 +381,11 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
     job.capacity = int(std::min<std::size_t>(capacity, 1u << 30));
     job.hostCandidates = reinterpret_cast<RegionPeak*>(hostMapped + layout.hostCandidates);
     job.hostCandidateSlots = int(std::min<std::size_t>(std::size_t(job.capacity), kFirstCandidates));
-    job.hostCandidateCount = reinterpret_cast<int*>(hostMapped + layout.count);
+    job.unitCounts = reinterpret_cast<int*>(hostMapped + layout.unitCounts);
     job.bests = reinterpret_cast<RegionPeak*>(hostMapped + layout.bests);
     job.tileBests = reinterpret_cast<RegionPeak*>(hostMapped + layout.tileBests);
-    job.callCounter = counter_.as<unsigned long long>();
-    job.handOffs = int(handOffs);
+    job.callCounter = counters_.as<unsigned>() + counterParity_;
+    job.nextCounter = counters_.as<unsigned>() + (1 - counterParity_);
     NCC_RETURN_IF_ERROR(fusedRegionScores(mappedDescs, descs, int(fusedCount), maxFusedHeight, maxFusedMapW,
                                           maxFusedMapH, params.method, job, overlapGather, stream));
     if (maskedCount > 0) {
@@ -392,17 +394,22 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
                                              params.method, stream));
       RegionPeakJob maskedJob = job;
       maskedJob.firstRegion = int(fusedCount);
+      maskedJob.unitCounts += tiles;
       NCC_RETURN_IF_ERROR(findRegionPeaks(mappedDescs + fusedCount, int(maskedCount), maskedJob, stream));
     }
     NCC_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (*static_cast<volatile const int*>(hostCount) < 0)
-      return Status::error("matchRegions: the region kernels did not finish every region (internal error)");
+    for (std::size_t k = 0; k < handOffs; ++k) {
+      const int n = static_cast<volatile const int*>(unitCounts)[k];
+      if (n < 0) return Status::error("matchRegions: the region kernels did not finish every region (internal error)");
+      count += std::size_t(n);
+    }
     return Status();
   }();
-  if (!enqueued.ok()) counter_.release();  // it may not be zero: the next call zeroes a new one
+  // Neither counter may be zero after a failed call: the next call zeroes new ones.
+  if (!enqueued.ok()) counters_.release();
   NCC_RETURN_IF_ERROR(enqueued);
+  counterParity_ = 1 - counterParity_;  // the units zeroed the other
 
-  const std::size_t count = std::size_t(*hostCount);
   if (count > capacity) return Status::error("matchRegions: more peak candidates than positions (internal error)");
   const RegionPeak* hostBests = reinterpret_cast<const RegionPeak*>(host + layout.bests);
   const RegionPeak* hostTileBests = reinterpret_cast<const RegionPeak*>(host + layout.tileBests);

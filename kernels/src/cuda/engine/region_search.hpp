@@ -51,16 +51,17 @@ class RegionSearch {
              cudaStream_t stream, std::vector<RegionResult>* results);
 
  private:
-  // The call's counter (RegionPeakJob::callCounter), zeroed when new; released (so the next call
-  // zeroes a new one) when a call fails with the kernels perhaps half done.
-  Status reserveCounter(cudaStream_t stream);
+  // The calls' two counters (RegionPeakJob::callCounter, nextCounter), zeroed when new; released
+  // (so the next call zeroes new ones) when a call fails with the kernels perhaps half done.
+  Status reserveCounters(cudaStream_t stream);
 
   CudaPackedWindows packedWindows_;
   CudaMappedFrames mappedFrames_;
   PinnedBuffer hostWork_;  // the work area's copy on the host (region_search.cpp: WorkLayout)
   std::pair<const uint8_t*, uint8_t*> mappedHostWork_{nullptr, nullptr};  // hostWork_ and where kernels address it
   DeviceBuffer work_, maps_;
-  DeviceBuffer counter_;  // zero between calls
+  DeviceBuffer counters_;  // two: a call counts in counters_[counterParity_] and zeroes the other
+  int counterParity_ = 0;
   // Whether the device takes programmatic dependent launches: asked once, on the first gathered call.
   std::optional<bool> overlapGather_;
   // The host's grouping of a call's candidates by region: memory kept from call to call.

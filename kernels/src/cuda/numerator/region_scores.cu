@@ -120,9 +120,11 @@ __device__ __forceinline__ const double* scoreTile(const SharedTile& s, const Re
 }
 
 // The tile's peaks, handed to the host by the block alone: its best owned position (thread 0, into
-// the job's tile bests, the region's from firstTile on) and every owned position that reaches the
-// threshold and passes the local-peak rule (region_handoff.cuh), each sampled with its neighbours
-// from the block's scores. Every thread of the block calls it, after scoreTile.
+// the job's tile bests, the region's from firstTile on), every owned position that reaches the
+// threshold and passes the local-peak rule (each warp its own, region_handoff.cuh) and the tile's
+// candidate count (thread 0, the unit counts' entry of its tile best), each sampled with its
+// neighbours from the block's scores. Every thread of the block calls it, after scoreTile; one
+// barrier.
 __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGoodness& good,
                                             const double (&scores)[kEpilogueOutputs], int firstTile,
                                             const RegionPeakJob& job) {
@@ -141,13 +143,17 @@ __device__ __forceinline__ void handOffTile(const RegionTile& tile, const TileGo
     if (better(here, best)) best = here;
     found[q] = job.collect && here.goodness >= job.goodEnough && isLocalPeak(good, xs[q], ys[q], here.goodness);
   }
-  best = blockBestInThread0(best);
+  int before = 0, tileCount = 0;
+  const int warpCount = warpCandidateCount(found, &before);
+  best = blockBestAndCountInThread0(best, warpCount, &tileCount);
   const auto sample = [&](int x, int y) { return sampleRegionPeakAt(good, good.score(x, y), region, x, y); };
   if (threadIdx.x == 0) {
     const int x = best.index % good.width, y = best.index / good.width;
-    job.tileBests[std::size_t(firstTile) + blockIdx.y * regionTilesAcross(good.width) + blockIdx.x] = sample(x, y);
+    const int unit = firstTile + int(blockIdx.y) * regionTilesAcross(good.width) + int(blockIdx.x);
+    job.tileBests[unit] = sample(x, y);
+    publishUnitCount(job, unit, tileCount);
   }
-  handOffCandidates<kThreads>(job, sample, found, xs, ys, true);
+  storeWarpCandidates(job, sample, found, xs, ys, before, warpCount);
 }
 
 // Block (x, y) of region z, 32 warps: load the image tile, window sums, tensor-core numerator

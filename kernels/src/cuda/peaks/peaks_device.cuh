@@ -33,19 +33,38 @@ __device__ inline int linearThread() {
 // which also orders every thread's earlier stores before what thread 0 does next (a hand-off's
 // fence and count, region_handoff.cuh). All threads of the block must call it; the block holds
 // whole warps; between two calls the block passes a barrier (the second rewrites the first's
-// per-warp bests).
-__device__ inline Ranked blockBestInThread0(Ranked r) {
+// per-warp bests). kCount: also the sum of the warps' `count`s (each the same in all lanes of its
+// warp) into *blockCount of thread 0, at the same barrier.
+template <bool kCount>
+__device__ inline Ranked blockBestInThread0Of(Ranked r, int count, int* blockCount) {
   __shared__ Ranked perWarp[32];
+  __shared__ int perWarpCount[kCount ? 32 : 1];
   const int tid = linearThread();
   const int lane = tid & 31, warp = tid >> 5;
   r = warpBest(r);
-  if (lane == 0) perWarp[warp] = r;
+  if (lane == 0) {
+    perWarp[warp] = r;
+    if constexpr (kCount) perWarpCount[warp] = count;
+  }
   __syncthreads();
   if (warp == 0) {
     const int warps = int(blockDim.x * blockDim.y * blockDim.z + 31) >> 5;
     r = warpBest(lane < warps ? perWarp[lane] : Ranked{0.0, -1});
+    if constexpr (kCount) {
+      int sum = lane < warps ? perWarpCount[lane] : 0;
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+      *blockCount = sum;
+    }
   }
   return r;
+}
+
+__device__ inline Ranked blockBestInThread0(Ranked r) { return blockBestInThread0Of<false>(r, 0, nullptr); }
+
+// The block's best and its warps' counts summed, both in thread 0, with one barrier.
+__device__ inline Ranked blockBestAndCountInThread0(Ranked r, int count, int* blockCount) {
+  return blockBestInThread0Of<true>(r, count, blockCount);
 }
 
 // The block's best, returned to every thread. All threads of the block must call it; the block

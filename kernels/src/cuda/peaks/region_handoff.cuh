@@ -1,24 +1,20 @@
 // How the region kernels (the fused region kernel's tiles, the region peak kernel's regions) hand
 // their results to the host without a copy back (RegionPeakJob): candidates into the host's mapped
-// slots first, the rest on the device; and the block that makes the call's last hand-off publishes
-// the candidate count to the host and leaves the call's counter zero for the next call, so nothing
-// is uploaded to zero it either.
+// slots first, the rest on the device; each hand-off unit (a fused tile, a region of the peak
+// kernel) its candidate count into the host's mapped unit counts, which the host sums once the
+// stream is done.
 //
-// The call's counter (RegionPeakJob::callCounter) holds the candidate slots taken in its low 32
-// bits and the hand-offs made in its high 32 (one a fused tile, one a region of the peak kernel):
-// one atomic of a block reserves a round's candidate slots and, in its last round, counts its
-// hand-off, so the block that makes the call's last hand-off reads the call's candidate count in
-// the same atomic. No fence and no second atomic stand between a block's last candidate and its
-// hand-off (each was a round trip to L2 on the kernel's critical path); the host reads the slots
-// once the stream is done.
+// A warp with candidates reserves their slots with one atomic on the call's counter
+// (RegionPeakJob::callCounter); a warp without takes none, and no block waits on another's or on
+// a block-wide reservation (session 41's ncu: the hand-off's barriers behind thread 0's atomic were
+// 13 % of the region kernel). The counters alternate between calls: each unit zeroes the next
+// call's (nextCounter), so nothing is uploaded or memset to zero it.
 #pragma once
 
 #include "common/region_peaks.hpp"
 #include "cuda/peaks/region_peaks.hpp"
 
 namespace nccmatch::cuda {
-
-constexpr unsigned long long kHandOffDone = 1ull << 32;  // one hand-off in RegionPeakJob::callCounter
 
 // Candidate `slot` of the call: the first job.hostCandidateSlots go to the host's mapped slots,
 // the others up to job.capacity to the device list at the same index.
@@ -29,60 +25,45 @@ __device__ __forceinline__ void storeRegionCandidate(const RegionPeakJob& job, i
     job.candidates[slot] = peak;
 }
 
-// One round of a block's candidates, called by every thread of the block (kThreads of them, one
-// warp at least): thread t found the candidates (xs[u], ys[u]) where found[u], each stored as
-// sample(x, y) (a RegionPeak). Their slots are reserved by one atomic of thread 0 (a block scan
-// orders them), which also counts the block's hand-off when `lastRound` (called by the whole block
-// with the same value); then each candidate is sampled and stored. The block that makes the call's
-// last hand-off writes the call's candidate count to the host and zeroes the counter: every other
-// hand-off counted before it, so every reservation of the call is in the count.
-template <int kThreads, int kPer, typename Sample>
-__device__ __forceinline__ void handOffCandidates(const RegionPeakJob& job, const Sample& sample,
-                                                  const bool (&found)[kPer], const int (&xs)[kPer],
-                                                  const int (&ys)[kPer], bool lastRound) {
-  static_assert(kThreads % 32 == 0 && kThreads / 32 <= 32, "whole warps, at most 32");
-  constexpr int kWarps = kThreads / 32;
-  __shared__ int warpStart[kWarps];
-  __shared__ unsigned blockStart;
-  const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+// The warp's candidates, lane l holding found[u] for its positions: their number in the warp
+// (every lane) and, in *before, how many the lanes below this one hold. All lanes call it.
+template <int kPer>
+__device__ __forceinline__ int warpCandidateCount(const bool (&found)[kPer], int* before) {
+  const int lane = int(threadIdx.x) & 31;
   int mine = 0;
 #pragma unroll
   for (int u = 0; u < kPer; ++u) mine += found[u] ? 1 : 0;
-  int before = mine;  // inclusive scan over the warp's lanes
+  int upTo = mine;  // inclusive scan over the warp's lanes
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
-    const int v = __shfl_up_sync(0xffffffffu, before, d);
-    if (lane >= d) before += v;
+    const int v = __shfl_up_sync(0xffffffffu, upTo, d);
+    if (lane >= d) upTo += v;
   }
-  if (lane == 31) warpStart[warp] = before;
-  before -= mine;
-  __syncthreads();
-  if (warp == 0) {
-    const int total = lane < kWarps ? warpStart[lane] : 0;
-    int start = total;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const int v = __shfl_up_sync(0xffffffffu, start, d);
-      if (lane >= d) start += v;
-    }
-    const int blockTotal = __shfl_sync(0xffffffffu, start, 31);
-    if (lane < kWarps) warpStart[lane] = start - total;
-    if (lane == 0 && (blockTotal > 0 || lastRound)) {
-      const unsigned long long old =
-          atomicAdd(job.callCounter, (lastRound ? kHandOffDone : 0ull) + unsigned(blockTotal));
-      blockStart = unsigned(old);
-      if (lastRound && unsigned(old >> 32) == unsigned(job.handOffs - 1)) {
-        *job.hostCandidateCount = int(unsigned(old) + unsigned(blockTotal));
-        *job.callCounter = 0;
-      }
-    }
-  }
-  __syncthreads();
-  int slot = int(blockStart) + warpStart[warp] + before;
+  *before = upTo - mine;
+  return __shfl_sync(0xffffffffu, upTo, 31);
+}
+
+// Stores the warp's `total` candidates (warpCandidateCount's), each as sample(x, y) (a RegionPeak),
+// in slots reserved by one atomic of lane 0; a warp without candidates takes none. All lanes call
+// it with the same total.
+template <int kPer, typename Sample>
+__device__ __forceinline__ void storeWarpCandidates(const RegionPeakJob& job, const Sample& sample,
+                                                    const bool (&found)[kPer], const int (&xs)[kPer],
+                                                    const int (&ys)[kPer], int before, int total) {
+  if (total == 0) return;
+  unsigned base = 0;
+  if ((threadIdx.x & 31) == 0) base = atomicAdd(job.callCounter, unsigned(total));
+  int slot = int(__shfl_sync(0xffffffffu, base, 0)) + before;
 #pragma unroll
   for (int u = 0; u < kPer; ++u)
     if (found[u]) storeRegionCandidate(job, slot++, sample(xs[u], ys[u]));
-  if (!lastRound) __syncthreads();  // the next round rewrites warpStart and blockStart
+}
+
+// A unit's candidate count where the host reads it (one thread, once the unit's warps' counts are
+// summed), and the next call's counter zeroed.
+__device__ __forceinline__ void publishUnitCount(const RegionPeakJob& job, int unit, int count) {
+  job.unitCounts[unit] = count;
+  *job.nextCounter = 0u;
 }
 
 }  // namespace nccmatch::cuda

@@ -23,9 +23,10 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
   const GoodnessMap<int> good{r.map, mapWidth, mapHeight, job.sign};
   double myGood = 0.0;
   int myIndex = -1;  // none yet
-  // Four positions a thread per round, their loads issued together (the scan waits on memory); the
-  // round's candidates handed off together (one atomic a round), the last round counting the region.
+  // Four positions a thread per round, their loads issued together (the scan waits on memory); a
+  // round's candidates handed off by each warp that has some (one atomic a warp and round).
   constexpr int kUnroll = 4;
+  int warpTotal = 0;  // the warp's candidates of every round
   const int rounds = max(1, ceilDiv(positions, kThreads * kUnroll));
   for (int round = 0; round < rounds; ++round) {
     const int base = round * kThreads * kUnroll + int(threadIdx.x);
@@ -49,10 +50,15 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
       found[u] = job.collect && g[u] >= job.goodEnough && isLocalPeak(good, xs[u], ys[u], g[u]);
     }
     const auto sample = [&](int x, int y) { return sampleRegionPeak(good, r.map, region, x, y); };
-    handOffCandidates<kThreads>(job, sample, found, xs, ys, round == rounds - 1);
+    int before = 0;
+    const int warpCount = warpCandidateCount(found, &before);
+    storeWarpCandidates(job, sample, found, xs, ys, before, warpCount);
+    warpTotal += warpCount;
   }
   // The block's best by the rules' order (raster index breaks ties); threads without a position
-  // (maps smaller than the block) never win.
+  // (maps smaller than the block) never win. Beside it the region's candidate count.
+  __shared__ int warpTotals[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warpTotals[threadIdx.x >> 5] = warpTotal;
   sharedGood[threadIdx.x] = myGood;
   sharedIndex[threadIdx.x] = myIndex;
   __syncthreads();
@@ -70,6 +76,9 @@ __device__ __forceinline__ void scanRegion(const RegionScoreDesc& r, int launchR
   if (threadIdx.x == 0) {
     const int i = sharedIndex[0];
     job.bests[region] = sampleRegionPeak(good, r.map, region, i % mapWidth, i / mapWidth);
+    int count = 0;
+    for (int w = 0; w < kThreads / 32; ++w) count += warpTotals[w];
+    publishUnitCount(job, launchRegion, count);
   }
 }
 
@@ -84,11 +93,11 @@ __global__ void __launch_bounds__(kThreads) regionPeaksKernel(const RegionScoreD
 }  // namespace
 
 Status checkRegionPeakJob(const RegionPeakJob& job) {
-  if (job.bests == nullptr || job.callCounter == nullptr || job.hostCandidateCount == nullptr ||
-      (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
+  if (job.bests == nullptr || job.callCounter == nullptr || job.nextCounter == nullptr ||
+      job.unitCounts == nullptr || (job.collect && (job.candidates == nullptr || job.hostCandidates == nullptr)))
     return Status::error("region peaks: buffers missing");
-  if (job.handOffs < 1 || job.firstRegion < 0 || job.hostCandidateSlots < 0)
-    return Status::error("region peaks: bad hand-off count, first region or host slots");
+  if (job.firstRegion < 0 || job.hostCandidateSlots < 0)
+    return Status::error("region peaks: bad first region or host slots");
   return Status();
 }
 

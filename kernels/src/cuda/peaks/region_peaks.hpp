@@ -19,24 +19,24 @@ namespace nccmatch::cuda {
 // without a copy back (mapped host memory, cuda/peaks/region_handoff.cuh): bests (the peak
 // kernel's: one sample a region), tileBests (the fused region kernel's: one sample a tile, each
 // region's from its descriptor's firstTile on; the host takes each region's best of them), the first
-// hostCandidateSlots candidates (hostCandidates) and, once the call's last hand-off is made, the
-// candidate count (hostCandidateCount); candidates past those slots, up to `capacity`, go to the
-// device list `candidates` at their own index. callCounter, a device counter zero before a call and
-// left zero by it: candidate slots taken in the low 32 bits, hand-offs made in the high 32, of
-// handOffs in the call (one a fused tile, one a region of the peak kernel: the fused launch and
-// the peak launch after it count into the same total; the call's positions stay below 2^31).
+// hostCandidateSlots candidates (hostCandidates) and each hand-off unit's candidate count
+// (unitCounts: a fused tile's at its tile best's index, a peak kernel's region at its launch
+// index; the host sums them); candidates past those slots, up to `capacity`, go to the device list
+// `candidates` at their own index. callCounter: the candidate slots the call has taken, zero
+// before the call; nextCounter: the next call's, which the call's units zero (the host alternates
+// the two; the call's positions stay below 2^31).
 struct RegionPeakJob {
   double sign = 1.0, goodEnough = 0.0;
   bool collect = false;
   RegionPeak* hostCandidates = nullptr;
   int hostCandidateSlots = 0;
-  int* hostCandidateCount = nullptr;
+  int* unitCounts = nullptr;
   RegionPeak* bests = nullptr;
   RegionPeak* tileBests = nullptr;
   RegionPeak* candidates = nullptr;
   int capacity = 0;
-  unsigned long long* callCounter = nullptr;
-  int handOffs = 0;
+  unsigned* callCounter = nullptr;
+  unsigned* nextCounter = nullptr;
   int firstRegion = 0;  // the launch's region k is region firstRegion + k of bests and candidates
 };
 
