@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
     long long h[8];
     nccTimelineHost(h);
     const long long c0 = std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
-    std::printf("CALL %d host_us %.1f phases_us(run entry, before launches, gather launched, region launched, synced, run end):", c, us);
-    for (int i = 0; i < 6; ++i) std::printf(" %.1f", (h[i] - c0) / 1000.0);
+    std::printf("CALL %d host_us %.1f phases_us(run entry, before launches, gather launched, region launched, synced, counts read, grouped, run end):", c, us);
+    for (int i : {0, 1, 2, 3, 4, 6, 7, 5}) std::printf(" %.1f", (h[i] - c0) / 1000.0);
     std::printf("\n");
     std::vector<unsigned long long> g(2 * 256), r(8 * 112);
     nccTimelineGather(g.data(), 256);
