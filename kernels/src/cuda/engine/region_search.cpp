@@ -350,8 +350,8 @@ Status RegionSearch::run(const TemplateBank& bank, const RegionTemplateSets<Prep
                   frame.data + std::size_t(y) * frame.stride + std::size_t(boundX0), std::size_t(boundX1 - boundX0));
   // Up in one copy, only where there is something to upload: the packed pixels and own templates
   // (the descriptors between them are read in the host copy). The fused regions scored with their
-  // peaks in one launch, the masked ones scored then their peaks found; the count, the bests and
-  // the first candidates come back in the host copy, written by the kernels.
+  // peaks in one launch, the masked ones scored then their peaks found; the unit counts, the bests
+  // and the first candidates come back in the host copy, written by the kernels.
   const std::size_t upFrom = uploadPixels ? layout.pixels : layout.templates;
   if (layout.unitCounts > upFrom && (uploadPixels || templateBytes > 0))
     NCC_CUDA_CHECK(

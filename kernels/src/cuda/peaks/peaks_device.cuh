@@ -30,8 +30,7 @@ __device__ inline int linearThread() {
 }
 
 // The block's best in thread 0 (the other threads' return value is not the block's): one barrier,
-// which also orders every thread's earlier stores before what thread 0 does next (a hand-off's
-// fence and count, region_handoff.cuh). All threads of the block must call it; the block holds
+// which also orders every thread's earlier stores before what thread 0 does next. All threads of the block must call it; the block holds
 // whole warps; between two calls the block passes a barrier (the second rewrites the first's
 // per-warp bests). kCount: also the sum of the warps' `count`s (each the same in all lanes of its
 // warp) into *blockCount of thread 0, at the same barrier.
