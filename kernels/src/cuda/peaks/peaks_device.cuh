@@ -30,10 +30,11 @@ __device__ inline int linearThread() {
 }
 
 // The block's best in thread 0 (the other threads' return value is not the block's): one barrier,
-// which also orders every thread's earlier stores before what thread 0 does next. All threads of the block must call it; the block holds
-// whole warps; between two calls the block passes a barrier (the second rewrites the first's
-// per-warp bests). kCount: also the sum of the warps' `count`s (each the same in all lanes of its
-// warp) into *blockCount of thread 0, at the same barrier.
+// which also orders every thread's earlier stores before what thread 0 does next. All threads of
+// the block must call it; the block holds whole warps; between two calls the block passes a
+// barrier (the second rewrites the first's per-warp bests). kCount: also the sum of the warps'
+// `count`s (each the same in all lanes of its warp) into *blockCount of thread 0 (a variable of
+// each thread's own: warp 0's other lanes write partial sums to theirs), at the same barrier.
 template <bool kCount>
 __device__ inline Ranked blockBestInThread0Of(Ranked r, int count, int* blockCount) {
   __shared__ Ranked perWarp[32];
