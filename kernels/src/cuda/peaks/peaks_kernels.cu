@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(32)
   if (lane == 0) *keptCount = k;
 }
 
-// ---- sub-pixel offsets on sparse maps ----
+// ---- sub-pixel offsets from exact scores (sparse and rounded maps) ----
 
 constexpr int kRefineWarps = 4;
 
@@ -301,40 +301,69 @@ struct NeighbourGoodness {
   __device__ double operator()(int x, int y) const { return values[y - y0 + 1][x - x0 + 1]; }
 };
 
-// Sparse maps: one warp per reported match (slot 0 the best, slot k the k-th kept one) sets its
-// sub-pixel offsets from its four neighbours' goodness: the map's where the neighbour's bit
-// says it reached the threshold, else rescored from the frame. The values are the exact scores
-// a whole map would hold, so the offsets are those of makeMatch on it.
+// Sets m's sub-pixel offsets (lane 0 writes them) from its centre's goodness and its four
+// neighbours', goodnessAt(x, y) (called by the whole warp, the same value in every lane): the
+// parabolas makeMatch reads on a whole map that holds those values.
+template <typename GoodnessAt>
+__device__ void setSubPixelFrom(DeviceMatch* m, int mapWidth, int mapHeight, double centre, GoodnessAt goodnessAt) {
+  const int x = m->x, y = m->y;
+  NeighbourGoodness good{x, y, {}};
+  good.values[1][1] = centre;
+  if (x > 0 && x + 1 < mapWidth) {
+    good.values[1][0] = goodnessAt(x - 1, y);
+    good.values[1][2] = goodnessAt(x + 1, y);
+  }
+  if (y > 0 && y + 1 < mapHeight) {
+    good.values[0][1] = goodnessAt(x, y - 1);
+    good.values[2][1] = goodnessAt(x, y + 1);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    m->subX = subPixelX(good, mapWidth, x, y);
+    m->subY = subPixelY(good, mapHeight, x, y);
+  }
+}
+
+// The reported match of a template's slot (0 the best, k the k-th kept one), or null past its
+// kept count.
+__device__ DeviceMatch* reportedMatch(const MatchSlots& out, int maxMatches, int slot) {
+  if (slot > maxMatches || (slot > 0 && slot > *out.keptCount)) return nullptr;
+  return slot == 0 ? out.best : out.kept + (slot - 1);
+}
+
+// Sparse maps: one warp per reported match sets its sub-pixel offsets from its four neighbours'
+// goodness: the map's where the neighbour's bit says it reached the threshold, else rescored from
+// the frame. The values are the exact scores a whole map would hold, so the offsets are those of
+// makeMatch on it.
 __global__ void __launch_bounds__(32 * kRefineWarps)
     bankRefineKernel(const BankPeakJob* __restrict__ jobs, DeviceFrame frame, Method method, double sign,
                      int maxMatches, DeviceMatch* best, DeviceMatch* kept, const int* __restrict__ keptCount) {
   const BankPeakJob& j = jobs[blockIdx.y];
-  const int slot = blockIdx.x * kRefineWarps + int(threadIdx.x >> 5);
   const std::size_t t = std::size_t(j.templateIndex);
-  if (j.aboveBits == nullptr || slot > maxMatches || (slot > 0 && slot > keptCount[t])) return;
-  DeviceMatch* m = slot == 0 ? best + t : kept + t * std::size_t(maxMatches) + (slot - 1);
-  const int x = m->x, y = m->y;
-  auto goodnessAt = [&](int nx, int ny) {
+  const MatchSlots out{best + t, kept + t * std::size_t(maxMatches), const_cast<int*>(keptCount) + t};
+  DeviceMatch* m = reportedMatch(out, maxMatches, int(blockIdx.x) * kRefineWarps + int(threadIdx.x >> 5));
+  if (j.aboveBits == nullptr || m == nullptr) return;
+  setSubPixelFrom(m, j.mapWidth, j.mapHeight, sign * m->score, [&](int nx, int ny) {
     const int i = ny * j.mapWidth + nx;
     const bool above = (j.aboveBits[i >> 5] >> (i & 31)) & 1u;
     return sign * (above ? j.map[i]
                          : warpRescore(frame, j.templatePixels, j.templateWidth, j.templateHeight, j.stats,
                                        method, nx, ny));
+  });
+}
+
+// Rounded maps (the fft numerator's): one warp per reported match sets its sub-pixel offsets from
+// its own and its four neighbours' exact scores, rescored from the frame, so the transform's last
+// bits never reach the offsets: they are makeMatch's on the exact map (the CPU reference's). The
+// match's score stays the map's.
+__global__ void __launch_bounds__(32 * kRefineWarps)
+    exactSubPixelKernel(MatchSlots out, ExactTemplate tpl, DeviceFrame frame, Method method, double sign,
+                        int maxMatches, int mapWidth, int mapHeight) {
+  DeviceMatch* m = reportedMatch(out, maxMatches, int(blockIdx.x) * kRefineWarps + int(threadIdx.x >> 5));
+  if (m == nullptr) return;
+  const auto goodnessAt = [&](int x, int y) {
+    return sign * warpRescore(frame, tpl.pixels, tpl.width, tpl.height, tpl.stats, method, x, y);
   };
-  NeighbourGoodness good{x, y, {}};
-  good.values[1][1] = sign * m->score;
-  if (x > 0 && x + 1 < j.mapWidth) {
-    good.values[1][0] = goodnessAt(x - 1, y);
-    good.values[1][2] = goodnessAt(x + 1, y);
-  }
-  if (y > 0 && y + 1 < j.mapHeight) {
-    good.values[0][1] = goodnessAt(x, y - 1);
-    good.values[2][1] = goodnessAt(x, y + 1);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    m->subX = subPixelX(good, j.mapWidth, x, y);
-    m->subY = subPixelY(good, j.mapHeight, x, y);
-  }
+  setSubPixelFrom(m, mapWidth, mapHeight, goodnessAt(m->x, m->y), goodnessAt);
 }
 
 }  // namespace
@@ -527,6 +556,18 @@ Status BankPeakFinder::find(const MatchParams& params, const DeviceFrame& frame,
                                  kept, keptCount);
     NCC_CUDA_CHECK(cudaGetLastError());
   }
+  return Status();
+}
+
+Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
+                             const MatchParams& params, int mapWidth, int mapHeight, cudaStream_t stream) {
+  if (params.maxMatches < 0) return Status::error("exact sub-pixel: negative max-matches");
+  if (frame.image == nullptr || tpl.pixels == nullptr) return Status::error("exact sub-pixel: frame or template missing");
+  if (mapWidth < 1 || mapHeight < 1) return Status::error("exact sub-pixel: empty map");
+  const std::size_t slots = std::size_t(params.maxMatches) + 1;  // the best, then every kept match
+  exactSubPixelKernel<<<unsigned((slots + kRefineWarps - 1) / kRefineWarps), 32 * kRefineWarps, 0, stream>>>(
+      out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches, mapWidth, mapHeight);
+  NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }
 

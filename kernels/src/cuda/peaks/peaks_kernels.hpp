@@ -102,6 +102,22 @@ struct DeviceFrame {
   std::size_t pitch = 0;
 };
 
+// A template's pixels (device, tightly packed), size and statistics, for exact rescoring.
+struct ExactTemplate {
+  const uint8_t* pixels = nullptr;
+  int width = 0, height = 0;
+  TemplateStats stats;
+};
+
+// The sub-pixel offsets of one template's reported matches (out: its best, kept matches and count,
+// as PeakFinder wrote them on a mapWidth x mapHeight map) set again from exact scores of each
+// match's window and its four neighbours, rescored from `frame` (what was scored): for maps whose
+// values are rounded (the fft numerator's), so that the offsets are the CPU reference's, bit for
+// bit, whatever the transform's rounding. Positions and scores are left as they are. Enqueues on
+// stream only; one warp a match.
+Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
+                             const MatchParams& params, int mapWidth, int mapHeight, cudaStream_t stream);
+
 // findFromHandoff for every template of a bank in two launches (not two per template): the
 // local extrema of all handoffs, then one block per template for the best and the NMS; with
 // sparse maps, a third: the sub-pixel offsets of every reported match of those templates.

@@ -221,8 +221,9 @@ void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exa
     EXPECT_EQ(g.width, w.width) << "match " << k;
     EXPECT_EQ(g.height, w.height) << "match " << k;
     EXPECT_NEAR(g.score, w.score, tol) << "match " << k;
-    EXPECT_NEAR(g.subX, w.subX, exact ? 0.0 : 1e-2) << "match " << k;
-    EXPECT_NEAR(g.subY, w.subY, exact ? 0.0 : 1e-2) << "match " << k;
+    // Every path's sub-pixel offsets come from exact scores (the fft path's rescored: its map rounds).
+    EXPECT_EQ(g.subX, w.subX) << "match " << k;
+    EXPECT_EQ(g.subY, w.subY) << "match " << k;
   }
 }
 
@@ -582,6 +583,40 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   ASSERT_TRUE(s.ok()) << s.message();
   expectSameMatches(device, pageable, true);
   expectSameMatches(pinned, pageable, true);
+}
+
+// The fft numerator's map rounds, but its matches' sub-pixel offsets are the CPU reference's, bit for
+// bit: each match's window and its four neighbours are rescored exactly (the neighbours' rounded
+// values would move the offsets in their last bits). Matches inside the map, at its first column and
+// row, and at its last ones (where the rules take no offset across the edge).
+TEST(CudaEngine, FftMatchesTakeTheReferenceSubPixelOffsets) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(701, 489, Fill::Random);
+  const int w = 72, h = 61;
+  const std::vector<TemplateImage> bank = {cutTemplate(img, 313, 207, w, h, "inside"),
+                                           cutTemplate(img, 0, 0, w, h, "corner"),
+                                           cutTemplate(img, 701 - w, 489 - h, w, h, "far corner")};
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  // Thresholds only the cut places pass (random windows: ccorr-normed ~0.8, sqdiff-normed ~0.5).
+  for (auto [method, threshold] : {std::pair{Method::CCoeffNormed, 0.5}, std::pair{Method::CCorrNormed, 0.95},
+                                   std::pair{Method::SqDiffNormed, 0.05}}) {
+    SCOPED_TRACE(methodName(method));
+    MatchParams p;
+    p.method = method;
+    p.threshold = threshold;
+    p.maxMatches = 2;
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(want.matches.size(), bank.size());
+    expectSameMatches(got, want, false);
+    EXPECT_NE(want.matches[0].subX, 313.0) << "the inside match has a fractional offset to compare";
+    EXPECT_NE(want.matches[0].subY, 207.0);
+  }
 }
 
 // The float fft path on near-flat windows: its rounding bound does not clear them, so they are
