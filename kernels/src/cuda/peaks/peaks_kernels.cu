@@ -3,6 +3,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <climits>
+#include <cstddef>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
@@ -351,19 +352,98 @@ __global__ void __launch_bounds__(32 * kRefineWarps)
   });
 }
 
-// Rounded maps (the fft numerator's): one warp per reported match sets its sub-pixel offsets from
-// its own and its four neighbours' exact scores, rescored from the frame, so the transform's last
-// bits never reach the offsets: they are makeMatch's on the exact map (the CPU reference's). The
-// match's score stays the map's.
-__global__ void __launch_bounds__(32 * kRefineWarps)
+// ---- exact sub-pixel offsets on rounded maps (the fft numerator's) ----
+
+constexpr int kExactThreads = 1024;
+constexpr std::size_t kExactBlocks = 256;
+// The windows a match's offsets read: its own, then left of it, right, above, below.
+constexpr int kAround = 5;
+__device__ constexpr int aroundX(int k) { return k == 1 ? -1 : k == 2 ? 1 : 0; }
+__device__ constexpr int aroundY(int k) { return k == 3 ? -1 : k == 4 ? 1 : 0; }
+
+// One window's integer sums: sum I, sum I^2, sum I*T.
+struct WindowSums {
+  unsigned long long s1 = 0, s2 = 0, c = 0;
+};
+
+__device__ __forceinline__ void addPixel(WindowSums& w, uint32_t image, uint32_t tpl) {
+  w.s1 += image;
+  w.s2 += image * image;
+  w.c += image * tpl;
+}
+
+__device__ __forceinline__ unsigned long long warpSum(unsigned long long v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// The block's sums of each window around the match at (x, y), in thread 0; every thread of the block
+// calls it (two barriers). Warps take the template's rows, lanes its columns (a row's bytes read side
+// by side); the left and right windows read the neighbouring bytes of the same rows, the windows
+// above and below the neighbouring rows; windows across the map's edge (alongX, alongY false) are
+// not read.
+__device__ void sumsAroundMatch(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX,
+                                bool alongY, WindowSums (&total)[kAround]) {
+  WindowSums sums[kAround];
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5), warps = int(blockDim.x >> 5);
+  for (int ty = warp; ty < tpl.height; ty += warps) {
+    const uint8_t* t = tpl.pixels + std::size_t(ty) * tpl.width;
+    const uint8_t* row = frame.image + std::size_t(y + ty) * frame.pitch + x;
+    for (int tx = lane; tx < tpl.width; tx += 32) {
+      const uint32_t v = t[tx];
+      addPixel(sums[0], row[tx], v);
+      if (alongX) {
+        addPixel(sums[1], row[tx - 1], v);
+        addPixel(sums[2], row[tx + 1], v);
+      }
+      if (alongY) {
+        addPixel(sums[3], row[std::ptrdiff_t(tx) - std::ptrdiff_t(frame.pitch)], v);
+        addPixel(sums[4], row[std::size_t(tx) + frame.pitch], v);
+      }
+    }
+  }
+  __shared__ WindowSums perWarp[kExactThreads / 32][kAround];
+#pragma unroll
+  for (int k = 0; k < kAround; ++k) {
+    const WindowSums w{warpSum(sums[k].s1), warpSum(sums[k].s2), warpSum(sums[k].c)};
+    if (lane == 0) perWarp[warp][k] = w;
+  }
+  __syncthreads();
+  if (warp == 0) {
+#pragma unroll
+    for (int k = 0; k < kAround; ++k) {
+      WindowSums w;
+      if (lane < warps) w = perWarp[lane][k];
+      total[k] = WindowSums{warpSum(w.s1), warpSum(w.s2), warpSum(w.c)};
+    }
+  }
+  __syncthreads();  // perWarp is read before the block's next call writes it
+}
+
+// Rounded maps: the reported matches (a block takes one after another) get their sub-pixel offsets
+// from the exact scores of their own window and their four neighbours, summed from the frame, so
+// the transform's last bits never reach the offsets: they are makeMatch's on the exact map (the CPU
+// reference's). A match's score stays the map's.
+__global__ void __launch_bounds__(kExactThreads)
     exactSubPixelKernel(MatchSlots out, ExactTemplate tpl, DeviceFrame frame, Method method, double sign,
                         int maxMatches, int mapWidth, int mapHeight) {
-  DeviceMatch* m = reportedMatch(out, maxMatches, int(blockIdx.x) * kRefineWarps + int(threadIdx.x >> 5));
-  if (m == nullptr) return;
-  const auto goodnessAt = [&](int x, int y) {
-    return sign * warpRescore(frame, tpl.pixels, tpl.width, tpl.height, tpl.stats, method, x, y);
-  };
-  setSubPixelFrom(m, mapWidth, mapHeight, goodnessAt(m->x, m->y), goodnessAt);
+  for (int slot = int(blockIdx.x); slot <= maxMatches; slot += int(gridDim.x)) {
+    DeviceMatch* m = reportedMatch(out, maxMatches, slot);
+    if (m == nullptr) return;  // the whole block: no later slot holds a match either
+    const int x = m->x, y = m->y;
+    const bool alongX = x > 0 && x + 1 < mapWidth, alongY = y > 0 && y + 1 < mapHeight;
+    WindowSums sums[kAround];
+    sumsAroundMatch(frame, tpl, x, y, alongX, alongY, sums);
+    if (threadIdx.x == 0) {
+      NeighbourGoodness good{x, y, {}};
+#pragma unroll
+      for (int k = 0; k < kAround; ++k)
+        good.values[1 + aroundY(k)][1 + aroundX(k)] =
+            sign * scoreFromSums(method, tpl.stats, int64_t(sums[k].s1), int64_t(sums[k].s2), int64_t(sums[k].c));
+      m->subX = subPixelX(good, mapWidth, x, y);
+      m->subY = subPixelY(good, mapHeight, x, y);
+    }
+  }
 }
 
 }  // namespace
@@ -564,9 +644,11 @@ Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, co
   if (params.maxMatches < 0) return Status::error("exact sub-pixel: negative max-matches");
   if (frame.image == nullptr || tpl.pixels == nullptr) return Status::error("exact sub-pixel: frame or template missing");
   if (mapWidth < 1 || mapHeight < 1) return Status::error("exact sub-pixel: empty map");
-  const std::size_t slots = std::size_t(params.maxMatches) + 1;  // the best, then every kept match
-  exactSubPixelKernel<<<unsigned((slots + kRefineWarps - 1) / kRefineWarps), 32 * kRefineWarps, 0, stream>>>(
-      out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches, mapWidth, mapHeight);
+  // The best, then every kept match: a block each, up to kExactBlocks (more take turns).
+  const int blocks = int(std::min<std::size_t>(std::size_t(params.maxMatches) + 1, kExactBlocks));
+  exactSubPixelKernel<<<unsigned(blocks), kExactThreads, 0, stream>>>(out, tpl, frame, params.method,
+                                                                    goodnessSign(params.method), params.maxMatches,
+                                                                    mapWidth, mapHeight);
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }

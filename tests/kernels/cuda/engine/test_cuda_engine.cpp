@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -617,6 +618,41 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceSubPixelOffsets) {
     EXPECT_NE(want.matches[0].subX, 313.0) << "the inside match has a fractional offset to compare";
     EXPECT_NE(want.matches[0].subY, 207.0);
   }
+}
+
+// More reported matches than the exact sub-pixel kernel has blocks (they take turns): every match
+// the fft path and the reference both report (a near-tie at the list's end may differ) has the
+// reference's offsets, bit for bit.
+TEST(CudaEngine, ManyFftMatchesTakeTheReferenceSubPixelOffsets) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(701, 489, Fill::Random);
+  const TemplateImage t = cutTemplate(img, 200, 100, 40, 40);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  MatchParams p;
+  p.method = Method::CCoeffNormed;
+  p.threshold = 0.0;
+  p.nmsIou = 1.0;  // no box dropped: the map's 300 best local maxima
+  p.maxMatches = 300;
+  FrameResult want, got;
+  ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+  Status s = gpu->match(img.view(), p, &got);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(want.matches.size(), 300u);
+  ASSERT_EQ(got.matches.size(), 300u);
+  std::map<std::pair<int, int>, const Match*> reference;
+  for (const Match& m : want.matches) reference[{m.x, m.y}] = &m;
+  int shared = 0;
+  for (const Match& g : got.matches) {
+    const auto it = reference.find({g.x, g.y});
+    if (it == reference.end()) continue;
+    ++shared;
+    EXPECT_EQ(g.subX, it->second->subX) << g.x << "," << g.y;
+    EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
+  }
+  EXPECT_GE(shared, 290);
 }
 
 // The float fft path on near-flat windows: its rounding bound does not clear them, so they are
