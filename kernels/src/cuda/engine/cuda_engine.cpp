@@ -288,6 +288,9 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   MatchParams bounded = params;
   bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
   slot.results.maxMatches = std::size_t(bounded.maxMatches);
+  slot.results.params = bounded;
+  slot.results.exactAfterRounding.assign(bank_.size(), false);
+  for (uint32_t i = 0; i < bank_.size(); ++i) slot.results.exactAfterRounding[i] = size_.fits(bank_.image(i)) && scoredByFft(i);
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
@@ -354,7 +357,8 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
       NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(scores, bounded, slots, stream()));
     }
     if (!scoredByFft(i)) return Status();
-    // The transform rounds: the matches' sub-pixel offsets from exact scores (the CPU reference's).
+    // The transform rounds: the matches' scores and sub-pixel offsets made exact (the CPU
+    // reference's; collect drops and orders them again: FrameResults::exactAfterRounding).
     const PreparedTemplate& prepared = bank_.prepared(i);
     return refineSubPixelExactly(slots, ExactTemplate{prepared.pixels.as<uint8_t>(), t.width, t.height, prepared.stats},
                                  DeviceFrame{frame.image, frame.pitch}, bounded, mapW, mapH, stream());

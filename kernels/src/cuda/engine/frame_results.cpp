@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "common/integer_math.hpp"
+#include "common/peaks.hpp"
 
 namespace nccmatch::cuda {
 
@@ -75,7 +76,10 @@ void FrameResults::decode(const std::vector<TemplateImage>& bank, FrameResult* r
     const TemplateImage& t = bank[i];
     if (t.width > frameWidth || t.height > frameHeight) continue;
     result->best[i] = toMatch(best[i], i, t);
+    const std::size_t first = result->matches.size();
     for (int k = 0; k < counts[i]; ++k) result->matches.push_back(toMatch(kept[i * M + k], i, t));
+    if (i < exactAfterRounding.size() && exactAfterRounding[i])
+      orderExactMatches(params, &result->matches, first, &result->best[i]);
   }
 }
 

@@ -33,6 +33,10 @@ struct FrameResults {
   PinnedBuffer host;
   std::size_t maxMatches = 0;
   int frameWidth = 0, frameHeight = 0;
+  // The frame's parameters, and per template whether its matches' scores were made exact after a
+  // rounding numerator chose them (the fft path): decode orders those again (orderExactMatches).
+  MatchParams params;
+  std::vector<bool> exactAfterRounding;
 
   ResultsLayout layout(std::size_t templates) const { return ResultsLayout(templates, maxMatches); }
   // Room for `templates` templates of maxMatches kept matches each. The copy to the host reads
@@ -45,7 +49,8 @@ struct FrameResults {
   // Enqueues the copy of the results to `host`.
   Status copyToHost(const ResultsLayout& layout, cudaStream_t stream) const;
   // The matches of the host copy (complete once the copy has finished): best[i] for every
-  // template that fits the frame, and its kept matches.
+  // template that fits the frame, and its kept matches (of an exactAfterRounding template: those
+  // still passing the threshold, best first).
   void decode(const std::vector<TemplateImage>& bank, FrameResult* result) const;
 };
 

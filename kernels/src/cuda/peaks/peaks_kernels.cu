@@ -420,10 +420,10 @@ __device__ void sumsAroundMatch(const DeviceFrame& frame, const ExactTemplate& t
   __syncthreads();  // perWarp is read before the block's next call writes it
 }
 
-// Rounded maps: the reported matches (a block takes one after another) get their sub-pixel offsets
-// from the exact scores of their own window and their four neighbours, summed from the frame, so
-// the transform's last bits never reach the offsets: they are makeMatch's on the exact map (the CPU
-// reference's). A match's score stays the map's.
+// Rounded maps: the reported matches (a block takes one after another) get the exact scores of their
+// own window and, for their sub-pixel offsets, of their four neighbours, summed from the frame, so
+// the transform's last bits reach neither: both are makeMatch's on the exact map (the CPU
+// reference's).
 __global__ void __launch_bounds__(kExactThreads)
     exactSubPixelKernel(MatchSlots out, ExactTemplate tpl, DeviceFrame frame, Method method, double sign,
                         int maxMatches, int mapWidth, int mapHeight) {
@@ -436,10 +436,13 @@ __global__ void __launch_bounds__(kExactThreads)
     sumsAroundMatch(frame, tpl, x, y, alongX, alongY, sums);
     if (threadIdx.x == 0) {
       NeighbourGoodness good{x, y, {}};
+      double scores[kAround];
 #pragma unroll
-      for (int k = 0; k < kAround; ++k)
-        good.values[1 + aroundY(k)][1 + aroundX(k)] =
-            sign * scoreFromSums(method, tpl.stats, int64_t(sums[k].s1), int64_t(sums[k].s2), int64_t(sums[k].c));
+      for (int k = 0; k < kAround; ++k) {
+        scores[k] = scoreFromSums(method, tpl.stats, int64_t(sums[k].s1), int64_t(sums[k].s2), int64_t(sums[k].c));
+        good.values[1 + aroundY(k)][1 + aroundX(k)] = sign * scores[k];
+      }
+      m->score = scores[0];
       m->subX = subPixelX(good, mapWidth, x, y);
       m->subY = subPixelY(good, mapHeight, x, y);
     }

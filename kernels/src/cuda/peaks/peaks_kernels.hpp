@@ -109,12 +109,13 @@ struct ExactTemplate {
   TemplateStats stats;
 };
 
-// The sub-pixel offsets of one template's reported matches (out: its best, kept matches and count,
-// as PeakFinder wrote them on a mapWidth x mapHeight map) set again from exact scores of each
-// match's window and its four neighbours, rescored from `frame` (what was scored): for maps whose
-// values are rounded (the fft numerator's), so that the offsets are the CPU reference's, bit for
-// bit, whatever the transform's rounding. Positions and scores are left as they are. Enqueues on
-// stream only; one warp a match.
+// The scores and sub-pixel offsets of one template's reported matches (out: its best, kept matches
+// and count, as PeakFinder wrote them on a mapWidth x mapHeight map) set again from exact scores of
+// each match's window and its four neighbours, summed from `frame` (what was scored): for maps
+// whose values are rounded (the fft numerator's), so that both are the CPU reference's, bit for bit,
+// whatever the transform's rounding. Positions stay; the caller drops the matches whose exact score
+// misses the threshold and orders the rest (orderExactMatches, common/peaks.hpp). Enqueues on stream
+// only; a block a match.
 Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
                              const MatchParams& params, int mapWidth, int mapHeight, cudaStream_t stream);
 

@@ -586,11 +586,11 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   expectSameMatches(pinned, pageable, true);
 }
 
-// The fft numerator's map rounds, but its matches' sub-pixel offsets are the CPU reference's, bit for
-// bit: each match's window and its four neighbours are rescored exactly (the neighbours' rounded
-// values would move the offsets in their last bits). Matches inside the map, at its first column and
+// The fft numerator's map rounds, but its matches' scores and sub-pixel offsets are the CPU
+// reference's, bit for bit: each match's window and its four neighbours are rescored exactly (the
+// rounded values would move them in their last bits). Matches inside the map, at its first column and
 // row, and at its last ones (where the rules take no offset across the edge).
-TEST(CudaEngine, FftMatchesTakeTheReferenceSubPixelOffsets) {
+TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   SKIP_WITHOUT_GPU();
   const Image img = makeImage(701, 489, Fill::Random);
   const int w = 72, h = 61;
@@ -614,16 +614,16 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceSubPixelOffsets) {
     Status s = gpu->match(img.view(), p, &got);
     ASSERT_TRUE(s.ok()) << s.message();
     ASSERT_EQ(want.matches.size(), bank.size());
-    expectSameMatches(got, want, false);
+    expectSameMatches(got, want, true);
     EXPECT_NE(want.matches[0].subX, 313.0) << "the inside match has a fractional offset to compare";
     EXPECT_NE(want.matches[0].subY, 207.0);
   }
 }
 
-// More reported matches than the exact sub-pixel kernel has blocks (they take turns): every match
+// More reported matches than the exact rescoring kernel has blocks (they take turns): every match
 // the fft path and the reference both report (a near-tie at the list's end may differ) has the
-// reference's offsets, bit for bit.
-TEST(CudaEngine, ManyFftMatchesTakeTheReferenceSubPixelOffsets) {
+// reference's score and offsets, bit for bit, and the list is ordered by those exact scores.
+TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   SKIP_WITHOUT_GPU();
   const Image img = makeImage(701, 489, Fill::Random);
   const TemplateImage t = cutTemplate(img, 200, 100, 40, 40);
@@ -649,10 +649,13 @@ TEST(CudaEngine, ManyFftMatchesTakeTheReferenceSubPixelOffsets) {
     const auto it = reference.find({g.x, g.y});
     if (it == reference.end()) continue;
     ++shared;
+    EXPECT_EQ(g.score, it->second->score) << g.x << "," << g.y;
     EXPECT_EQ(g.subX, it->second->subX) << g.x << "," << g.y;
     EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
   }
   EXPECT_GE(shared, 290);
+  for (std::size_t k = 1; k < got.matches.size(); ++k)
+    EXPECT_GE(got.matches[k - 1].score, got.matches[k].score) << "match " << k;
 }
 
 // The float fft path on near-flat windows: its rounding bound does not clear them, so they are
