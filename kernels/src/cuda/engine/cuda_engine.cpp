@@ -361,7 +361,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
     // reference's; collect drops and orders them again: FrameResults::exactAfterRounding).
     const PreparedTemplate& prepared = bank_.prepared(i);
     return refineSubPixelExactly(slots, ExactTemplate{prepared.pixels.as<uint8_t>(), t.width, t.height, prepared.stats},
-                                 DeviceFrame{frame.image, frame.pitch}, bounded, mapW, mapH, stream());
+                                 DeviceFrame{frame.image, frame.pitch}, bounded, mapW, mapH, out.exactSums, stream());
   };
   // Masked templates on the lanes (MaskedLanes): a template alone, or a mask group (its window
   // sums under the mask once, then each member's cross term alone), is one unit of a lane.

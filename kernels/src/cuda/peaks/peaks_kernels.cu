@@ -354,98 +354,129 @@ __global__ void __launch_bounds__(32 * kRefineWarps)
 
 // ---- exact sub-pixel offsets on rounded maps (the fft numerator's) ----
 
-constexpr int kExactThreads = 1024;
-constexpr std::size_t kExactBlocks = 256;
+constexpr int kExactThreads = 256;
+constexpr int kExactPixelsPerThread = 8;
+constexpr int kExactPixelsPerBlock = kExactThreads * kExactPixelsPerThread;
+// Matches summed at once (a group of blocks each); more take turns.
+constexpr int kExactMatchGroups = 256;
 // The windows a match's offsets read: its own, then left of it, right, above, below.
-constexpr int kAround = 5;
 __device__ constexpr int aroundX(int k) { return k == 1 ? -1 : k == 2 ? 1 : 0; }
 __device__ constexpr int aroundY(int k) { return k == 3 ? -1 : k == 4 ? 1 : 0; }
 
-// One window's integer sums: sum I, sum I^2, sum I*T.
-struct WindowSums {
-  unsigned long long s1 = 0, s2 = 0, c = 0;
+// One thread's or block's sums of one window: sum I, sum I^2, sum I*T. 32 bits hold a block's
+// (kExactPixelsPerBlock * 255^2 < 2^32).
+struct BlockWindowSums {
+  uint32_t s1 = 0, s2 = 0, c = 0;
 };
+static_assert(uint64_t(kExactPixelsPerBlock) * 255u * 255u < (uint64_t(1) << 32), "a block's sums fit 32 bits");
 
-__device__ __forceinline__ void addPixel(WindowSums& w, uint32_t image, uint32_t tpl) {
+__device__ __forceinline__ void addPixel(BlockWindowSums& w, uint32_t image, uint32_t tpl) {
   w.s1 += image;
   w.s2 += image * image;
   w.c += image * tpl;
 }
 
-__device__ __forceinline__ unsigned long long warpSum(unsigned long long v) {
+// The sums of each window around the match at (x, y) over the template pixels of this block's
+// slice (raster indices from `first`, kExactPixelsPerThread per thread, consecutive threads on
+// consecutive pixels): every load of a thread issued before any sum. Windows across the map's
+// edge (alongX, alongY false) are not read.
+__device__ void sliceSums(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX, bool alongY,
+                          int first, BlockWindowSums (&sums)[kExactAround]) {
+  const int pixels = tpl.width * tpl.height;
+  uint8_t t[kExactPixelsPerThread], v[kExactPixelsPerThread][kExactAround];
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k) {
+    const int p = first + k * kExactThreads + int(threadIdx.x);
+    t[k] = 0;
+    for (int a = 0; a < kExactAround; ++a) v[k][a] = 0;
+    if (p >= pixels) continue;
+    const int ty = p / tpl.width, tx = p - ty * tpl.width;
+    const uint8_t* at = frame.image + std::size_t(y + ty) * frame.pitch + std::size_t(x + tx);
+    t[k] = tpl.pixels[p];
+    v[k][0] = at[0];
+    if (alongX) {
+      v[k][1] = at[-1];
+      v[k][2] = at[1];
+    }
+    if (alongY) {
+      v[k][3] = *(at - frame.pitch);
+      v[k][4] = at[frame.pitch];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k)
+#pragma unroll
+    for (int a = 0; a < kExactAround; ++a) addPixel(sums[a], v[k][a], t[k]);
+}
+
+__device__ __forceinline__ uint32_t warpSum(uint32_t v) {
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 
-// The block's sums of each window around the match at (x, y), in thread 0; every thread of the block
-// calls it (two barriers). Warps take the template's rows, lanes its columns (a row's bytes read side
-// by side); the left and right windows read the neighbouring bytes of the same rows, the windows
-// above and below the neighbouring rows; windows across the map's edge (alongX, alongY false) are
-// not read.
-__device__ void sumsAroundMatch(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX,
-                                bool alongY, WindowSums (&total)[kAround]) {
-  WindowSums sums[kAround];
-  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5), warps = int(blockDim.x >> 5);
-  for (int ty = warp; ty < tpl.height; ty += warps) {
-    const uint8_t* t = tpl.pixels + std::size_t(ty) * tpl.width;
-    const uint8_t* row = frame.image + std::size_t(y + ty) * frame.pitch + x;
-    for (int tx = lane; tx < tpl.width; tx += 32) {
-      const uint32_t v = t[tx];
-      addPixel(sums[0], row[tx], v);
-      if (alongX) {
-        addPixel(sums[1], row[tx - 1], v);
-        addPixel(sums[2], row[tx + 1], v);
-      }
-      if (alongY) {
-        addPixel(sums[3], row[std::ptrdiff_t(tx) - std::ptrdiff_t(frame.pitch)], v);
-        addPixel(sums[4], row[std::size_t(tx) + frame.pitch], v);
-      }
-    }
-  }
-  __shared__ WindowSums perWarp[kExactThreads / 32][kAround];
+// Adds the block's sums (every thread's `sums`) to the match's, and returns in every thread
+// whether this block was the match's last (its sums are then complete). Barriers: three.
+__device__ bool addToMatchSums(const BlockWindowSums (&sums)[kExactAround], ExactMatchSums* total, int blocksPerMatch) {
+  constexpr int kValues = kExactAround * 3;
+  __shared__ uint32_t perWarp[kExactThreads / 32][kValues];
+  __shared__ bool last;
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
 #pragma unroll
-  for (int k = 0; k < kAround; ++k) {
-    const WindowSums w{warpSum(sums[k].s1), warpSum(sums[k].s2), warpSum(sums[k].c)};
-    if (lane == 0) perWarp[warp][k] = w;
+  for (int a = 0; a < kExactAround; ++a) {
+    const uint32_t s1 = warpSum(sums[a].s1), s2 = warpSum(sums[a].s2), c = warpSum(sums[a].c);
+    if (lane == 0) {
+      perWarp[warp][3 * a] = s1;
+      perWarp[warp][3 * a + 1] = s2;
+      perWarp[warp][3 * a + 2] = c;
+    }
   }
   __syncthreads();
-  if (warp == 0) {
-#pragma unroll
-    for (int k = 0; k < kAround; ++k) {
-      WindowSums w;
-      if (lane < warps) w = perWarp[lane][k];
-      total[k] = WindowSums{warpSum(w.s1), warpSum(w.s2), warpSum(w.c)};
-    }
+  if (threadIdx.x < kValues) {
+    uint32_t block = 0;
+    for (int w = 0; w < kExactThreads / 32; ++w) block += perWarp[w][threadIdx.x];
+    if (block != 0) atomicAdd(&total->sums[threadIdx.x / 3][threadIdx.x % 3], (unsigned long long)block);
+    __threadfence();  // the additions reach every block before the count says so
   }
-  __syncthreads();  // perWarp is read before the block's next call writes it
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&total->blocksDone, 1u) == unsigned(blocksPerMatch - 1);
+  __syncthreads();
+  return last;
 }
 
-// Rounded maps: the reported matches (a block takes one after another) get the exact scores of their
-// own window and, for their sub-pixel offsets, of their four neighbours, summed from the frame, so
-// the transform's last bits reach neither: both are makeMatch's on the exact map (the CPU
-// reference's).
+// Rounded maps: the reported matches (a group of blocksPerMatch blocks each, the group taking one
+// match after another) get the exact scores of their own window and, for their sub-pixel offsets,
+// of their four neighbours, summed from the frame, so the transform's last bits reach neither:
+// both are makeMatch's on the exact map (the CPU reference's). The last block of a match scores it
+// and zeroes its sums for the next call.
 __global__ void __launch_bounds__(kExactThreads)
     exactSubPixelKernel(MatchSlots out, ExactTemplate tpl, DeviceFrame frame, Method method, double sign,
-                        int maxMatches, int mapWidth, int mapHeight) {
-  for (int slot = int(blockIdx.x); slot <= maxMatches; slot += int(gridDim.x)) {
+                        int maxMatches, int mapWidth, int mapHeight, ExactMatchSums* matchSums, int blocksPerMatch) {
+  const int slice = int(blockIdx.x) % blocksPerMatch, group = int(blockIdx.x) / blocksPerMatch;
+  const int groups = int(gridDim.x) / blocksPerMatch;
+  for (int slot = group; slot <= maxMatches; slot += groups) {
     DeviceMatch* m = reportedMatch(out, maxMatches, slot);
     if (m == nullptr) return;  // the whole block: no later slot holds a match either
     const int x = m->x, y = m->y;
     const bool alongX = x > 0 && x + 1 < mapWidth, alongY = y > 0 && y + 1 < mapHeight;
-    WindowSums sums[kAround];
-    sumsAroundMatch(frame, tpl, x, y, alongX, alongY, sums);
-    if (threadIdx.x == 0) {
-      NeighbourGoodness good{x, y, {}};
-      double scores[kAround];
+    BlockWindowSums sums[kExactAround];
+    sliceSums(frame, tpl, x, y, alongX, alongY, slice * kExactPixelsPerBlock, sums);
+    ExactMatchSums* total = matchSums + slot;
+    if (!addToMatchSums(sums, total, blocksPerMatch) || threadIdx.x != 0) continue;
+    NeighbourGoodness good{x, y, {}};
+    double scores[kExactAround];
 #pragma unroll
-      for (int k = 0; k < kAround; ++k) {
-        scores[k] = scoreFromSums(method, tpl.stats, int64_t(sums[k].s1), int64_t(sums[k].s2), int64_t(sums[k].c));
-        good.values[1 + aroundY(k)][1 + aroundX(k)] = sign * scores[k];
-      }
-      m->score = scores[0];
-      m->subX = subPixelX(good, mapWidth, x, y);
-      m->subY = subPixelY(good, mapHeight, x, y);
+    for (int a = 0; a < kExactAround; ++a) {
+      // Read and zeroed at once (atomics: the other blocks' additions are seen).
+      const int64_t s1 = int64_t(atomicExch(&total->sums[a][0], 0ull));
+      const int64_t s2 = int64_t(atomicExch(&total->sums[a][1], 0ull));
+      const int64_t c = int64_t(atomicExch(&total->sums[a][2], 0ull));
+      scores[a] = scoreFromSums(method, tpl.stats, s1, s2, c);
+      good.values[1 + aroundY(a)][1 + aroundX(a)] = sign * scores[a];
     }
+    total->blocksDone = 0;
+    m->score = scores[0];
+    m->subX = subPixelX(good, mapWidth, x, y);
+    m->subY = subPixelY(good, mapHeight, x, y);
   }
 }
 
@@ -643,15 +674,23 @@ Status BankPeakFinder::find(const MatchParams& params, const DeviceFrame& frame,
 }
 
 Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
-                             const MatchParams& params, int mapWidth, int mapHeight, cudaStream_t stream) {
+                             const MatchParams& params, int mapWidth, int mapHeight, ExactMatchSums* matchSums,
+                             cudaStream_t stream) {
   if (params.maxMatches < 0) return Status::error("exact sub-pixel: negative max-matches");
-  if (frame.image == nullptr || tpl.pixels == nullptr) return Status::error("exact sub-pixel: frame or template missing");
-  if (mapWidth < 1 || mapHeight < 1) return Status::error("exact sub-pixel: empty map");
-  // The best, then every kept match: a block each, up to kExactBlocks (more take turns).
-  const int blocks = int(std::min<std::size_t>(std::size_t(params.maxMatches) + 1, kExactBlocks));
-  exactSubPixelKernel<<<unsigned(blocks), kExactThreads, 0, stream>>>(out, tpl, frame, params.method,
-                                                                    goodnessSign(params.method), params.maxMatches,
-                                                                    mapWidth, mapHeight);
+  if (frame.image == nullptr || tpl.pixels == nullptr || matchSums == nullptr)
+    return Status::error("exact sub-pixel: frame, template or sums missing");
+  if (mapWidth < 1 || mapHeight < 1 || tpl.width < 1 || tpl.height < 1)
+    return Status::error("exact sub-pixel: empty map or template");
+  // The best, then every kept match: a group of blocks each (a slice of the template's pixels a
+  // block), up to kExactMatchGroups groups (more matches take turns).
+  const std::size_t pixels = std::size_t(tpl.width) * std::size_t(tpl.height);
+  const std::size_t blocksPerMatch = (pixels + kExactPixelsPerBlock - 1) / kExactPixelsPerBlock;
+  const std::size_t groups = std::min<std::size_t>(std::size_t(params.maxMatches) + 1, kExactMatchGroups);
+  if (pixels > std::size_t(INT_MAX) || blocksPerMatch * groups > std::size_t(INT_MAX))
+    return Status::error("exact sub-pixel: template too large");
+  exactSubPixelKernel<<<unsigned(blocksPerMatch * groups), kExactThreads, 0, stream>>>(
+      out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches, mapWidth, mapHeight, matchSums,
+      int(blocksPerMatch));
   NCC_CUDA_CHECK(cudaGetLastError());
   return Status();
 }

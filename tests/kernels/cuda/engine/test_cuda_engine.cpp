@@ -620,9 +620,27 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   }
 }
 
-// More reported matches than the exact rescoring kernel has blocks (they take turns): every match
-// the fft path and the reference both report (a near-tie at the list's end may differ) has the
-// reference's score and offsets, bit for bit, and the list is ordered by those exact scores.
+// Every match `got` and `want` both report (a near-tie at the lists' ends may differ) has want's
+// score and offsets, bit for bit; at least minShared do; got is ordered by those exact scores.
+void expectReferenceScoresWhereShared(const FrameResult& got, const FrameResult& want, int minShared) {
+  std::map<std::pair<int, int>, const Match*> reference;
+  for (const Match& m : want.matches) reference[{m.x, m.y}] = &m;
+  int shared = 0;
+  for (const Match& g : got.matches) {
+    const auto it = reference.find({g.x, g.y});
+    if (it == reference.end()) continue;
+    ++shared;
+    EXPECT_EQ(g.score, it->second->score) << g.x << "," << g.y;
+    EXPECT_EQ(g.subX, it->second->subX) << g.x << "," << g.y;
+    EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
+  }
+  EXPECT_GE(shared, minShared);
+  for (std::size_t k = 1; k < got.matches.size(); ++k)
+    EXPECT_GE(got.matches[k - 1].score, got.matches[k].score) << "match " << k;
+}
+
+// More reported matches than the exact rescoring kernel takes at once (they take turns): the
+// reference's scores and offsets, and the list ordered by them.
 TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   SKIP_WITHOUT_GPU();
   const Image img = makeImage(701, 489, Fill::Random);
@@ -642,20 +660,38 @@ TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(want.matches.size(), 300u);
   ASSERT_EQ(got.matches.size(), 300u);
-  std::map<std::pair<int, int>, const Match*> reference;
-  for (const Match& m : want.matches) reference[{m.x, m.y}] = &m;
-  int shared = 0;
-  for (const Match& g : got.matches) {
-    const auto it = reference.find({g.x, g.y});
-    if (it == reference.end()) continue;
-    ++shared;
-    EXPECT_EQ(g.score, it->second->score) << g.x << "," << g.y;
-    EXPECT_EQ(g.subX, it->second->subX) << g.x << "," << g.y;
-    EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
+  expectReferenceScoresWhereShared(got, want, 290);
+}
+
+// A large template (many blocks sum each match: slices ending mid-row) on one engine whose
+// max-matches changes from frame to frame (the rescoring's sums move over old kept matches and
+// must start from zero again): the reference's scores and offsets every time.
+TEST(CudaEngine, FftExactRescoringKeepsLargeTemplatesAndChangingMaxMatchesExact) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(640, 480, Fill::Random);
+  const TemplateImage t = cutTemplate(img, 301, 197, 211, 157);
+  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  auto cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE(gpu->setTemplates({t}).ok());
+  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  for (int maxMatches : {1, 120, 3, 40, 1, 120}) {
+    SCOPED_TRACE("max-matches " + std::to_string(maxMatches));
+    MatchParams p;
+    p.method = Method::SqDiffNormed;
+    p.threshold = 2.0;  // every local minimum
+    p.nmsIou = 1.0;
+    p.maxMatches = maxMatches;
+    FrameResult want, got;
+    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
+    Status s = gpu->match(img.view(), p, &got);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(got.matches.size(), std::size_t(maxMatches));
+    ASSERT_TRUE(got.best[0] && want.best[0]);
+    EXPECT_EQ(got.best[0]->x, 301);
+    EXPECT_EQ(got.best[0]->score, want.best[0]->score);
+    EXPECT_EQ(got.best[0]->subX, want.best[0]->subX);
+    expectReferenceScoresWhereShared(got, want, maxMatches - maxMatches / 10);
   }
-  EXPECT_GE(shared, 290);
-  for (std::size_t k = 1; k < got.matches.size(); ++k)
-    EXPECT_GE(got.matches[k - 1].score, got.matches[k].score) << "match " << k;
 }
 
 // The float fft path on near-flat windows: its rounding bound does not clear them, so they are
