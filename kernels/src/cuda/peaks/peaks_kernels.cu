@@ -443,6 +443,34 @@ __device__ bool addToMatchSums(const BlockWindowSums (&sums)[kExactAround], Exac
   return last;
 }
 
+// The last block of a match (every thread; two barriers): the match's exact score and sub-pixel
+// offsets from its complete sums, which it zeroes for the next call. Each sum read and zeroed by
+// its own thread, each window scored by its own (one thread's chain of reads and square roots
+// would be ~15 L2 round trips long).
+__device__ void scoreMatch(ExactMatchSums* total, const TemplateStats& stats, Method method, double sign, int mapWidth,
+                           int mapHeight, DeviceMatch* m) {
+  constexpr int kValues = kExactAround * 3;
+  __shared__ int64_t value[kValues];
+  __shared__ double score[kExactAround];
+  const int i = int(threadIdx.x);
+  if (i < kValues) {
+    // From L2, where the other blocks' atomic additions are (their fences came before the count).
+    value[i] = int64_t(__ldcg(&total->sums[i / 3][i % 3]));
+    total->sums[i / 3][i % 3] = 0;
+  }
+  __syncthreads();
+  if (i < kExactAround) score[i] = scoreFromSums(method, stats, value[3 * i], value[3 * i + 1], value[3 * i + 2]);
+  __syncthreads();
+  if (i != 0) return;
+  NeighbourGoodness good{m->x, m->y, {}};
+#pragma unroll
+  for (int a = 0; a < kExactAround; ++a) good.values[1 + aroundY(a)][1 + aroundX(a)] = sign * score[a];
+  total->blocksDone = 0;
+  m->score = score[0];
+  m->subX = subPixelX(good, mapWidth, m->x, m->y);
+  m->subY = subPixelY(good, mapHeight, m->x, m->y);
+}
+
 // Rounded maps: the reported matches (a group of blocksPerMatch blocks each, the group taking one
 // match after another) get the exact scores of their own window and, for their sub-pixel offsets,
 // of their four neighbours, summed from the frame, so the transform's last bits reach neither:
@@ -461,22 +489,8 @@ __global__ void __launch_bounds__(kExactThreads)
     BlockWindowSums sums[kExactAround];
     sliceSums(frame, tpl, x, y, alongX, alongY, slice * kExactPixelsPerBlock, sums);
     ExactMatchSums* total = matchSums + slot;
-    if (!addToMatchSums(sums, total, blocksPerMatch) || threadIdx.x != 0) continue;
-    NeighbourGoodness good{x, y, {}};
-    double scores[kExactAround];
-#pragma unroll
-    for (int a = 0; a < kExactAround; ++a) {
-      // Read and zeroed at once (atomics: the other blocks' additions are seen).
-      const int64_t s1 = int64_t(atomicExch(&total->sums[a][0], 0ull));
-      const int64_t s2 = int64_t(atomicExch(&total->sums[a][1], 0ull));
-      const int64_t c = int64_t(atomicExch(&total->sums[a][2], 0ull));
-      scores[a] = scoreFromSums(method, tpl.stats, s1, s2, c);
-      good.values[1 + aroundY(a)][1 + aroundX(a)] = sign * scores[a];
-    }
-    total->blocksDone = 0;
-    m->score = scores[0];
-    m->subX = subPixelX(good, mapWidth, x, y);
-    m->subY = subPixelY(good, mapHeight, x, y);
+    if (addToMatchSums(sums, total, blocksPerMatch))
+      scoreMatch(total, tpl.stats, method, sign, mapWidth, mapHeight, m);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "cuda/engine/device_sharing.hpp"
 #include "cuda/engine/template_bank.hpp"
 #include "nccmatch/scales.hpp"
+#include "rules/peak_rules.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 
@@ -621,8 +622,9 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
 }
 
 // Every match `got` and `want` both report (a near-tie at the lists' ends may differ) has want's
-// score and offsets, bit for bit; at least minShared do; got is ordered by those exact scores.
-void expectReferenceScoresWhereShared(const FrameResult& got, const FrameResult& want, int minShared) {
+// score and offsets, bit for bit; at least minShared do; got is ordered best first by those exact
+// scores (method: which way is better).
+void expectReferenceScoresWhereShared(const FrameResult& got, const FrameResult& want, Method method, int minShared) {
   std::map<std::pair<int, int>, const Match*> reference;
   for (const Match& m : want.matches) reference[{m.x, m.y}] = &m;
   int shared = 0;
@@ -635,8 +637,9 @@ void expectReferenceScoresWhereShared(const FrameResult& got, const FrameResult&
     EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
   }
   EXPECT_GE(shared, minShared);
+  const double sign = goodnessSign(method);
   for (std::size_t k = 1; k < got.matches.size(); ++k)
-    EXPECT_GE(got.matches[k - 1].score, got.matches[k].score) << "match " << k;
+    EXPECT_GE(sign * got.matches[k - 1].score, sign * got.matches[k].score) << "match " << k;
 }
 
 // More reported matches than the exact rescoring kernel takes at once (they take turns): the
@@ -660,7 +663,7 @@ TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(want.matches.size(), 300u);
   ASSERT_EQ(got.matches.size(), 300u);
-  expectReferenceScoresWhereShared(got, want, 290);
+  expectReferenceScoresWhereShared(got, want, p.method, 290);
 }
 
 // A large template (many blocks sum each match: slices ending mid-row) on one engine whose
@@ -690,7 +693,7 @@ TEST(CudaEngine, FftExactRescoringKeepsLargeTemplatesAndChangingMaxMatchesExact)
     EXPECT_EQ(got.best[0]->x, 301);
     EXPECT_EQ(got.best[0]->score, want.best[0]->score);
     EXPECT_EQ(got.best[0]->subX, want.best[0]->subX);
-    expectReferenceScoresWhereShared(got, want, maxMatches - maxMatches / 10);
+    expectReferenceScoresWhereShared(got, want, p.method, maxMatches - maxMatches / 10);
   }
 }
 
