@@ -587,6 +587,23 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   expectSameMatches(pinned, pageable, true);
 }
 
+// A CUDA engine on the fft numerator and a CPU reference engine, both holding bank.
+void fftAndReference(const std::vector<TemplateImage>& bank, std::unique_ptr<Engine>* gpu,
+                     std::unique_ptr<Engine>* cpu) {
+  *gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  *cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE((*gpu)->setTemplates(bank).ok());
+  ASSERT_TRUE((*cpu)->setTemplates(bank).ok());
+}
+
+// want: the CPU reference's matches of img; got: the CUDA engine's (its fft path).
+void matchOnBoth(Engine& gpu, Engine& cpu, const Image& img, const MatchParams& p, FrameResult* got,
+                 FrameResult* want) {
+  ASSERT_TRUE(cpu.match(img.view(), p, want).ok());
+  Status s = gpu.match(img.view(), p, got);
+  ASSERT_TRUE(s.ok()) << s.message();
+}
+
 // The fft numerator's map rounds, but its matches' scores and sub-pixel offsets are the CPU
 // reference's, bit for bit: each match's window and its four neighbours are rescored exactly (the
 // rounded values would move them in their last bits). Matches inside the map, at its first column and
@@ -598,10 +615,8 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   const std::vector<TemplateImage> bank = {cutTemplate(img, 313, 207, w, h, "inside"),
                                            cutTemplate(img, 0, 0, w, h, "corner"),
                                            cutTemplate(img, 701 - w, 489 - h, w, h, "far corner")};
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
-  auto cpu = makeEngine(Backend::Cpu);
-  ASSERT_TRUE(gpu->setTemplates(bank).ok());
-  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference(bank, &gpu, &cpu));
   // Thresholds only the cut places pass (random windows: ccorr-normed ~0.8, sqdiff-normed ~0.5).
   for (auto [method, threshold] : {std::pair{Method::CCoeffNormed, 0.5}, std::pair{Method::CCorrNormed, 0.95},
                                    std::pair{Method::SqDiffNormed, 0.05}}) {
@@ -611,9 +626,7 @@ TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
     p.threshold = threshold;
     p.maxMatches = 2;
     FrameResult want, got;
-    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
-    Status s = gpu->match(img.view(), p, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
     ASSERT_EQ(want.matches.size(), bank.size());
     expectSameMatches(got, want, true);
     EXPECT_NE(want.matches[0].subX, 313.0) << "the inside match has a fractional offset to compare";
@@ -648,19 +661,15 @@ TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
   SKIP_WITHOUT_GPU();
   const Image img = makeImage(701, 489, Fill::Random);
   const TemplateImage t = cutTemplate(img, 200, 100, 40, 40);
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
-  auto cpu = makeEngine(Backend::Cpu);
-  ASSERT_TRUE(gpu->setTemplates({t}).ok());
-  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
   MatchParams p;
   p.method = Method::CCoeffNormed;
   p.threshold = 0.0;
   p.nmsIou = 1.0;  // no box dropped: the map's 300 best local maxima
   p.maxMatches = 300;
   FrameResult want, got;
-  ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
-  Status s = gpu->match(img.view(), p, &got);
-  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
   ASSERT_EQ(want.matches.size(), 300u);
   ASSERT_EQ(got.matches.size(), 300u);
   expectReferenceScoresWhereShared(got, want, p.method, 290);
@@ -673,10 +682,8 @@ TEST(CudaEngine, FftExactRescoringKeepsLargeTemplatesAndChangingMaxMatchesExact)
   SKIP_WITHOUT_GPU();
   const Image img = makeImage(640, 480, Fill::Random);
   const TemplateImage t = cutTemplate(img, 301, 197, 211, 157);
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
-  auto cpu = makeEngine(Backend::Cpu);
-  ASSERT_TRUE(gpu->setTemplates({t}).ok());
-  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
   for (int maxMatches : {1, 120, 3, 40, 1, 120}) {
     SCOPED_TRACE("max-matches " + std::to_string(maxMatches));
     MatchParams p;
@@ -685,9 +692,7 @@ TEST(CudaEngine, FftExactRescoringKeepsLargeTemplatesAndChangingMaxMatchesExact)
     p.nmsIou = 1.0;
     p.maxMatches = maxMatches;
     FrameResult want, got;
-    ASSERT_TRUE(cpu->match(img.view(), p, &want).ok());
-    Status s = gpu->match(img.view(), p, &got);
-    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
     ASSERT_EQ(got.matches.size(), std::size_t(maxMatches));
     ASSERT_TRUE(got.best[0] && want.best[0]);
     EXPECT_EQ(got.best[0]->x, 301);
@@ -706,10 +711,8 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W / 2; ++x) img.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
   TemplateImage t = makeTemplate(37, 29, Fill::Random);
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
-  auto cpu = makeEngine(Backend::Cpu);
-  ASSERT_TRUE(gpu->setTemplates({t}).ok());
-  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
   auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
   ASSERT_NE(cuda, nullptr);
   for (Method method : {Method::CCoeffNormed, Method::CCorrNormed}) {
