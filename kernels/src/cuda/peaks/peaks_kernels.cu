@@ -274,6 +274,13 @@ __global__ void __launch_bounds__(32)
 
 constexpr int kRefineWarps = 4;
 
+// The sum of v over the warp, in every lane.
+template <typename T>
+__device__ __forceinline__ T warpSum(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
 // The exact score of the window at (x, y) against a template (w x h, tightly packed), by one
 // warp: each lane sums every 32nd pixel, the totals are exchanged, every lane returns the score.
 __device__ double warpRescore(const DeviceFrame& frame, const uint8_t* __restrict__ tpl, int w, int h,
@@ -287,12 +294,7 @@ __device__ double warpRescore(const DeviceFrame& frame, const uint8_t* __restric
     s2 += v * v;
     c += v * uint32_t(tpl[p]);
   }
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    s1 += __shfl_xor_sync(0xffffffffu, s1, offset);
-    s2 += __shfl_xor_sync(0xffffffffu, s2, offset);
-    c += __shfl_xor_sync(0xffffffffu, c, offset);
-  }
-  return scoreFromSums(method, stats, s1, s2, c);
+  return scoreFromSums(method, stats, warpSum(s1), warpSum(s2), warpSum(c));
 }
 
 // The goodness around one match, as the rules' sub-pixel parabola reads it.
@@ -407,11 +409,6 @@ __device__ void sliceSums(const DeviceFrame& frame, const ExactTemplate& tpl, in
   for (int k = 0; k < kExactPixelsPerThread; ++k)
 #pragma unroll
     for (int a = 0; a < kExactAround; ++a) addPixel(sums[a], v[k][a], t[k]);
-}
-
-__device__ __forceinline__ uint32_t warpSum(uint32_t v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
 }
 
 // Adds the block's sums (every thread's `sums`) to the match's, and returns in every thread
