@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/device_info.hpp"
 #include "cuda/peaks/peaks_device.cuh"
 #include "rules/peak_rules.hpp"
@@ -378,23 +379,32 @@ __device__ __forceinline__ void addPixel(BlockWindowSums& w, uint32_t image, uin
   w.c += image * tpl;
 }
 
-// The sums of each window around the match at (x, y) over the template pixels of this block's
-// slice (raster indices from `first`, kExactPixelsPerThread per thread, consecutive threads on
-// consecutive pixels): every load of a thread issued before any sum. Windows across the map's
-// edge (alongX, alongY false) are not read.
-__device__ void sliceSums(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX, bool alongY,
-                          int first, BlockWindowSums (&sums)[kExactAround]) {
+// This thread's template pixels of the block's slice (raster indices from `first`,
+// kExactPixelsPerThread per thread, consecutive threads on consecutive pixels; 0 past the end):
+// the same for every match, so loaded once, before the previous kernel's matches are waited for.
+__device__ void sliceTemplate(const ExactTemplate& tpl, int first, uint8_t (&t)[kExactPixelsPerThread]) {
   const int pixels = tpl.width * tpl.height;
-  uint8_t t[kExactPixelsPerThread], v[kExactPixelsPerThread][kExactAround];
 #pragma unroll
   for (int k = 0; k < kExactPixelsPerThread; ++k) {
     const int p = first + k * kExactThreads + int(threadIdx.x);
-    t[k] = 0;
+    t[k] = p < pixels ? tpl.pixels[p] : uint8_t(0);
+  }
+}
+
+// The sums of each window around the match at (x, y) over the template pixels t of this block's
+// slice (sliceTemplate's): every image load of a thread issued before any sum. Windows across the map's
+// edge (alongX, alongY false) are not read.
+__device__ void sliceSums(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX, bool alongY,
+                          int first, const uint8_t (&t)[kExactPixelsPerThread], BlockWindowSums (&sums)[kExactAround]) {
+  const int pixels = tpl.width * tpl.height;
+  uint8_t v[kExactPixelsPerThread][kExactAround];
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k) {
+    const int p = first + k * kExactThreads + int(threadIdx.x);
     for (int a = 0; a < kExactAround; ++a) v[k][a] = 0;
     if (p >= pixels) continue;
     const int ty = p / tpl.width, tx = p - ty * tpl.width;
     const uint8_t* at = frame.image + std::size_t(y + ty) * frame.pitch + std::size_t(x + tx);
-    t[k] = tpl.pixels[p];
     v[k][0] = at[0];
     if (alongX) {
       v[k][1] = at[-1];
@@ -478,13 +488,16 @@ __global__ void __launch_bounds__(kExactThreads)
                         int maxMatches, int mapWidth, int mapHeight, ExactMatchSums* matchSums, int blocksPerMatch) {
   const int slice = int(blockIdx.x) % blocksPerMatch, group = int(blockIdx.x) / blocksPerMatch;
   const int groups = int(gridDim.x) / blocksPerMatch;
+  uint8_t t[kExactPixelsPerThread];
+  sliceTemplate(tpl, slice * kExactPixelsPerBlock, t);
+  waitForPreviousGrid();  // the peak search's matches (a dependent launch on sm_90)
   for (int slot = group; slot <= maxMatches; slot += groups) {
     DeviceMatch* m = reportedMatch(out, maxMatches, slot);
     if (m == nullptr) return;  // the whole block: no later slot holds a match either
     const int x = m->x, y = m->y;
     const bool alongX = x > 0 && x + 1 < mapWidth, alongY = y > 0 && y + 1 < mapHeight;
     BlockWindowSums sums[kExactAround];
-    sliceSums(frame, tpl, x, y, alongX, alongY, slice * kExactPixelsPerBlock, sums);
+    sliceSums(frame, tpl, x, y, alongX, alongY, slice * kExactPixelsPerBlock, t, sums);
     ExactMatchSums* total = matchSums + slot;
     if (addToMatchSums(sums, total, blocksPerMatch))
       scoreMatch(total, tpl.stats, method, sign, mapWidth, mapHeight, m);
@@ -699,11 +712,12 @@ Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, co
   const std::size_t groups = std::min<std::size_t>(std::size_t(params.maxMatches) + 1, kExactMatchGroups);
   if (pixels > std::size_t(INT_MAX) || blocksPerMatch * groups > std::size_t(INT_MAX))
     return Status::error("exact sub-pixel: template too large");
-  exactSubPixelKernel<<<unsigned(blocksPerMatch * groups), kExactThreads, 0, stream>>>(
-      out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches, mapWidth, mapHeight, matchSums,
-      int(blocksPerMatch));
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return Status();
+  // Overlapping the peak search where the device can (its template loads before the wait).
+  bool overlap = false;
+  NCC_RETURN_IF_ERROR(dependentLaunchSupported(&overlap));
+  return launchKernel(exactSubPixelKernel, dim3(unsigned(blocksPerMatch * groups)), dim3(kExactThreads), 0, stream,
+                      overlap, out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches,
+                      mapWidth, mapHeight, matchSums, int(blocksPerMatch));
 }
 
 }  // namespace nccmatch::cuda
