@@ -289,8 +289,7 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
   slot.results.maxMatches = std::size_t(bounded.maxMatches);
   slot.results.params = bounded;
-  slot.results.exactAfterRounding.assign(bank_.size(), false);
-  for (uint32_t i = 0; i < bank_.size(); ++i) slot.results.exactAfterRounding[i] = size_.fits(bank_.image(i)) && scoredByFft(i);
+  slot.results.exactAfterRounding = size_.plan.exactAfterRounding;
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
