@@ -4,6 +4,20 @@
 
 namespace nccmatch {
 
+void orderExactMatches(const MatchParams& params, std::vector<Match>* matches, std::size_t first,
+                       std::optional<Match>* best) {
+  const double sign = goodnessSign(params.method);
+  const double goodEnough = sign * params.threshold;  // as the peak finders compare
+  matches->erase(std::remove_if(matches->begin() + std::ptrdiff_t(first), matches->end(),
+                                [&](const Match& m) { return !(sign * m.score >= goodEnough); }),
+                 matches->end());
+  const auto better = [&](const Match& a, const Match& b) {
+    return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
+  };
+  std::stable_sort(matches->begin() + std::ptrdiff_t(first), matches->end(), better);
+  if (*best && matches->size() > first && better((*matches)[first], **best)) *best = (*matches)[first];
+}
+
 bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou) {
   for (const Match& k : kept)
     if (boxIou(box, k) > nmsIou) return true;

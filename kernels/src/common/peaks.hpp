@@ -35,6 +35,14 @@ inline GoodnessMap<std::size_t> goodnessMap(const double* map, int mapWidth, int
   return GoodnessMap<std::size_t>{map, mapWidth, mapHeight, sign};
 }
 
+// One template's matches (*matches from `first` on) and its best, once their scores were made exact
+// after a rounding numerator (an FFT) chose them: a match whose exact score misses the threshold is
+// dropped (the rounded one may pass a threshold the exact one misses), the rest are ordered best
+// first with ties in raster order, as on the exact paths, and the first of them becomes the best
+// where it ranks before it (exact ties: copies of the template).
+void orderExactMatches(const MatchParams& params, std::vector<Match>* matches, std::size_t first,
+                       std::optional<Match>* best);
+
 // True when `box` overlaps any of `kept` by more than nmsIou (greedy NMS's rejection rule).
 bool suppressedByAny(const Match& box, const std::vector<Match>& kept, double nmsIou);
 

@@ -246,18 +246,7 @@ void CpuEngine::refineMatches(const FrameView& frame, const MatchParams& params,
   };
   for (std::size_t k = firstMatch; k < result->matches.size(); ++k) refine(&result->matches[k]);
   if (result->best[templateIndex]) refine(&*result->best[templateIndex]);
-  const double goodEnough = sign * params.threshold;  // as findPeaksParallel compares
-  result->matches.erase(std::remove_if(result->matches.begin() + firstMatch, result->matches.end(),
-                                       [&](const Match& m) { return !(sign * m.score >= goodEnough); }),
-                        result->matches.end());
-  auto better = [&](const Match& a, const Match& b) {
-    return rankedBefore(sign * a.score, rasterKey(a.x, a.y), sign * b.score, rasterKey(b.x, b.y));
-  };
-  std::stable_sort(result->matches.begin() + firstMatch, result->matches.end(), better);
-  // Exact ties (copies of the template) go to the first in raster order, as on the exact paths.
-  std::optional<Match>& best = result->best[templateIndex];
-  if (best && result->matches.size() > firstMatch && better(result->matches[firstMatch], *best))
-    best = result->matches[firstMatch];
+  orderExactMatches(params, &result->matches, firstMatch, &result->best[templateIndex]);
 }
 
 void CpuEngine::computeScoresReference(const FrameView& frame, Method method, uint32_t templateIndex,

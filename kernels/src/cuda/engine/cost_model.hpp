@@ -9,7 +9,7 @@ namespace nccmatch::cuda {
 struct NumeratorCosts {
   // Each the template's whole path beyond the upload: numerator, window sums, scores, peaks.
   double spatialMicros = 0.0;  // fused kernel (<= 64x64) or dp4a numerator with SAT and scan
-  double fftMicros = 0.0;      // float transforms (the frame's forward one included), SAT, scan
+  double fftMicros = 0.0;      // float transforms (the frame's forward one included), SAT, scan, exact rescoring
 };
 
 // smCount: multiprocessors of the device (the spatial kernel runs in waves of blocks).

@@ -194,13 +194,16 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
     return maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height, prepared.maskedDevice(t), method, map,
                           stream());
   const ScoreInputs in = scoreInputs(i, method);
-  if (size_.plan.numerator[i] != CudaNumerator::Spatial)
-    return computeFftMap(frame, i, in, peaksHandedOver(i) ? &handoff : nullptr);
+  if (scoredByFft(i)) return computeFftMap(frame, i, in, peaksHandedOver(i) ? &handoff : nullptr);
   int64_t* numerator = size_.scratch.numerator.as<int64_t>();
   NCC_RETURN_IF_ERROR(spatialNumerator(frame.image, frame.pitch, frame.width, frame.height,
                                        prepared.packed.as<uint8_t>(), prepared.layout, numerator,
                                        stream()));
   return scoreFromExactNumerator(in, numerator, map, stream());
+}
+
+bool CudaEngine::scoredByFft(uint32_t i) const {
+  return !size_.plan.fused[i] && !bank_.prepared(i).masked && size_.plan.numerator[i] != CudaNumerator::Spatial;
 }
 
 bool CudaEngine::peaksHandedOver(uint32_t i) const {
@@ -285,6 +288,8 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   MatchParams bounded = params;
   bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
   slot.results.maxMatches = std::size_t(bounded.maxMatches);
+  slot.results.params = bounded;
+  slot.results.exactAfterRounding = size_.plan.exactAfterRounding;
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
@@ -346,9 +351,16 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
     if (peaksHandedOver(i)) {
       const int partials = size_.plan.fused[i] ? fusedSpatialBlocks(mapW, mapH)
                                                : floatScoreHandoffSlots(mapW, mapH, smCount_);
-      return size_.scratch.peaks.findFromHandoff(scores, bounded, handoff, partials, slots, stream());
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.findFromHandoff(scores, bounded, handoff, partials, slots, stream()));
+    } else {
+      NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(scores, bounded, slots, stream()));
     }
-    return size_.scratch.peaks.find(scores, bounded, slots, stream());
+    if (!scoredByFft(i)) return Status();
+    // The transform rounds: the matches' scores and sub-pixel offsets made exact (the CPU
+    // reference's; collect drops and orders them again: FrameResults::exactAfterRounding).
+    const PreparedTemplate& prepared = bank_.prepared(i);
+    return refineSubPixelExactly(slots, ExactTemplate{prepared.pixels.as<uint8_t>(), t.width, t.height, prepared.stats},
+                                 DeviceFrame{frame.image, frame.pitch}, bounded, mapW, mapH, out.exactSums, stream());
   };
   // Masked templates on the lanes (MaskedLanes): a template alone, or a mask group (its window
   // sums under the mask once, then each member's cross term alone), is one unit of a lane.

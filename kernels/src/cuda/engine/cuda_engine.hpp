@@ -125,6 +125,8 @@ class CudaEngine final : public Engine {
                        const PeakHandoff* handoff);
   // Whether template i's peaks come from its score kernels' hand-off rather than a map scan.
   bool peaksHandedOver(uint32_t templateIndex) const;
+  // Whether template i's map comes from the fft numerator (rounded: computeFftMap).
+  bool scoredByFft(uint32_t templateIndex) const;
   ScoreInputs scoreInputs(uint32_t templateIndex, Method method) const;
   FrameSlot& nextSlot() { return slots_[(head_ + inFlight_) % kMaxFramesInFlight]; }
   // Lets enqueued work that may still read a slot finish after a failed submit.

@@ -111,6 +111,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
   SizePlan plan;
   plan.numerator.assign(bank.size(), CudaNumerator::Spatial);
   plan.fused.assign(bank.size(), false);
+  plan.exactAfterRounding.assign(bank.size(), false);
   const std::vector<int> maskGroups = sharedMaskGroups(bank);
   for (std::size_t i = 0; i < bank.size(); ++i) {
     const TemplateImage& t = bank[i];
@@ -134,6 +135,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
         plan.maxUnfusedSpatialPositions = std::max(plan.maxUnfusedSpatialPositions, positions);
     } else {
       plan.anyFft = true;
+      plan.exactAfterRounding[i] = true;
       plan.maxFftHandoffSlots = std::max(plan.maxFftHandoffSlots, floatScoreHandoffSlots(mapW, mapH, smCount));
     }
     if (!boxSumsFit32(t.width, t.height)) plan.sat32 = false;

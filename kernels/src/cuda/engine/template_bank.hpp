@@ -81,6 +81,9 @@ class TemplateBank {
 struct SizePlan {
   std::vector<CudaNumerator> numerator;  // Spatial or Fft (Spatial where it does not fit)
   std::vector<bool> fused;               // spatial through the fused kernel (no SAT)
+  // Scored through the fft numerator (fits, unmasked, Fft): its reported matches are rescored
+  // exactly, so collect drops and orders them again (FrameResults::exactAfterRounding).
+  std::vector<bool> exactAfterRounding;
   bool anyFft = false;
   bool needSat = false;                  // some fitting template is not fused
   bool sat32 = true;                     // every box sum of a fitting template fits 32 bits

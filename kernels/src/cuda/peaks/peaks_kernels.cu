@@ -3,8 +3,10 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <climits>
+#include <cstddef>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/dependent_launch.cuh"
 #include "cuda/device_info.hpp"
 #include "cuda/peaks/peaks_device.cuh"
 #include "rules/peak_rules.hpp"
@@ -269,9 +271,16 @@ __global__ void __launch_bounds__(32)
   if (lane == 0) *keptCount = k;
 }
 
-// ---- sub-pixel offsets on sparse maps ----
+// ---- sub-pixel offsets from exact scores (sparse and rounded maps) ----
 
 constexpr int kRefineWarps = 4;
+
+// The sum of v over the warp, in every lane.
+template <typename T>
+__device__ __forceinline__ T warpSum(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
 
 // The exact score of the window at (x, y) against a template (w x h, tightly packed), by one
 // warp: each lane sums every 32nd pixel, the totals are exchanged, every lane returns the score.
@@ -286,12 +295,7 @@ __device__ double warpRescore(const DeviceFrame& frame, const uint8_t* __restric
     s2 += v * v;
     c += v * uint32_t(tpl[p]);
   }
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    s1 += __shfl_xor_sync(0xffffffffu, s1, offset);
-    s2 += __shfl_xor_sync(0xffffffffu, s2, offset);
-    c += __shfl_xor_sync(0xffffffffu, c, offset);
-  }
-  return scoreFromSums(method, stats, s1, s2, c);
+  return scoreFromSums(method, stats, warpSum(s1), warpSum(s2), warpSum(c));
 }
 
 // The goodness around one match, as the rules' sub-pixel parabola reads it.
@@ -301,39 +305,202 @@ struct NeighbourGoodness {
   __device__ double operator()(int x, int y) const { return values[y - y0 + 1][x - x0 + 1]; }
 };
 
-// Sparse maps: one warp per reported match (slot 0 the best, slot k the k-th kept one) sets its
-// sub-pixel offsets from its four neighbours' goodness: the map's where the neighbour's bit
-// says it reached the threshold, else rescored from the frame. The values are the exact scores
-// a whole map would hold, so the offsets are those of makeMatch on it.
+// Sets m's sub-pixel offsets (lane 0 writes them) from its centre's goodness and its four
+// neighbours', goodnessAt(x, y) (called by the whole warp, the same value in every lane): the
+// parabolas makeMatch reads on a whole map that holds those values.
+template <typename GoodnessAt>
+__device__ void setSubPixelFrom(DeviceMatch* m, int mapWidth, int mapHeight, double centre, GoodnessAt goodnessAt) {
+  const int x = m->x, y = m->y;
+  NeighbourGoodness good{x, y, {}};
+  good.values[1][1] = centre;
+  if (x > 0 && x + 1 < mapWidth) {
+    good.values[1][0] = goodnessAt(x - 1, y);
+    good.values[1][2] = goodnessAt(x + 1, y);
+  }
+  if (y > 0 && y + 1 < mapHeight) {
+    good.values[0][1] = goodnessAt(x, y - 1);
+    good.values[2][1] = goodnessAt(x, y + 1);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    m->subX = subPixelX(good, mapWidth, x, y);
+    m->subY = subPixelY(good, mapHeight, x, y);
+  }
+}
+
+// The reported match of a template's slot (0 the best, k the k-th kept one), or null past its
+// kept count.
+__device__ DeviceMatch* reportedMatch(const MatchSlots& out, int maxMatches, int slot) {
+  if (slot > maxMatches || (slot > 0 && slot > *out.keptCount)) return nullptr;
+  return slot == 0 ? out.best : out.kept + (slot - 1);
+}
+
+// Sparse maps: one warp per reported match sets its sub-pixel offsets from its four neighbours'
+// goodness: the map's where the neighbour's bit says it reached the threshold, else rescored from
+// the frame. The values are the exact scores a whole map would hold, so the offsets are those of
+// makeMatch on it.
 __global__ void __launch_bounds__(32 * kRefineWarps)
     bankRefineKernel(const BankPeakJob* __restrict__ jobs, DeviceFrame frame, Method method, double sign,
                      int maxMatches, DeviceMatch* best, DeviceMatch* kept, const int* __restrict__ keptCount) {
   const BankPeakJob& j = jobs[blockIdx.y];
-  const int slot = blockIdx.x * kRefineWarps + int(threadIdx.x >> 5);
   const std::size_t t = std::size_t(j.templateIndex);
-  if (j.aboveBits == nullptr || slot > maxMatches || (slot > 0 && slot > keptCount[t])) return;
-  DeviceMatch* m = slot == 0 ? best + t : kept + t * std::size_t(maxMatches) + (slot - 1);
-  const int x = m->x, y = m->y;
-  auto goodnessAt = [&](int nx, int ny) {
+  const MatchSlots out{best + t, kept + t * std::size_t(maxMatches), const_cast<int*>(keptCount) + t};
+  DeviceMatch* m = reportedMatch(out, maxMatches, int(blockIdx.x) * kRefineWarps + int(threadIdx.x >> 5));
+  if (j.aboveBits == nullptr || m == nullptr) return;
+  setSubPixelFrom(m, j.mapWidth, j.mapHeight, sign * m->score, [&](int nx, int ny) {
     const int i = ny * j.mapWidth + nx;
     const bool above = (j.aboveBits[i >> 5] >> (i & 31)) & 1u;
     return sign * (above ? j.map[i]
                          : warpRescore(frame, j.templatePixels, j.templateWidth, j.templateHeight, j.stats,
                                        method, nx, ny));
-  };
-  NeighbourGoodness good{x, y, {}};
-  good.values[1][1] = sign * m->score;
-  if (x > 0 && x + 1 < j.mapWidth) {
-    good.values[1][0] = goodnessAt(x - 1, y);
-    good.values[1][2] = goodnessAt(x + 1, y);
+  });
+}
+
+// ---- exact sub-pixel offsets on rounded maps (the fft numerator's) ----
+
+constexpr int kExactThreads = 256;
+constexpr int kExactPixelsPerThread = 8;
+constexpr int kExactPixelsPerBlock = kExactThreads * kExactPixelsPerThread;
+// Matches summed at once (a group of blocks each); more take turns.
+constexpr int kExactMatchGroups = 256;
+// The windows a match's offsets read: its own, then left of it, right, above, below.
+__device__ constexpr int aroundX(int k) { return k == 1 ? -1 : k == 2 ? 1 : 0; }
+__device__ constexpr int aroundY(int k) { return k == 3 ? -1 : k == 4 ? 1 : 0; }
+
+// One thread's or block's sums of one window: sum I, sum I^2, sum I*T. 32 bits hold a block's
+// (kExactPixelsPerBlock * 255^2 < 2^32).
+struct BlockWindowSums {
+  uint32_t s1 = 0, s2 = 0, c = 0;
+};
+static_assert(uint64_t(kExactPixelsPerBlock) * 255u * 255u < (uint64_t(1) << 32), "a block's sums fit 32 bits");
+
+__device__ __forceinline__ void addPixel(BlockWindowSums& w, uint32_t image, uint32_t tpl) {
+  w.s1 += image;
+  w.s2 += image * image;
+  w.c += image * tpl;
+}
+
+// This thread's template pixels of the block's slice (raster indices from `first`,
+// kExactPixelsPerThread per thread, consecutive threads on consecutive pixels; 0 past the end):
+// the same for every match, so loaded once, before the previous kernel's matches are waited for.
+__device__ void sliceTemplate(const ExactTemplate& tpl, int first, uint8_t (&t)[kExactPixelsPerThread]) {
+  const int pixels = tpl.width * tpl.height;
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k) {
+    const int p = first + k * kExactThreads + int(threadIdx.x);
+    t[k] = p < pixels ? tpl.pixels[p] : uint8_t(0);
   }
-  if (y > 0 && y + 1 < j.mapHeight) {
-    good.values[0][1] = goodnessAt(x, y - 1);
-    good.values[2][1] = goodnessAt(x, y + 1);
+}
+
+// The sums of each window around the match at (x, y) over the template pixels t of this block's
+// slice (sliceTemplate's): every image load of a thread issued before any sum. Windows across the map's
+// edge (alongX, alongY false) are not read.
+__device__ void sliceSums(const DeviceFrame& frame, const ExactTemplate& tpl, int x, int y, bool alongX, bool alongY,
+                          int first, const uint8_t (&t)[kExactPixelsPerThread], BlockWindowSums (&sums)[kExactAround]) {
+  const int pixels = tpl.width * tpl.height;
+  uint8_t v[kExactPixelsPerThread][kExactAround];
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k) {
+    const int p = first + k * kExactThreads + int(threadIdx.x);
+    for (int a = 0; a < kExactAround; ++a) v[k][a] = 0;
+    if (p >= pixels) continue;
+    const int ty = p / tpl.width, tx = p - ty * tpl.width;
+    const uint8_t* at = frame.image + std::size_t(y + ty) * frame.pitch + std::size_t(x + tx);
+    v[k][0] = at[0];
+    if (alongX) {
+      v[k][1] = at[-1];
+      v[k][2] = at[1];
+    }
+    if (alongY) {
+      v[k][3] = *(at - frame.pitch);
+      v[k][4] = at[frame.pitch];
+    }
   }
-  if ((threadIdx.x & 31) == 0) {
-    m->subX = subPixelX(good, j.mapWidth, x, y);
-    m->subY = subPixelY(good, j.mapHeight, x, y);
+#pragma unroll
+  for (int k = 0; k < kExactPixelsPerThread; ++k)
+#pragma unroll
+    for (int a = 0; a < kExactAround; ++a) addPixel(sums[a], v[k][a], t[k]);
+}
+
+// Adds the block's sums (every thread's `sums`) to the match's, and returns in every thread
+// whether this block was the match's last (its sums are then complete). Barriers: three.
+__device__ bool addToMatchSums(const BlockWindowSums (&sums)[kExactAround], ExactMatchSums* total, int blocksPerMatch) {
+  constexpr int kValues = kExactAround * 3;
+  __shared__ uint32_t perWarp[kExactThreads / 32][kValues];
+  __shared__ bool last;
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+#pragma unroll
+  for (int a = 0; a < kExactAround; ++a) {
+    const uint32_t s1 = warpSum(sums[a].s1), s2 = warpSum(sums[a].s2), c = warpSum(sums[a].c);
+    if (lane == 0) {
+      perWarp[warp][3 * a] = s1;
+      perWarp[warp][3 * a + 1] = s2;
+      perWarp[warp][3 * a + 2] = c;
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x < kValues) {
+    uint32_t block = 0;
+    for (int w = 0; w < kExactThreads / 32; ++w) block += perWarp[w][threadIdx.x];
+    if (block != 0) atomicAdd(&total->sums[threadIdx.x / 3][threadIdx.x % 3], (unsigned long long)block);
+    __threadfence();  // the additions reach every block before the count says so
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(&total->blocksDone, 1u) == unsigned(blocksPerMatch - 1);
+  __syncthreads();
+  return last;
+}
+
+// The last block of a match (every thread; two barriers): the match's exact score and sub-pixel
+// offsets from its complete sums, which it zeroes for the next call. Each sum read and zeroed by
+// its own thread, each window scored by its own (one thread's chain of reads and square roots
+// would be ~15 L2 round trips long).
+__device__ void scoreMatch(ExactMatchSums* total, const TemplateStats& stats, Method method, double sign, int mapWidth,
+                           int mapHeight, DeviceMatch* m) {
+  constexpr int kValues = kExactAround * 3;
+  __shared__ int64_t value[kValues];
+  __shared__ double score[kExactAround];
+  const int i = int(threadIdx.x);
+  if (i < kValues) {
+    // From L2, where the other blocks' atomic additions are (their fences came before the count).
+    value[i] = int64_t(__ldcg(&total->sums[i / 3][i % 3]));
+    total->sums[i / 3][i % 3] = 0;
+  }
+  __syncthreads();
+  if (i < kExactAround) score[i] = scoreFromSums(method, stats, value[3 * i], value[3 * i + 1], value[3 * i + 2]);
+  __syncthreads();
+  if (i != 0) return;
+  NeighbourGoodness good{m->x, m->y, {}};
+#pragma unroll
+  for (int a = 0; a < kExactAround; ++a) good.values[1 + aroundY(a)][1 + aroundX(a)] = sign * score[a];
+  total->blocksDone = 0;
+  m->score = score[0];
+  m->subX = subPixelX(good, mapWidth, m->x, m->y);
+  m->subY = subPixelY(good, mapHeight, m->x, m->y);
+}
+
+// Rounded maps: the reported matches (a group of blocksPerMatch blocks each, the group taking one
+// match after another) get the exact scores of their own window and, for their sub-pixel offsets,
+// of their four neighbours, summed from the frame, so the transform's last bits reach neither:
+// both are makeMatch's on the exact map (the CPU reference's). The last block of a match scores it
+// and zeroes its sums for the next call.
+__global__ void __launch_bounds__(kExactThreads)
+    exactSubPixelKernel(MatchSlots out, ExactTemplate tpl, DeviceFrame frame, Method method, double sign,
+                        int maxMatches, int mapWidth, int mapHeight, ExactMatchSums* matchSums, int blocksPerMatch) {
+  const int slice = int(blockIdx.x) % blocksPerMatch, group = int(blockIdx.x) / blocksPerMatch;
+  const int groups = int(gridDim.x) / blocksPerMatch;
+  uint8_t t[kExactPixelsPerThread];
+  sliceTemplate(tpl, slice * kExactPixelsPerBlock, t);
+  waitForPreviousGrid();  // the peak search's matches (a dependent launch on sm_90)
+  for (int slot = group; slot <= maxMatches; slot += groups) {
+    DeviceMatch* m = reportedMatch(out, maxMatches, slot);
+    if (m == nullptr) return;  // the whole block: no later slot holds a match either
+    const int x = m->x, y = m->y;
+    const bool alongX = x > 0 && x + 1 < mapWidth, alongY = y > 0 && y + 1 < mapHeight;
+    BlockWindowSums sums[kExactAround];
+    sliceSums(frame, tpl, x, y, alongX, alongY, slice * kExactPixelsPerBlock, t, sums);
+    ExactMatchSums* total = matchSums + slot;
+    if (addToMatchSums(sums, total, blocksPerMatch))
+      scoreMatch(total, tpl.stats, method, sign, mapWidth, mapHeight, m);
   }
 }
 
@@ -528,6 +695,29 @@ Status BankPeakFinder::find(const MatchParams& params, const DeviceFrame& frame,
     NCC_CUDA_CHECK(cudaGetLastError());
   }
   return Status();
+}
+
+Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
+                             const MatchParams& params, int mapWidth, int mapHeight, ExactMatchSums* matchSums,
+                             cudaStream_t stream) {
+  if (params.maxMatches < 0) return Status::error("exact sub-pixel: negative max-matches");
+  if (frame.image == nullptr || tpl.pixels == nullptr || matchSums == nullptr)
+    return Status::error("exact sub-pixel: frame, template or sums missing");
+  if (mapWidth < 1 || mapHeight < 1 || tpl.width < 1 || tpl.height < 1)
+    return Status::error("exact sub-pixel: empty map or template");
+  // The best, then every kept match: a group of blocks each (a slice of the template's pixels a
+  // block), up to kExactMatchGroups groups (more matches take turns).
+  const std::size_t pixels = std::size_t(tpl.width) * std::size_t(tpl.height);
+  const std::size_t blocksPerMatch = (pixels + kExactPixelsPerBlock - 1) / kExactPixelsPerBlock;
+  const std::size_t groups = std::min<std::size_t>(std::size_t(params.maxMatches) + 1, kExactMatchGroups);
+  if (pixels > std::size_t(INT_MAX) || blocksPerMatch * groups > std::size_t(INT_MAX))
+    return Status::error("exact sub-pixel: template too large");
+  // Overlapping the peak search where the device can (its template loads before the wait).
+  bool overlap = false;
+  NCC_RETURN_IF_ERROR(dependentLaunchSupported(&overlap));
+  return launchKernel(exactSubPixelKernel, dim3(unsigned(blocksPerMatch * groups)), dim3(kExactThreads), 0, stream,
+                      overlap, out, tpl, frame, params.method, goodnessSign(params.method), params.maxMatches,
+                      mapWidth, mapHeight, matchSums, int(blocksPerMatch));
 }
 
 }  // namespace nccmatch::cuda

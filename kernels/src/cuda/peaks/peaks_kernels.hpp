@@ -102,6 +102,38 @@ struct DeviceFrame {
   std::size_t pitch = 0;
 };
 
+// A template's pixels (device, tightly packed), size and statistics, for exact rescoring.
+struct ExactTemplate {
+  const uint8_t* pixels = nullptr;
+  int width = 0, height = 0;
+  TemplateStats stats;
+};
+
+// The windows an exact sub-pixel refinement sums per match: its own and its four neighbours'.
+constexpr int kExactAround = 5;
+
+// One reported match's window sums (sum I, sum I^2, sum I*T of each window) while the blocks of
+// refineSubPixelExactly add them up, and how many blocks have: zero between calls (the last block
+// of a match zeroes them), so a buffer of them is zeroed once when allocated.
+struct ExactMatchSums {
+  unsigned long long sums[kExactAround][3];
+  unsigned int blocksDone;
+  unsigned int padding;
+};
+static_assert(sizeof(ExactMatchSums) == 128, "two cache sectors' worth a match");
+
+// The scores and sub-pixel offsets of one template's reported matches (out: its best, kept matches
+// and count, as PeakFinder wrote them on a mapWidth x mapHeight map) set again from exact scores of
+// each match's window and its four neighbours, summed from `frame` (what was scored): for maps
+// whose values are rounded (the fft numerator's), so that both are the CPU reference's, bit for bit,
+// whatever the transform's rounding. Positions stay; the caller drops the matches whose exact score
+// misses the threshold and orders the rest (orderExactMatches, common/peaks.hpp). matchSums: room
+// for maxMatches + 1 matches, zeroed (and left zeroed). Enqueues on stream only; a group of blocks a
+// match, each summing a slice of the template's pixels.
+Status refineSubPixelExactly(const MatchSlots& out, const ExactTemplate& tpl, const DeviceFrame& frame,
+                             const MatchParams& params, int mapWidth, int mapHeight, ExactMatchSums* matchSums,
+                             cudaStream_t stream);
+
 // findFromHandoff for every template of a bank in two launches (not two per template): the
 // local extrema of all handoffs, then one block per template for the best and the NMS; with
 // sparse maps, a third: the sub-pixel offsets of every reported match of those templates.

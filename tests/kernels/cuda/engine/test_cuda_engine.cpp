@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -13,6 +14,7 @@
 #include "cuda/engine/device_sharing.hpp"
 #include "cuda/engine/template_bank.hpp"
 #include "nccmatch/scales.hpp"
+#include "rules/peak_rules.hpp"
 #include "gpu_test_support.hpp"
 #include "test_support.hpp"
 
@@ -221,8 +223,9 @@ void expectSameMatches(const FrameResult& got, const FrameResult& want, bool exa
     EXPECT_EQ(g.width, w.width) << "match " << k;
     EXPECT_EQ(g.height, w.height) << "match " << k;
     EXPECT_NEAR(g.score, w.score, tol) << "match " << k;
-    EXPECT_NEAR(g.subX, w.subX, exact ? 0.0 : 1e-2) << "match " << k;
-    EXPECT_NEAR(g.subY, w.subY, exact ? 0.0 : 1e-2) << "match " << k;
+    // Every path's sub-pixel offsets come from exact scores (the fft path's rescored: its map rounds).
+    EXPECT_EQ(g.subX, w.subX) << "match " << k;
+    EXPECT_EQ(g.subY, w.subY) << "match " << k;
   }
 }
 
@@ -584,6 +587,121 @@ TEST(CudaEngine, DevicePinnedAndPageableFramesGiveTheSameMatches) {
   expectSameMatches(pinned, pageable, true);
 }
 
+// A CUDA engine on the fft numerator and a CPU reference engine, both holding bank.
+void fftAndReference(const std::vector<TemplateImage>& bank, std::unique_ptr<Engine>* gpu,
+                     std::unique_ptr<Engine>* cpu) {
+  *gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
+  *cpu = makeEngine(Backend::Cpu);
+  ASSERT_TRUE((*gpu)->setTemplates(bank).ok());
+  ASSERT_TRUE((*cpu)->setTemplates(bank).ok());
+}
+
+// want: the CPU reference's matches of img; got: the CUDA engine's (its fft path).
+void matchOnBoth(Engine& gpu, Engine& cpu, const Image& img, const MatchParams& p, FrameResult* got,
+                 FrameResult* want) {
+  ASSERT_TRUE(cpu.match(img.view(), p, want).ok());
+  Status s = gpu.match(img.view(), p, got);
+  ASSERT_TRUE(s.ok()) << s.message();
+}
+
+// The fft numerator's map rounds, but its matches' scores and sub-pixel offsets are the CPU
+// reference's, bit for bit: each match's window and its four neighbours are rescored exactly (the
+// rounded values would move them in their last bits). Matches inside the map, at its first column and
+// row, and at its last ones (where the rules take no offset across the edge).
+TEST(CudaEngine, FftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(701, 489, Fill::Random);
+  const int w = 72, h = 61;
+  const std::vector<TemplateImage> bank = {cutTemplate(img, 313, 207, w, h, "inside"),
+                                           cutTemplate(img, 0, 0, w, h, "corner"),
+                                           cutTemplate(img, 701 - w, 489 - h, w, h, "far corner")};
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference(bank, &gpu, &cpu));
+  // Thresholds only the cut places pass (random windows: ccorr-normed ~0.8, sqdiff-normed ~0.5).
+  for (auto [method, threshold] : {std::pair{Method::CCoeffNormed, 0.5}, std::pair{Method::CCorrNormed, 0.95},
+                                   std::pair{Method::SqDiffNormed, 0.05}}) {
+    SCOPED_TRACE(methodName(method));
+    MatchParams p;
+    p.method = method;
+    p.threshold = threshold;
+    p.maxMatches = 2;
+    FrameResult want, got;
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
+    ASSERT_EQ(want.matches.size(), bank.size());
+    expectSameMatches(got, want, true);
+    EXPECT_NE(want.matches[0].subX, 313.0) << "the inside match has a fractional offset to compare";
+    EXPECT_NE(want.matches[0].subY, 207.0);
+  }
+}
+
+// Every match `got` and `want` both report (a near-tie at the lists' ends may differ) has want's
+// score and offsets, bit for bit; at least minShared do; got is ordered best first by those exact
+// scores (method: which way is better).
+void expectReferenceScoresWhereShared(const FrameResult& got, const FrameResult& want, Method method, int minShared) {
+  std::map<std::pair<int, int>, const Match*> reference;
+  for (const Match& m : want.matches) reference[{m.x, m.y}] = &m;
+  int shared = 0;
+  for (const Match& g : got.matches) {
+    const auto it = reference.find({g.x, g.y});
+    if (it == reference.end()) continue;
+    ++shared;
+    EXPECT_EQ(g.score, it->second->score) << g.x << "," << g.y;
+    EXPECT_EQ(g.subX, it->second->subX) << g.x << "," << g.y;
+    EXPECT_EQ(g.subY, it->second->subY) << g.x << "," << g.y;
+  }
+  EXPECT_GE(shared, minShared);
+  const double sign = goodnessSign(method);
+  for (std::size_t k = 1; k < got.matches.size(); ++k)
+    EXPECT_GE(sign * got.matches[k - 1].score, sign * got.matches[k].score) << "match " << k;
+}
+
+// More reported matches than the exact rescoring kernel takes at once (they take turns): the
+// reference's scores and offsets, and the list ordered by them.
+TEST(CudaEngine, ManyFftMatchesTakeTheReferenceScoresAndSubPixelOffsets) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(701, 489, Fill::Random);
+  const TemplateImage t = cutTemplate(img, 200, 100, 40, 40);
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
+  MatchParams p;
+  p.method = Method::CCoeffNormed;
+  p.threshold = 0.0;
+  p.nmsIou = 1.0;  // no box dropped: the map's 300 best local maxima
+  p.maxMatches = 300;
+  FrameResult want, got;
+  ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
+  ASSERT_EQ(want.matches.size(), 300u);
+  ASSERT_EQ(got.matches.size(), 300u);
+  expectReferenceScoresWhereShared(got, want, p.method, 290);
+}
+
+// A large template (many blocks sum each match: slices ending mid-row) on one engine whose
+// max-matches changes from frame to frame (the rescoring's sums move over old kept matches and
+// must start from zero again): the reference's scores and offsets every time.
+TEST(CudaEngine, FftExactRescoringKeepsLargeTemplatesAndChangingMaxMatchesExact) {
+  SKIP_WITHOUT_GPU();
+  const Image img = makeImage(640, 480, Fill::Random);
+  const TemplateImage t = cutTemplate(img, 301, 197, 211, 157);
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
+  for (int maxMatches : {1, 120, 3, 40, 1, 120}) {
+    SCOPED_TRACE("max-matches " + std::to_string(maxMatches));
+    MatchParams p;
+    p.method = Method::SqDiffNormed;
+    p.threshold = 2.0;  // every local minimum
+    p.nmsIou = 1.0;
+    p.maxMatches = maxMatches;
+    FrameResult want, got;
+    ASSERT_NO_FATAL_FAILURE(matchOnBoth(*gpu, *cpu, img, p, &got, &want));
+    ASSERT_EQ(got.matches.size(), std::size_t(maxMatches));
+    ASSERT_TRUE(got.best[0] && want.best[0]);
+    EXPECT_EQ(got.best[0]->x, 301);
+    EXPECT_EQ(got.best[0]->score, want.best[0]->score);
+    EXPECT_EQ(got.best[0]->subX, want.best[0]->subX);
+    expectReferenceScoresWhereShared(got, want, p.method, maxMatches - maxMatches / 10);
+  }
+}
+
 // The float fft path on near-flat windows: its rounding bound does not clear them, so they are
 // recomputed exactly (bit-identical to the CPU Reference), and the rest stays within 1e-4.
 TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
@@ -593,10 +711,8 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
   for (int y = 0; y < H; ++y)
     for (int x = 0; x < W / 2; ++x) img.at(x, y) = uint8_t(200 + rng()() % 2);  // bright, near flat
   TemplateImage t = makeTemplate(37, 29, Fill::Random);
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Fft);
-  auto cpu = makeEngine(Backend::Cpu);
-  ASSERT_TRUE(gpu->setTemplates({t}).ok());
-  ASSERT_TRUE(cpu->setTemplates({t}).ok());
+  std::unique_ptr<Engine> gpu, cpu;
+  ASSERT_NO_FATAL_FAILURE(fftAndReference({t}, &gpu, &cpu));
   auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
   ASSERT_NE(cuda, nullptr);
   for (Method method : {Method::CCoeffNormed, Method::CCorrNormed}) {
