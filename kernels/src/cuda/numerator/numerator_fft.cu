@@ -175,9 +175,10 @@ __global__ void __launch_bounds__(256)
 
 // The frame passes again with 4-pixel words, where the frame's rows are 4-byte aligned (and, for
 // the placement, the plane's rows 16-byte aligned): a lane loads 32 bits and stores a float4, a
-// quarter of the byte passes' instructions (Nsight Compute, H100, 1080p: the byte placement 10.8
-// µs at 26 % of memory throughput, the byte total 5.4 µs). Lane l of a warp's run takes the words
-// at 4l, 4l + 128, ...
+// quarter of the byte passes' instructions. Measured on an H100 (session 45): the placement 10.8
+// -> 9.7 µs at 1080p (the total unchanged, 5.3: both wait on latency, not instructions), and
+// bench_stream --large 7-8 µs a frame faster at 2160p, the same at 1080p. Lane l of a warp's run
+// takes the words at 4l, 4l + 128, ...
 constexpr int kWordsPerLane = 4;
 constexpr int kWordRun = 32 * 4 * kWordsPerLane;
 
