@@ -56,6 +56,17 @@ __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int widt
 constexpr int kPerLane = 8;
 constexpr int kWarpRun = 32 * kPerLane;
 
+// The walk every frame pass shares: the runs of kRun pixels covering `rows` rows of `width`
+// pixels, one run per warp of the grid at a time; body(y, x) gets the row and the run's first x.
+template <int kRun, typename Body>
+__device__ __forceinline__ void forEachWarpRun(int width, int rows, Body body) {
+  const std::size_t runsPerRow = (std::size_t(width) + kRun - 1) / kRun;
+  const std::size_t runs = runsPerRow * rows;
+  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
+  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps)
+    body(int(r / runsPerRow), int(r % runsPerRow) * kRun);
+}
+
 // The block's per-thread values summed in a fixed order (shuffle tree, then the warps in order);
 // the total is valid in thread 0. Ends with a barrier, so it may be called again in a block.
 template <typename T>
@@ -103,9 +114,8 @@ __device__ void sumBlocksInOrder(double value, double* partials, unsigned* arriv
   }
 }
 
-// Frame minus an offset; the padding is zero. The offset is read on the device so no
-// synchronisation is needed to learn the frame's mean. Writes sum((I - offset)^2) to *normSq,
-// summed in a fixed order (sumBlocksInOrder; partials: one double per block, arrived: 0).
+// The placement's offset: the frame's mean from the total a frame-total kernel left at
+// offsetSource (uint32 or int64), 128 where there is none.
 __device__ inline double placementOffset(const void* offsetSource, bool total32, bool totalValid, int width,
                                         int height) {
   if (offsetSource == nullptr || !totalValid) return 128.0;
@@ -114,6 +124,9 @@ __device__ inline double placementOffset(const void* offsetSource, bool total32,
   return total / (double(width) * height);
 }
 
+// Frame minus an offset; the padding is zero. The offset is read on the device so no
+// synchronisation is needed to learn the frame's mean. Writes sum((I - offset)^2) to *normSq,
+// summed in a fixed order (sumBlocksInOrder; partials: one double per block, arrived: 0).
 template <typename Real>
 __global__ void __launch_bounds__(256)
     placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
@@ -123,13 +136,9 @@ __global__ void __launch_bounds__(256)
   // The offset as the transform sees it (rounded to Real), so the norm is that of its input.
   const Real o = Real(placementOffset(offsetSource, total32, totalValid, width, height));
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(fftWidth) + kWarpRun - 1) / kWarpRun;
-  const std::size_t runs = runsPerRow * fftHeight;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   double sq = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const int y = int(r / runsPerRow);
-    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
+  forEachWarpRun<kWarpRun>(fftWidth, fftHeight, [&](int y, int run) {
+    const int x0 = run + lane;
     const uint8_t* in = image + std::size_t(y) * pitch;
     Real* out = real + std::size_t(y) * fftWidth;
     Real v[kPerLane];
@@ -146,7 +155,7 @@ __global__ void __launch_bounds__(256)
         sq += double(v[k]) * double(v[k]);
       }
     }
-  }
+  });
   sumBlocksInOrder(sq, partials, arrived, normSq);
 }
 
@@ -155,13 +164,10 @@ __global__ void __launch_bounds__(256)
     frameTotalKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                      unsigned long long* total) {
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(width) + kWarpRun - 1) / kWarpRun;
-  const std::size_t runs = runsPerRow * height;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   unsigned long long sum = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const uint8_t* in = image + (r / runsPerRow) * pitch;
-    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
+  forEachWarpRun<kWarpRun>(width, height, [&](int y, int run) {
+    const uint8_t* in = image + std::size_t(y) * pitch;
+    const int x0 = run + lane;
     unsigned runSum = 0;  // at most kPerLane * 255
 #pragma unroll
     for (int k = 0; k < kPerLane; ++k) {
@@ -169,7 +175,7 @@ __global__ void __launch_bounds__(256)
       runSum += x < width ? in[x] : 0u;
     }
     sum += runSum;
-  }
+  });
   addBlockTotal(sum, total);
 }
 
@@ -197,13 +203,9 @@ __global__ void __launch_bounds__(256)
                           int fftWidth, int fftHeight, double* partials, unsigned* arrived, double* normSq) {
   const float o = float(placementOffset(offsetSource, total32, totalValid, width, height));
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(fftWidth) + kWordRun - 1) / kWordRun;
-  const std::size_t runs = runsPerRow * fftHeight;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   double sq = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const int y = int(r / runsPerRow);
-    const int x0 = int(r % runsPerRow) * kWordRun + 4 * lane;
+  forEachWarpRun<kWordRun>(fftWidth, fftHeight, [&](int y, int run) {
+    const int x0 = run + 4 * lane;
     const uint8_t* in = image + std::size_t(y) * pitch;
     float* out = real + std::size_t(y) * fftWidth;
     uint32_t words[kWordsPerLane];
@@ -224,7 +226,7 @@ __global__ void __launch_bounds__(256)
       }
       *reinterpret_cast<float4*>(out + x) = make_float4(v[0], v[1], v[2], v[3]);
     }
-  }
+  });
   sumBlocksInOrder(sq, partials, arrived, normSq);
 }
 
@@ -233,13 +235,10 @@ __global__ void __launch_bounds__(256)
     frameTotalWordsKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
                           unsigned long long* total) {
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(width) + kWordRun - 1) / kWordRun;
-  const std::size_t runs = runsPerRow * height;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   unsigned long long sum = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const uint8_t* in = image + (r / runsPerRow) * pitch;
-    const int x0 = int(r % runsPerRow) * kWordRun + 4 * lane;
+  forEachWarpRun<kWordRun>(width, height, [&](int y, int run) {
+    const uint8_t* in = image + std::size_t(y) * pitch;
+    const int x0 = run + 4 * lane;
     uint32_t words[kWordsPerLane];
 #pragma unroll
     for (int k = 0; k < kWordsPerLane; ++k) {
@@ -250,7 +249,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int k = 0; k < kWordsPerLane; ++k) runSum = __dp4a(words[k], 0x01010101u, runSum);
     sum += runSum;
-  }
+  });
   addBlockTotal(sum, total);
 }
 
