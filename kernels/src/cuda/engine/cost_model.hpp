@@ -26,9 +26,10 @@ CudaNumerator chooseNumerator(int templateWidth, int templateHeight, int frameWi
 // hand-off (PeakHandoff) rather than a scan of its whole map afterwards. The hand-off adds work
 // to every position the score kernel scores and saves the scan's pass over the map: it pays on
 // large maps only. Measured on an H100 (session 46, bench_stream --large, 2 frames in flight,
-// hand-off against map scan in the same run): 1080p maps of 1.6-1.7 M positions +1.5 to +3.5 us
-// a frame with the hand-off, 2160p maps of 7.0-7.3 M positions -9 to -14 us.
-inline constexpr std::size_t kFftHandoffMinPositions = 3'000'000;
+// hand-off against map scan in the same run, two rounds): +2.5 to +4.5 us a frame on 1080p maps
+// (1.6-1.7 M positions), +1.5 to +2.5 on 2560x1440's 128² map (3.2 M), -1 to -4 on 2160p maps
+// (7.0-7.3 M); the boundary between the last two.
+inline constexpr std::size_t kFftHandoffMinPositions = 5'000'000;
 bool fftPeakHandoffPays(int mapWidth, int mapHeight);
 
 }  // namespace nccmatch::cuda

@@ -70,7 +70,7 @@ class CudaEngine final : public Engine {
   int lastRecomputeCount() const;
   // Float-fft templates' peaks: from the score and recompute kernels' hand-off (on) or from a
   // scan of the whole map afterwards (off). By default the size plan picks per template
-  // (fftPeakHandoffPays: the hand-off on maps of 3 M positions or more). The same matches
+  // (fftPeakHandoffPays: the hand-off on maps of 5 M positions or more). The same matches
   // either way. For tests and the benchmark; takes effect with the next frame.
   void setFftPeakHandoff(bool on) { fftPeakHandoff_ = on; }
   void setFftPeakHandoffAuto() { fftPeakHandoff_.reset(); }
