@@ -27,8 +27,8 @@ CudaNumerator chooseNumerator(int templateWidth, int templateHeight, int frameWi
 // to every position the score kernel scores and saves the scan's pass over the map: it pays on
 // large maps only. Measured on an H100 (session 46, bench_stream --large, 2 frames in flight,
 // hand-off against map scan in the same run, two rounds): +2.5 to +4.5 us a frame on 1080p maps
-// (1.6-1.7 M positions), +1.5 to +2.5 on 2560x1440's 128² map (3.2 M), -1 to -4 on 2160p maps
-// (7.0-7.3 M); the boundary between the last two.
+// (1.4-1.7 M positions), +1.5 to +2.5 on 2560x1440's 128² map (3.2 M), -1 to -4 on 2160p maps
+// (6.8-7.5 M); the boundary between the last two.
 inline constexpr std::size_t kFftHandoffMinPositions = 5'000'000;
 bool fftPeakHandoffPays(int mapWidth, int mapHeight);
 
