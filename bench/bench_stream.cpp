@@ -10,11 +10,13 @@
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
 //   bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]
-//                [--fft-peak-handoff]
+//                [--fft-peak-handoff | --fft-peak-scan]
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
-//   the single templates of 128² and 256² (issue 12's rows; either leaves the host-calls table
-//   out); --gemm-templates: EngineOptions::cudaGemmTemplates of the engines; --fft-peak-handoff:
-//   float-fft templates' peaks from their score kernels' hand-off (CudaEngine::setFftPeakHandoff).
+//   the single templates of 128² and 256² (issue 12's rows, and 2560x1440 frames between the two
+//   sizes; either leaves the host-calls table out); --gemm-templates:
+//   EngineOptions::cudaGemmTemplates of the engines; --fft-peak-handoff / --fft-peak-scan:
+//   float-fft templates' peaks from their score kernels' hand-off or from a scan of the map
+//   (CudaEngine::setFftPeakHandoff), whatever the size plan picks (the default).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -236,7 +239,8 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, fftPeakHandoff = false;
+  bool hostCallsOnly = false, banksOnly = false, largeOnly = false;
+  std::optional<bool> fftPeakHandoff;  // unset: the size plan's choice
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -249,6 +253,8 @@ int main(int argc, char** argv) {
       largeOnly = true;
     } else if (a == "--fft-peak-handoff") {
       fftPeakHandoff = true;
+    } else if (a == "--fft-peak-scan") {
+      fftPeakHandoff = false;
     } else if (a == "--gemm-templates" && (next == "auto" || next == "unsigned" || next == "zero-mean")) {
       gemmTemplates = next == "zero-mean" ? CudaGemmTemplates::ZeroMean
                       : next == "unsigned" ? CudaGemmTemplates::Unsigned
@@ -261,10 +267,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
                    "usage: bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]\n"
-                   "                    [--fft-peak-handoff]\n"
+                   "                    [--fft-peak-handoff | --fft-peak-scan]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
                    "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"
-                   "  GEMM-bank groups hold their templates; --fft-peak-handoff: float-fft peaks handed over\n");
+                   "  GEMM-bank groups hold their templates; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
+                   "  peaks handed over / scanned, whatever the size plan picks\n");
       return 2;
     }
   }
@@ -281,7 +288,8 @@ int main(int argc, char** argv) {
               "submit (host): time the host spends enqueueing one frame's work, 2 in flight;\n"
               "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
               "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
-              prop.name, cudaGemmTemplatesName(gemmTemplates), fftPeakHandoff ? "handed over" : "map scan",
+              prop.name, cudaGemmTemplatesName(gemmTemplates),
+              !fftPeakHandoff ? "as the size plan picks" : *fftPeakHandoff ? "handed over" : "map scan",
               kRuns);
   std::mt19937 gen(12345);
   if (hostCallsOnly) {
@@ -296,7 +304,8 @@ int main(int argc, char** argv) {
   };
   const Bank banks[] = {{1, 8},   {1, 16},  {1, 32},  {1, 64},   {1, 128},
                        {1, 256}, {16, 32}, {64, 32}, {64, 16}, {256, 16}, {16, 64}, {1024, 16}};
-  for (auto [W, H] : {std::pair{1920, 1080}, std::pair{3840, 2160}}) {
+  for (auto [W, H] : {std::pair{1920, 1080}, std::pair{2560, 1440}, std::pair{3840, 2160}}) {
+    if (W == 2560 && !largeOnly) continue;  // between the hand-off's two measured sizes
     const std::size_t bytes = std::size_t(W) * H;
     std::vector<void*> blocks;
     std::vector<FrameView> frames;
@@ -320,7 +329,8 @@ int main(int argc, char** argv) {
       o.cudaGemmTemplates = gemmTemplates;
       std::unique_ptr<Engine> e;
       check(Engine::create(o, &e), "engine");
-      if (auto* cudaEngine = dynamic_cast<cuda::CudaEngine*>(e.get())) cudaEngine->setFftPeakHandoff(fftPeakHandoff);
+      if (auto* cudaEngine = dynamic_cast<cuda::CudaEngine*>(e.get()); cudaEngine && fftPeakHandoff)
+        cudaEngine->setFftPeakHandoff(*fftPeakHandoff);
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;

@@ -58,6 +58,10 @@ NumeratorCosts predictNumeratorCosts(int w, int h, int frameWidth, int frameHeig
   return c;
 }
 
+bool fftPeakHandoffPays(int mapWidth, int mapHeight) {
+  return mapWidth > 0 && mapHeight > 0 && std::size_t(mapWidth) * std::size_t(mapHeight) >= kFftHandoffMinPositions;
+}
+
 CudaNumerator chooseNumerator(int w, int h, int frameWidth, int frameHeight, int smCount) {
   const NumeratorCosts c = predictNumeratorCosts(w, h, frameWidth, frameHeight, smCount);
   return c.spatialMicros <= c.fftMicros ? CudaNumerator::Spatial : CudaNumerator::Fft;

@@ -2,6 +2,8 @@
 // constants are fitted to measurements on the GPU host (bench_ncc; see bench/RESULTS.md).
 #pragma once
 
+#include <cstddef>
+
 #include "nccmatch/engine.hpp"
 
 namespace nccmatch::cuda {
@@ -19,5 +21,15 @@ NumeratorCosts predictNumeratorCosts(int templateWidth, int templateHeight, int 
 // Spatial or Fft (never Auto).
 CudaNumerator chooseNumerator(int templateWidth, int templateHeight, int frameWidth,
                               int frameHeight, int smCount);
+
+// Whether a float-fft template's peaks should come from its score and recompute kernels'
+// hand-off (PeakHandoff) rather than a scan of its whole map afterwards. The hand-off adds work
+// to every position the score kernel scores and saves the scan's pass over the map: it pays on
+// large maps only. Measured on an H100 (session 46, bench_stream --large, 2 frames in flight,
+// hand-off against map scan in the same run, two rounds): +2.5 to +4.5 us a frame on 1080p maps
+// (1.4-1.7 M positions), +1.5 to +2.5 on 2560x1440's 128² map (3.2 M), -1 to -4 on 2160p maps
+// (6.8-7.5 M); the boundary between the last two.
+inline constexpr std::size_t kFftHandoffMinPositions = 5'000'000;
+bool fftPeakHandoffPays(int mapWidth, int mapHeight);
 
 }  // namespace nccmatch::cuda

@@ -206,10 +206,15 @@ bool CudaEngine::scoredByFft(uint32_t i) const {
   return !size_.plan.fused[i] && !bank_.prepared(i).masked && size_.plan.numerator[i] != CudaNumerator::Spatial;
 }
 
+bool CudaEngine::fftPeaksHandedOver(uint32_t i) const {
+  return i < size_.plan.numerator.size() && scoredByFft(i) && peaksHandedOver(i);
+}
+
 bool CudaEngine::peaksHandedOver(uint32_t i) const {
   if (size_.plan.fused[i]) return true;
-  return fftPeakHandoff_ && size_.plan.numerator[i] == CudaNumerator::Fft && kFftPrecision == FftPrecision::Float &&
-         !bank_.prepared(i).masked;
+  if (size_.plan.numerator[i] != CudaNumerator::Fft || kFftPrecision != FftPrecision::Float || bank_.prepared(i).masked)
+    return false;
+  return fftPeakHandoff_.has_value() ? *fftPeakHandoff_ : bool(size_.plan.fftPeaksHandedOver[i]);
 }
 
 Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const ScoreInputs& in,

@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -68,10 +69,14 @@ class CudaEngine final : public Engine {
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;
   // Float-fft templates' peaks: from the score and recompute kernels' hand-off (on) or from a
-  // scan of the whole map afterwards (off, the default: on the H200 the hand-off was 2-5 µs a
-  // frame slower, session 30). The same matches either way. For tests and the benchmark; takes
-  // effect with the next frame.
+  // scan of the whole map afterwards (off). By default the size plan picks per template
+  // (fftPeakHandoffPays: the hand-off on maps of 5 M positions or more). The same matches
+  // either way. For tests and the benchmark; takes effect with the next frame.
   void setFftPeakHandoff(bool on) { fftPeakHandoff_ = on; }
+  void setFftPeakHandoffAuto() { fftPeakHandoff_.reset(); }
+  // Whether template i's peaks came from the hand-off on frames of the last size seen (false for
+  // templates not scored through the float fft). For tests and the benchmark.
+  bool fftPeaksHandedOver(uint32_t templateIndex) const;
 
  private:
   // The compute stream (stream) runs every frame's matching; copy uploads host frames; fft runs
@@ -138,7 +143,7 @@ class CudaEngine final : public Engine {
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
-  bool fftPeakHandoff_ = false;                                      // setFftPeakHandoff
+  std::optional<bool> fftPeakHandoff_;                               // setFftPeakHandoff; unset: the plan's
   CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Auto;       // EngineOptions::cudaGemmTemplates
   Streams streams_;
 

@@ -112,6 +112,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
   plan.numerator.assign(bank.size(), CudaNumerator::Spatial);
   plan.fused.assign(bank.size(), false);
   plan.exactAfterRounding.assign(bank.size(), false);
+  plan.fftPeaksHandedOver.assign(bank.size(), false);
   const std::vector<int> maskGroups = sharedMaskGroups(bank);
   for (std::size_t i = 0; i < bank.size(); ++i) {
     const TemplateImage& t = bank[i];
@@ -136,6 +137,7 @@ SizePlan planForSize(const std::vector<TemplateImage>& bank, int W, int H, CudaN
     } else {
       plan.anyFft = true;
       plan.exactAfterRounding[i] = true;
+      plan.fftPeaksHandedOver[i] = fftPeakHandoffPays(mapW, mapH);
       plan.maxFftHandoffSlots = std::max(plan.maxFftHandoffSlots, floatScoreHandoffSlots(mapW, mapH, smCount));
     }
     if (!boxSumsFit32(t.width, t.height)) plan.sat32 = false;

@@ -84,6 +84,9 @@ struct SizePlan {
   // Scored through the fft numerator (fits, unmasked, Fft): its reported matches are rescored
   // exactly, so collect drops and orders them again (FrameResults::exactAfterRounding).
   std::vector<bool> exactAfterRounding;
+  // Scored through the fft numerator on a map large enough that its peaks are handed over by
+  // the score kernels rather than scanned (fftPeakHandoffPays).
+  std::vector<bool> fftPeaksHandedOver;
   bool anyFft = false;
   bool needSat = false;                  // some fitting template is not fused
   bool sat32 = true;                     // every box sum of a fitting template fits 32 bits

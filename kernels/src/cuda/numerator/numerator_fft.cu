@@ -10,6 +10,7 @@
 #include "cuda/block_arrival.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
+#include "rules/fft_offset.hpp"
 
 namespace nccmatch::cuda {
 
@@ -56,6 +57,17 @@ __global__ void placeTemplateKernel(const uint8_t* __restrict__ pixels, int widt
 constexpr int kPerLane = 8;
 constexpr int kWarpRun = 32 * kPerLane;
 
+// The walk every frame pass shares: the runs of kRun pixels covering `rows` rows of `width`
+// pixels, one run per warp of the grid at a time; body(y, x) gets the row and the run's first x.
+template <int kRun, typename Body>
+__device__ __forceinline__ void forEachWarpRun(int width, int rows, Body body) {
+  const std::size_t runsPerRow = (std::size_t(width) + kRun - 1) / kRun;
+  const std::size_t runs = runsPerRow * rows;
+  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
+  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps)
+    body(int(r / runsPerRow), int(r % runsPerRow) * kRun);
+}
+
 // The block's per-thread values summed in a fixed order (shuffle tree, then the warps in order);
 // the total is valid in thread 0. Ends with a barrier, so it may be called again in a block.
 template <typename T>
@@ -69,15 +81,6 @@ __device__ T blockSum(T value) {
     for (int w = 0; w < int(blockDim.x) / 32; ++w) total += perWarp[w];
   __syncthreads();
   return total;
-}
-
-// Sums a block's per-thread integers and adds them to *target with one atomic (thousands of
-// atomics on one address cost more than the pass itself). Integer addition is associative, so
-// the result does not depend on the order in which blocks arrive.
-template <typename T>
-__device__ void addBlockTotal(T value, T* target) {
-  const T total = blockSum(value);
-  if (threadIdx.x == 0 && total != 0) atomicAdd(target, total);
 }
 
 // The grid's sum of per-thread doubles into *target in an order fixed by the launch shape: each
@@ -103,33 +106,35 @@ __device__ void sumBlocksInOrder(double value, double* partials, unsigned* arriv
   }
 }
 
-// Frame minus an offset; the padding is zero. The offset is read on the device so no
-// synchronisation is needed to learn the frame's mean. Writes sum((I - offset)^2) to *normSq,
-// summed in a fixed order (sumBlocksInOrder; partials: one double per block, arrived: 0).
-__device__ inline double placementOffset(const void* offsetSource, bool total32, bool totalValid, int width,
-                                        int height) {
-  if (offsetSource == nullptr || !totalValid) return 128.0;
-  const double total = total32 ? double(*static_cast<const uint32_t*>(offsetSource))
-                               : double(*static_cast<const int64_t*>(offsetSource));
-  return total / (double(width) * height);
+// The placement's offset: the mean of the frame's sample grid (rules/fft_offset.hpp), which each
+// block finds itself (1 024 loads and a block sum, the same integer in every block), or 128.
+__device__ inline double placementOffset(const uint8_t* image, std::size_t pitch, int width, int height,
+                                        bool sampledMean) {
+  if (!sampledMean) return 128.0;
+  uint32_t mine = 0;
+  for (int k = threadIdx.x; k < kFftOffsetSamples; k += blockDim.x)
+    mine += fftOffsetSample(image, pitch, width, height, k);
+  __shared__ uint32_t sampleSum;
+  const uint32_t sum = blockSum(mine);
+  if (threadIdx.x == 0) sampleSum = sum;
+  __syncthreads();
+  return fftOffsetFromSampleSum(sampleSum);
 }
 
+// Frame minus an offset (placementOffset); the padding is zero. The offset is found on the
+// device, so nothing waits to learn the frame's mean. Writes sum((I - offset)^2) to *normSq,
+// summed in a fixed order (sumBlocksInOrder; partials: one double per block, arrived: 0).
 template <typename Real>
 __global__ void __launch_bounds__(256)
     placeFrameKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
-                     const void* offsetSource, bool total32, bool totalValid,
-                     Real* __restrict__ real, int fftWidth, int fftHeight, double* partials,
+                     bool sampledMean, Real* __restrict__ real, int fftWidth, int fftHeight, double* partials,
                      unsigned* arrived, double* normSq) {
   // The offset as the transform sees it (rounded to Real), so the norm is that of its input.
-  const Real o = Real(placementOffset(offsetSource, total32, totalValid, width, height));
+  const Real o = Real(placementOffset(image, pitch, width, height, sampledMean));
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(fftWidth) + kWarpRun - 1) / kWarpRun;
-  const std::size_t runs = runsPerRow * fftHeight;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   double sq = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const int y = int(r / runsPerRow);
-    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
+  forEachWarpRun<kWarpRun>(fftWidth, fftHeight, [&](int y, int run) {
+    const int x0 = run + lane;
     const uint8_t* in = image + std::size_t(y) * pitch;
     Real* out = real + std::size_t(y) * fftWidth;
     Real v[kPerLane];
@@ -146,37 +151,15 @@ __global__ void __launch_bounds__(256)
         sq += double(v[k]) * double(v[k]);
       }
     }
-  }
+  });
   sumBlocksInOrder(sq, partials, arrived, normSq);
-}
-
-// Sum of the frame's pixels into *total (zeroed before), in the same runs as the placement.
-__global__ void __launch_bounds__(256)
-    frameTotalKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
-                     unsigned long long* total) {
-  const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(width) + kWarpRun - 1) / kWarpRun;
-  const std::size_t runs = runsPerRow * height;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
-  unsigned long long sum = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const uint8_t* in = image + (r / runsPerRow) * pitch;
-    const int x0 = int(r % runsPerRow) * kWarpRun + lane;
-    unsigned runSum = 0;  // at most kPerLane * 255
-#pragma unroll
-    for (int k = 0; k < kPerLane; ++k) {
-      const int x = x0 + 32 * k;
-      runSum += x < width ? in[x] : 0u;
-    }
-    sum += runSum;
-  }
-  addBlockTotal(sum, total);
 }
 
 // The frame passes again with 4-pixel words, where the frame's rows are 4-byte aligned (and, for
 // the placement, the plane's rows 16-byte aligned): a lane loads 32 bits and stores a float4, a
 // quarter of the byte passes' instructions. Measured on an H100 (session 45): the placement 10.8
-// -> 9.7 µs at 1080p (the total unchanged, 5.3: both wait on latency, not instructions), and
+// -> 9.7 µs at 1080p (a frame-total pass, since replaced by the sampled offset, unchanged at 5.3:
+// both waited on latency, not instructions), and
 // bench_stream --large 7-8 µs a frame faster at 2160p, the same at 1080p. Lane l of a warp's run
 // takes the words at 4l, 4l + 128, ...
 constexpr int kWordsPerLane = 4;
@@ -193,17 +176,13 @@ __device__ __forceinline__ uint32_t loadPixelWord(const uint8_t* row, int x, int
 // placeFrameKernel<float>'s result (the plane, the norm in the same fixed block order) by words.
 __global__ void __launch_bounds__(256)
     placeFrameWordsKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
-                          const void* offsetSource, bool total32, bool totalValid, float* __restrict__ real,
+                          bool sampledMean, float* __restrict__ real,
                           int fftWidth, int fftHeight, double* partials, unsigned* arrived, double* normSq) {
-  const float o = float(placementOffset(offsetSource, total32, totalValid, width, height));
+  const float o = float(placementOffset(image, pitch, width, height, sampledMean));
   const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(fftWidth) + kWordRun - 1) / kWordRun;
-  const std::size_t runs = runsPerRow * fftHeight;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
   double sq = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const int y = int(r / runsPerRow);
-    const int x0 = int(r % runsPerRow) * kWordRun + 4 * lane;
+  forEachWarpRun<kWordRun>(fftWidth, fftHeight, [&](int y, int run) {
+    const int x0 = run + 4 * lane;
     const uint8_t* in = image + std::size_t(y) * pitch;
     float* out = real + std::size_t(y) * fftWidth;
     uint32_t words[kWordsPerLane];
@@ -224,34 +203,8 @@ __global__ void __launch_bounds__(256)
       }
       *reinterpret_cast<float4*>(out + x) = make_float4(v[0], v[1], v[2], v[3]);
     }
-  }
+  });
   sumBlocksInOrder(sq, partials, arrived, normSq);
-}
-
-// frameTotalKernel's sum by words.
-__global__ void __launch_bounds__(256)
-    frameTotalWordsKernel(const uint8_t* __restrict__ image, std::size_t pitch, int width, int height,
-                          unsigned long long* total) {
-  const int lane = threadIdx.x & 31;
-  const std::size_t runsPerRow = (std::size_t(width) + kWordRun - 1) / kWordRun;
-  const std::size_t runs = runsPerRow * height;
-  const std::size_t warps = std::size_t(gridDim.x) * (blockDim.x / 32);
-  unsigned long long sum = 0;
-  for (std::size_t r = (std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; r < runs; r += warps) {
-    const uint8_t* in = image + (r / runsPerRow) * pitch;
-    const int x0 = int(r % runsPerRow) * kWordRun + 4 * lane;
-    uint32_t words[kWordsPerLane];
-#pragma unroll
-    for (int k = 0; k < kWordsPerLane; ++k) {
-      const int x = x0 + 128 * k;
-      words[k] = x < width ? loadPixelWord(in, x, width) : 0u;
-    }
-    unsigned runSum = 0;  // at most 16 * 255
-#pragma unroll
-    for (int k = 0; k < kWordsPerLane; ++k) runSum = __dp4a(words[k], 0x01010101u, runSum);
-    sum += runSum;
-  }
-  addBlockTotal(sum, total);
 }
 
 // Whether the frame passes may take words: rows of `image` 4-byte aligned.
@@ -381,50 +334,37 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
   return Status();
 }
 
-Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch,
-                                     const void* offsetSource, bool total32, bool totalValid) {
+Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch, FrameOffset offset) {
   if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
   double* sums = frameSums_.as<double>();
   double* normSq = sums + kNormSqAt;  // written by the placement's last block: no zeroing
   double* partials = sums + kPartialsAt;
   unsigned* arrived = reinterpret_cast<unsigned*>(sums + kArrivedAt);
+  const bool sampledMean = offset == FrameOffset::SampledMean;
   const int block = 256, grid = frameBlocks();
   if (precision_ == FftPrecision::Float) {
     // The plane's rows (fftWidth floats, from a 256-byte aligned allocation) are 16-byte aligned
     // when fftWidth is a multiple of 4.
     if (frameRowsWordAligned(image, pitch) && fftWidth_ % 4 == 0)
-      placeFrameWordsKernel<<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource, total32,
-                                                         totalValid, real_.as<float>(), fftWidth_, fftHeight_,
-                                                         partials, arrived, normSq);
+      placeFrameWordsKernel<<<grid, block, 0, stream_>>>(image, pitch, width_, height_, sampledMean,
+                                                         real_.as<float>(), fftWidth_, fftHeight_, partials,
+                                                         arrived, normSq);
     else
-      placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
-                                                           total32, totalValid, real_.as<float>(),
-                                                           fftWidth_, fftHeight_, partials, arrived, normSq);
+      placeFrameKernel<float><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, sampledMean,
+                                                           real_.as<float>(), fftWidth_, fftHeight_, partials,
+                                                           arrived, normSq);
     NCC_CUDA_CHECK(cudaGetLastError());
     return cufftStatus(cufftExecR2C(cufftHandle(planForward_), real_.as<cufftReal>(),
                                     frameSpectrum_.as<cufftComplex>()),
                        "cufftExecR2C(frame)");
   }
-  placeFrameKernel<double><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, offsetSource,
-                                                        total32, totalValid, real_.as<double>(),
-                                                        fftWidth_, fftHeight_, partials, arrived, normSq);
+  placeFrameKernel<double><<<grid, block, 0, stream_>>>(image, pitch, width_, height_, sampledMean,
+                                                        real_.as<double>(), fftWidth_, fftHeight_, partials,
+                                                        arrived, normSq);
   NCC_CUDA_CHECK(cudaGetLastError());
   return cufftStatus(cufftExecD2Z(cufftHandle(planForward_), real_.as<double>(),
                                   frameSpectrum_.as<cufftDoubleComplex>()),
                      "cufftExecD2Z(frame)");
-}
-
-Status FftCorrelator::transformFrame(const uint8_t* image, std::size_t pitch) {
-  if (!havePlans_) return Status::error("FftCorrelator::transformFrame before configure");
-  NCC_CUDA_CHECK(cudaMemsetAsync(frameSums_.as<void>(), 0, sizeof(int64_t), stream_));  // the total
-  if (frameRowsWordAligned(image, pitch))
-    frameTotalWordsKernel<<<frameBlocks(), 256, 0, stream_>>>(image, pitch, width_, height_,
-                                                             frameSums_.as<unsigned long long>());
-  else
-    frameTotalKernel<<<frameBlocks(), 256, 0, stream_>>>(image, pitch, width_, height_,
-                                                        frameSums_.as<unsigned long long>());
-  NCC_CUDA_CHECK(cudaGetLastError());
-  return transformFrame(image, pitch, frameSums_.as<void>(), false, true);
 }
 
 Status FftCorrelator::setStream(cudaStream_t stream) { return setStreams(stream, stream); }

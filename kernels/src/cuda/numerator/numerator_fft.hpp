@@ -29,6 +29,13 @@ int preferredFftSize(int n, bool even);
 
 enum class FftPrecision { Float, Double };
 
+// What the forward transform subtracts from the frame: any constant gives the same correlation
+// (the template is zero-mean); one near the frame's mean keeps float rounding small.
+enum class FrameOffset {
+  SampledMean,  // the mean of a 32 x 32 sample grid (rules/fft_offset.hpp), found on the device
+  Fixed128,
+};
+
 class FftCorrelator {
  public:
   FftCorrelator() = default;
@@ -48,15 +55,10 @@ class FftCorrelator {
   // names it for correlate().
   Status addTemplate(const uint8_t* pixels, int width, int height, double mean, int* slot);
 
-  // Forward transform of a frame minus `offset` (any constant: it cancels against the
-  // zero-mean template, and a value near the frame's mean keeps float rounding small).
-  // offsetSource: device pointer to the frame's total sum (int64, or uint32 when total32),
-  // or null to use 128.
-  Status transformFrame(const uint8_t* image, std::size_t pitch, const void* offsetSource,
-                        bool total32, bool totalValid);
-  // The same with the frame's own mean as the offset, found on the device (no SAT needed, so
-  // the transform can run beside the SAT build on another stream).
-  Status transformFrame(const uint8_t* image, std::size_t pitch);
+  // Forward transform of a frame minus an offset. The sampled mean needs no SAT and no pass
+  // before the placement, so the transform runs beside the SAT build on another stream.
+  Status transformFrame(const uint8_t* image, std::size_t pitch,
+                        FrameOffset offset = FrameOffset::SampledMean);
   // Later work (transforms, products) goes to `stream`.
   Status setStream(cudaStream_t stream);
   // Frame transforms (and template spectra) on `frameStream`, products and inverse transforms on
@@ -78,8 +80,8 @@ class FftCorrelator {
   void destroyPlans();
   Status correlateInto(int slot);
 
-  // Blocks for the frame passes (mean, placement): four per SM, each thread with several loads
-  // in flight, and few enough blocks that their one atomic each stays cheap.
+  // Blocks of the placement: four per SM, each thread with several loads in flight, and few
+  // enough blocks that their partial norms and the sample grid each block reads stay cheap.
   int frameBlocks() const { return 4 * smCount_; }
 
   int width_ = 0, height_ = 0;
@@ -91,9 +93,9 @@ class FftCorrelator {
   int planForward_ = 0, planInverse_ = 0;  // cufftHandle
   bool havePlans_ = false;
   DeviceBuffer real_;           // fftHeight x fftWidth reals
-  // In 8-byte slots: the frame's sum (int64, atomics of integers), sum((I - offset)^2) (double),
-  // the placement's block-arrival counter (uint32) and its per-block partial norms (doubles).
-  static constexpr int kNormSqAt = 1, kArrivedAt = 2, kPartialsAt = 3;  // the sum is slot 0
+  // In 8-byte slots: sum((I - offset)^2) (double), the placement's block-arrival counter
+  // (uint32) and its per-block partial norms (doubles).
+  static constexpr int kNormSqAt = 0, kArrivedAt = 1, kPartialsAt = 2;
   DeviceBuffer frameSums_;
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same

@@ -1,6 +1,7 @@
 // The CUDA cost model (no device needed): fused templates up to 64x64 go spatial at 1080p and
 // 2160p (the fused kernel measured faster than the float FFT there), larger ones to the FFT,
-// explicit choices are never Auto, and the predictions grow with the work they price.
+// explicit choices are never Auto, the predictions grow with the work they price, and the float
+// fft hands its peaks over on large maps only.
 #include <gtest/gtest.h>
 
 #include "cuda/engine/cost_model.hpp"
@@ -72,6 +73,23 @@ TEST(CudaCostModel, NeverAnswersAuto) {
       const CudaNumerator n = cuda::chooseNumerator(side, side, 1000, 700, sms);
       EXPECT_TRUE(n == CudaNumerator::Spatial || n == CudaNumerator::Fft) << side << " " << sms;
     }
+}
+
+// The float-fft peaks come from the score kernels' hand-off on large maps only: 1080p maps scan
+// (the hand-off measured slower there), 2160p maps hand over (faster), the boundary at
+// kFftHandoffMinPositions exactly, and empty or negative maps never hand over.
+TEST(CudaCostModel, FftPeakHandoffOnLargeMapsOnly) {
+  for (int side : {128, 256}) {
+    EXPECT_FALSE(cuda::fftPeakHandoffPays(1921 - side, 1081 - side)) << "1080p, template " << side;
+    EXPECT_TRUE(cuda::fftPeakHandoffPays(3841 - side, 2161 - side)) << "2160p, template " << side;
+  }
+  const int width = 1000, rows = int(cuda::kFftHandoffMinPositions / width);
+  ASSERT_EQ(std::size_t(width) * rows, cuda::kFftHandoffMinPositions);
+  EXPECT_TRUE(cuda::fftPeakHandoffPays(width, rows));
+  EXPECT_FALSE(cuda::fftPeakHandoffPays(width - 1, rows));
+  EXPECT_FALSE(cuda::fftPeakHandoffPays(0, 1 << 30));
+  EXPECT_FALSE(cuda::fftPeakHandoffPays(-5000, -5000));
+  EXPECT_TRUE(cuda::fftPeakHandoffPays(1 << 16, 1 << 16));  // no int overflow
 }
 
 }  // namespace

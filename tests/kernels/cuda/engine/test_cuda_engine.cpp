@@ -770,6 +770,7 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
   auto* handedCuda = dynamic_cast<cuda::CudaEngine*>(handed.get());
   ASSERT_NE(handedCuda, nullptr);
   handedCuda->setFftPeakHandoff(true);
+  dynamic_cast<cuda::CudaEngine*>(scanned.get())->setFftPeakHandoff(false);
   for (Engine* e : {scanned.get(), handed.get()}) ASSERT_TRUE(e->setTemplates(bank).ok());
   bool anyRecomputed = false;
   std::size_t matchesSeen = 0;
@@ -793,6 +794,46 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
   }
   EXPECT_TRUE(anyRecomputed) << "no window was recomputed: the recompute kernel's hand-off went untested";
   EXPECT_GT(matchesSeen, 0u) << "no match kept: the above lists went untested";
+}
+
+// By default the size plan picks the hand-off per template (cuda::fftPeakHandoffPays): a 128²
+// template scans its map on 1080p frames and hands its peaks over on 2160p ones, with the
+// matches (pasted copies of the template among noise, several kept) of an engine forced to scan,
+// bit for bit; an explicit setting overrides the plan and setFftPeakHandoffAuto() gives it back.
+TEST(CudaEngine, FftPeakHandoffPickedByMapSize) {
+  SKIP_WITHOUT_GPU();
+  EngineOptions options;
+  options.backend = Backend::Cuda;
+  options.cudaNumerator = CudaNumerator::Fft;
+  auto picked = makeEngine(options), scanned = makeEngine(options);
+  auto* pickedCuda = dynamic_cast<cuda::CudaEngine*>(picked.get());
+  ASSERT_NE(pickedCuda, nullptr);
+  dynamic_cast<cuda::CudaEngine*>(scanned.get())->setFftPeakHandoff(false);
+  const TemplateImage t = makeTemplate(128, 128, Fill::Random, "128 noise");
+  for (Engine* e : {picked.get(), scanned.get()}) ASSERT_TRUE(e->setTemplates({t}).ok());
+  for (auto [width, height, handedOver] : {std::tuple{1920, 1080, false}, std::tuple{3840, 2160, true}}) {
+    SCOPED_TRACE(std::to_string(width) + "x" + std::to_string(height));
+    Image img = makeImage(width, height, Fill::Random);
+    paste(&img, t, 17, 23);
+    paste(&img, t, width - 128 - 5, height - 128);
+    paste(&img, t, width / 2 + 1, height / 3);
+    const MatchParams p = paramsFor(Method::CCoeffNormed, MethodThresholds{0.5, 0.2, 30000.0, 2e6, 1e4}, 8);
+    FrameResult want, got;
+    ASSERT_TRUE(scanned->match(img.view(), p, &want).ok());
+    ASSERT_TRUE(picked->match(img.view(), p, &got).ok());
+    EXPECT_EQ(pickedCuda->fftPeaksHandedOver(0), handedOver);
+    EXPECT_EQ(got.matches.size(), 3u);
+    expectSameMatches(got, want, true);
+    if (HasFatalFailure()) return;
+    // An explicit setting wins over the plan; auto gives the plan's choice back.
+    pickedCuda->setFftPeakHandoff(!handedOver);
+    ASSERT_TRUE(picked->match(img.view(), p, &got).ok());
+    EXPECT_EQ(pickedCuda->fftPeaksHandedOver(0), !handedOver);
+    expectSameMatches(got, want, true);
+    pickedCuda->setFftPeakHandoffAuto();
+    ASSERT_TRUE(picked->match(img.view(), p, &got).ok());
+    EXPECT_EQ(pickedCuda->fftPeaksHandedOver(0), handedOver);
+  }
 }
 
 // Banks of fused spatial templates upload host frames in bands of rows and score each band as

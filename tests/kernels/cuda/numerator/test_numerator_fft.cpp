@@ -8,10 +8,10 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 
 #include "cuda/numerator/numerator_fft.hpp"
 #include "gpu_test_support.hpp"
+#include "rules/fft_offset.hpp"
 #include "test_support.hpp"
 
 namespace nccmatch::test {
@@ -111,7 +111,7 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
     int slot = -1;
     s = fft.addTemplate(dTpl, t.width, t.height, meanT, &slot);
     ASSERT_TRUE(s.ok()) << s.message();
-    s = fft.transformFrame(dImage, img.stride, nullptr, false, false);
+    s = fft.transformFrame(dImage, img.stride, cuda::FrameOffset::Fixed128);
     ASSERT_TRUE(s.ok()) << s.message();
     const double* out = nullptr;
     s = fft.correlate(slot, &out);
@@ -148,12 +148,12 @@ TEST_P(FftNumerator, CentredNumeratorWithinRounding) {
 }
 
 // The float correlator: every output within its own bound errorScale * ||I - offset|| * ||T'||,
-// and the frame norm it reports equal to the frame's; offset 128, or the frame's own mean.
+// and the frame norm it reports equal to the frame's; offset 128, or the frame's sampled mean.
 TEST_P(FftNumerator, FloatWithinItsBound) {
   SKIP_WITHOUT_GPU();
   const FftCase c = GetParam();
   for (bool ownMean : {false, true}) {
-  SCOPED_TRACE(ownMean ? "own mean" : "offset 128");
+  SCOPED_TRACE(ownMean ? "sampled mean" : "offset 128");
   Image img = makeImage(c.frameW, c.frameH, c.frameFill, c.padding);
   TemplateImage t = makeTemplate(c.tplW, c.tplH, c.tplFill);
   double sumT = 0;
@@ -162,11 +162,9 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
   double normT = 0;
   for (uint8_t v : t.pixels) normT += (v - meanT) * (v - meanT);
   normT = std::sqrt(normT);
-  double total = 0;
-  for (int y = 0; y < c.frameH; ++y)
-    for (int x = 0; x < c.frameW; ++x) total += img.at(x, y);
   // The offset as the transform sees it: rounded to float.
-  const float offset = ownMean ? float(total / (double(c.frameW) * c.frameH)) : 128.f;
+  const float offset =
+      ownMean ? float(fftSampledOffset(img.bytes.data(), img.stride, c.frameW, c.frameH)) : 128.f;
   double normI = 0;  // ||I - offset||^2
   for (int y = 0; y < c.frameH; ++y)
     for (int x = 0; x < c.frameW; ++x) {
@@ -192,7 +190,7 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
     int slot = -1;
     ASSERT_TRUE(fft.addTemplate(dTpl, t.width, t.height, meanT, &slot).ok());
     ASSERT_TRUE((ownMean ? fft.transformFrame(dImage, img.stride)
-                         : fft.transformFrame(dImage, img.stride, nullptr, false, false)).ok());
+                         : fft.transformFrame(dImage, img.stride, cuda::FrameOffset::Fixed128)).ok());
     const double* asDouble = nullptr;
     EXPECT_FALSE(fft.correlate(slot, &asDouble).ok());  // wrong precision
     const float* out = nullptr;
@@ -226,7 +224,7 @@ TEST_P(FftNumerator, FloatWithinItsBound) {
 }
 
 // The frame norm behind the rounding bound has the same bits every time for the same frame
-// (offset 128 and the frame's own mean): it decides which windows the score kernel recomputes
+// (offset 128 and the frame's sampled mean): it decides which windows the score kernel recomputes
 // exactly, so a varying last bit made the same frame give different scores now and then. Rows of
 // 1921 bytes take the byte passes, rows of 1920 (4-byte aligned) the word passes.
 TEST(FftCorrelator, FrameNormIsBitIdenticalRunToRun) {
@@ -241,19 +239,19 @@ TEST(FftCorrelator, FrameNormIsBitIdenticalRunToRun) {
   ASSERT_EQ(cudaMalloc(&dImage, img.bytes.size()), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(dImage, img.bytes.data(), img.bytes.size(), cudaMemcpyHostToDevice), cudaSuccess);
   for (bool ownMean : {false, true}) {
-    SCOPED_TRACE(ownMean ? "own mean" : "offset 128");
+    SCOPED_TRACE(ownMean ? "sampled mean" : "offset 128");
     cuda::FftCorrelator fft;
     Status s = fft.configure(img.width, img.height, stream, cuda::FftPrecision::Float);
     ASSERT_TRUE(s.ok()) << s.message();
     std::vector<double> norms(runToRunRepeats(), -1.0);
     for (double& n : norms) {
       ASSERT_TRUE((ownMean ? fft.transformFrame(dImage, img.stride)
-                           : fft.transformFrame(dImage, img.stride, nullptr, false, false)).ok());
+                           : fft.transformFrame(dImage, img.stride, cuda::FrameOffset::Fixed128)).ok());
       ASSERT_EQ(cudaMemcpyAsync(&n, fft.frameNormSq(), sizeof(double), cudaMemcpyDeviceToHost, stream), cudaSuccess);
     }
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    const double total = std::accumulate(img.bytes.begin(), img.bytes.end(), 0.0);
-    const float offset = ownMean ? float(total / (double(img.width) * img.height)) : 128.f;
+    const float offset =
+        ownMean ? float(fftSampledOffset(img.bytes.data(), img.stride, img.width, img.height)) : 128.f;
     double want = 0;
     for (uint8_t p : img.bytes) want += double(float(p) - offset) * double(float(p) - offset);
     EXPECT_NEAR(norms[0], want, 1e-9 * want);
