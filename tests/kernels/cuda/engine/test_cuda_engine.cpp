@@ -737,6 +737,23 @@ TEST(CudaEngine, FloatFftRecomputesNearFlatWindowsExactly) {
   }
 }
 
+// Two engines on the fft numerator: `scanned` forced to scan its maps for peaks, `other`'s hand-off
+// left to the caller (cuda: its CudaEngine).
+struct FftEnginePair {
+  std::unique_ptr<Engine> scanned, other;
+  cuda::CudaEngine* cuda = nullptr;
+};
+
+FftEnginePair fftEnginesOneScanning() {
+  EngineOptions options;
+  options.backend = Backend::Cuda;
+  options.cudaNumerator = CudaNumerator::Fft;
+  FftEnginePair pair{makeEngine(options), makeEngine(options)};
+  pair.cuda = dynamic_cast<cuda::CudaEngine*>(pair.other.get());
+  if (auto* scanning = dynamic_cast<cuda::CudaEngine*>(pair.scanned.get())) scanning->setFftPeakHandoff(false);
+  return pair;
+}
+
 // Float-fft templates whose score and recompute kernels hand their peaks over
 // (CudaEngine::setFftPeakHandoff) give the matches of the scan of the whole map, bit for bit:
 // every method, no matches kept, a few (select) and many (sorted NMS), on frames whose best lies
@@ -763,14 +780,9 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
                                      cutTemplate(frames[0].second, 40, 50, 37, 29, "noise cut"),
                                      makeTemplate(64, 64, Fill::Smooth, "smooth"),
                                      cutTemplate(halfFlat, 20, 60, 33, 41, "near-flat cut")};
-  EngineOptions options;
-  options.backend = Backend::Cuda;
-  options.cudaNumerator = CudaNumerator::Fft;
-  auto scanned = makeEngine(options), handed = makeEngine(options);
-  auto* handedCuda = dynamic_cast<cuda::CudaEngine*>(handed.get());
+  auto [scanned, handed, handedCuda] = fftEnginesOneScanning();
   ASSERT_NE(handedCuda, nullptr);
   handedCuda->setFftPeakHandoff(true);
-  dynamic_cast<cuda::CudaEngine*>(scanned.get())->setFftPeakHandoff(false);
   for (Engine* e : {scanned.get(), handed.get()}) ASSERT_TRUE(e->setTemplates(bank).ok());
   bool anyRecomputed = false;
   std::size_t matchesSeen = 0;
@@ -802,13 +814,8 @@ TEST(CudaEngine, FftPeakHandoffGivesTheMapScansMatches) {
 // bit for bit; an explicit setting overrides the plan and setFftPeakHandoffAuto() gives it back.
 TEST(CudaEngine, FftPeakHandoffPickedByMapSize) {
   SKIP_WITHOUT_GPU();
-  EngineOptions options;
-  options.backend = Backend::Cuda;
-  options.cudaNumerator = CudaNumerator::Fft;
-  auto picked = makeEngine(options), scanned = makeEngine(options);
-  auto* pickedCuda = dynamic_cast<cuda::CudaEngine*>(picked.get());
+  auto [scanned, picked, pickedCuda] = fftEnginesOneScanning();
   ASSERT_NE(pickedCuda, nullptr);
-  dynamic_cast<cuda::CudaEngine*>(scanned.get())->setFftPeakHandoff(false);
   const TemplateImage t = makeTemplate(128, 128, Fill::Random, "128 noise");
   for (Engine* e : {picked.get(), scanned.get()}) ASSERT_TRUE(e->setTemplates({t}).ok());
   for (auto [width, height, handedOver] : {std::tuple{1920, 1080, false}, std::tuple{3840, 2160, true}}) {
