@@ -9,8 +9,10 @@
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
-//   bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]
+//   bench_stream [--host-calls] [--banks] [--large] [--engine-pair] [--gemm-templates auto|unsigned|zero-mean]
 //                [--fft-peak-handoff | --fft-peak-scan]
+//   --engine-pair: instead of the table, one engine with 2 frames in flight against two engines of
+//   the same bank taking alternate frames (pairMicrosPerFrame);
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
 //   the single templates of 128² and 256² (issue 12's rows, and 2560x1440 frames between the two
 //   sizes; either leaves the host-calls table out); --gemm-templates:
@@ -138,6 +140,32 @@ HostCalls pacedHostMicros(Engine& e, const std::vector<FrameView>& frames, const
   return HostCalls{median(submit), median(collect)};
 }
 
+// Microseconds per frame over >= 0.3 s with two engines of the same bank taking alternate frames,
+// one frame in flight in each: each engine matches on its own streams with its own scratch, so one
+// frame's latency-bound kernels (peaks, rescoring) can run beside the other's transforms. What
+// one engine with 2 frames in flight would gain if its frames' matching did not share one
+// compute stream.
+double pairMicrosPerFrame(Engine& a, Engine& b, const std::vector<FrameView>& frames, const MatchParams& p) {
+  using Clock = std::chrono::steady_clock;
+  FrameResult r;
+  Engine* engines[2] = {&a, &b};
+  std::size_t next = 0;
+  for (Engine* e : engines) check(e->submit(frames[next++ % frames.size()], p), "submit");
+  const auto begin = Clock::now();
+  int done = 0;
+  double elapsed = 0;
+  while (done < 20 || elapsed < 3e5) {
+    Engine& e = *engines[done % 2];
+    check(e.collect(&r), "collect");
+    check(e.submit(frames[next++ % frames.size()], p), "submit");
+    ++done;
+    elapsed = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
+  }
+  for (Engine* e : engines)
+    while (e->framesInFlight() > 0) check(e->collect(&r), "collect");
+  return elapsed / done;
+}
+
 RunTimes medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
   runMicrosPerFrame(e, frames, p, depth);  // warm-up: plans, buffers, clocks
   std::vector<double> perFrame, submit;
@@ -239,7 +267,7 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool hostCallsOnly = false, banksOnly = false, largeOnly = false;
+  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false;
   std::optional<bool> fftPeakHandoff;  // unset: the size plan's choice
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
   for (int i = 1; i < argc; ++i) {
@@ -251,6 +279,8 @@ int main(int argc, char** argv) {
       banksOnly = true;
     } else if (a == "--large") {
       largeOnly = true;
+    } else if (a == "--engine-pair") {
+      enginePair = true;
     } else if (a == "--fft-peak-handoff") {
       fftPeakHandoff = true;
     } else if (a == "--fft-peak-scan") {
@@ -266,11 +296,13 @@ int main(int argc, char** argv) {
       else
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
-                   "usage: bench_stream [--host-calls] [--banks] [--large] [--gemm-templates auto|unsigned|zero-mean]\n"
+                   "usage: bench_stream [--host-calls] [--banks] [--large] [--engine-pair]\n"
+                   "                    [--gemm-templates auto|unsigned|zero-mean]\n"
                    "                    [--fft-peak-handoff | --fft-peak-scan]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
                    "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"
-                   "  GEMM-bank groups hold their templates; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
+                   "  GEMM-bank groups hold their templates; --engine-pair: one engine, 2 in flight, against two\n"
+                   "  engines taking alternate frames; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
                    "  peaks handed over / scanned, whatever the size plan picks\n");
       return 2;
     }
@@ -296,9 +328,13 @@ int main(int argc, char** argv) {
     hostCallsTable(gen);
     return 0;
   }
-  std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
-              "| paced submit (host) | paced collect (host) | match / best |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (enginePair)
+    std::printf("| frame | bank | one engine, 2 in flight | two engines, alternate frames, 1 in flight each | two / one |\n"
+                "|---|---|---|---|---|\n");
+  else
+    std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
+                "| paced submit (host) | paced collect (host) | match / best |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
   struct Bank {
     int count, side;
   };
@@ -334,6 +370,22 @@ int main(int argc, char** argv) {
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
+      if (enginePair) {  // the two forms alternate, run by run, in the same process
+        std::unique_ptr<Engine> other;
+        check(Engine::create(o, &other), "engine");
+        check(other->setTemplates(templates), "templates");
+        runMicrosPerFrame(*e, frames, p, 2);
+        pairMicrosPerFrame(*e, *other, frames, p);
+        std::vector<double> one, two;
+        for (int i = 0; i < kRuns; ++i) {
+          one.push_back(runMicrosPerFrame(*e, frames, p, 2).perFrame);
+          two.push_back(pairMicrosPerFrame(*e, *other, frames, p));
+        }
+        std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side,
+                    median(one), median(two), median(two) / median(one));
+        std::fflush(stdout);
+        continue;
+      }
       const double single = medianMicrosPerFrame(*e, frames, p, 0).perFrame;
       double inFlight[3], submit = 0;
       for (int k = 1; k <= 3; ++k) {
@@ -350,6 +402,6 @@ int main(int argc, char** argv) {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  if (!banksOnly && !largeOnly) hostCallsTable(gen);
+  if (!banksOnly && !largeOnly && !enginePair) hostCallsTable(gen);
   return 0;
 }
