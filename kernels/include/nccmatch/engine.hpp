@@ -100,6 +100,14 @@ struct EngineOptions {
   CudaMappedFrames cudaMappedFrames = CudaMappedFrames::Gather;     // CUDA backend only
   CudaStagingCopy cudaStagingCopy = CudaStagingCopy::CallerThread;  // CUDA backend only
   CudaGemmTemplates cudaGemmTemplates = CudaGemmTemplates::Auto;  // CUDA backend only
+  // CUDA backend only: matching lanes, 1 to Engine::kMaxFramesInFlight (3). Each lane has its own
+  // streams and its own copy of everything prepared per frame size (score maps, SAT, the fft
+  // path's transforms and template spectra, the GEMM groups' layouts), and consecutive frames in
+  // flight (submit) take different lanes: one frame's latency-bound steps (peak selection, exact
+  // rescoring) run beside the next frame's transforms and scores instead of after them. match()
+  // keeps to one lane. 1: every frame on one stream, the least device memory; 2 (default): about
+  // twice the per-size memory, 10-20% less time a frame with 2 in flight (bench/RESULTS.md).
+  int cudaMatchingLanes = 2;
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every
