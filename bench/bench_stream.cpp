@@ -13,7 +13,8 @@
 //                [--gemm-templates auto|unsigned|zero-mean]
 //                [--fft-peak-handoff | --fft-peak-scan]
 //   --lanes N: EngineOptions::cudaMatchingLanes of the engines (default: the library's);
-//   --lanes-ab: instead of the table, a 1-lane engine against an N-lane one, 2 frames in flight;
+//   --lanes-ab: instead of the table, a 1-lane engine against an N-lane one (default 2), 2 frames
+//   in flight;
 //   --engine-pair: instead of the table, one engine with 2 frames in flight against two engines of
 //   the same bank taking alternate frames (pairMicrosPerFrame);
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
@@ -271,7 +272,7 @@ void hostCallsTable(std::mt19937& gen) {
 
 int main(int argc, char** argv) {
   bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false, lanesAb = false;
-  int lanes = EngineOptions{}.cudaMatchingLanes;
+  std::optional<int> lanesAsked;  // --lanes; unset: the library's default (2 for --lanes-ab)
   std::optional<bool> fftPeakHandoff;  // unset: the size plan's choice
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
   for (int i = 1; i < argc; ++i) {
@@ -288,7 +289,7 @@ int main(int argc, char** argv) {
     } else if (a == "--lanes-ab") {
       lanesAb = true;
     } else if (a == "--lanes" && !next.empty() && next.find_first_not_of("0123456789") == std::string::npos) {
-      lanes = std::atoi(next.c_str());
+      lanesAsked = std::atoi(next.c_str());
       ++i;
     } else if (a == "--fft-peak-handoff") {
       fftPeakHandoff = true;
@@ -317,6 +318,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const int lanes = lanesAsked ? *lanesAsked : lanesAb ? 2 : EngineOptions{}.cudaMatchingLanes;
   std::string why;
   if (!cudaAvailable(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
