@@ -9,8 +9,12 @@
 // host function. Figures are medians of 5 runs of wall-clock time per frame over >= 0.3 s of
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
-//   bench_stream [--host-calls] [--banks] [--large] [--engine-pair] [--gemm-templates auto|unsigned|zero-mean]
+//   bench_stream [--host-calls] [--banks] [--large] [--lanes N] [--lanes-ab] [--engine-pair]
+//                [--gemm-templates auto|unsigned|zero-mean]
 //                [--fft-peak-handoff | --fft-peak-scan]
+//   --lanes N: EngineOptions::cudaMatchingLanes of the engines (default: the library's);
+//   --lanes-ab: instead of the table, a 1-lane engine against an N-lane one (default 2), 2 frames
+//   in flight;
 //   --engine-pair: instead of the table, one engine with 2 frames in flight against two engines of
 //   the same bank taking alternate frames (pairMicrosPerFrame);
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
@@ -267,7 +271,8 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false;
+  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false, lanesAb = false;
+  std::optional<int> lanesAsked;  // --lanes; unset: the library's default (2 for --lanes-ab)
   std::optional<bool> fftPeakHandoff;  // unset: the size plan's choice
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
   for (int i = 1; i < argc; ++i) {
@@ -281,6 +286,11 @@ int main(int argc, char** argv) {
       largeOnly = true;
     } else if (a == "--engine-pair") {
       enginePair = true;
+    } else if (a == "--lanes-ab") {
+      lanesAb = true;
+    } else if (a == "--lanes" && !next.empty() && next.find_first_not_of("0123456789") == std::string::npos) {
+      lanesAsked = std::atoi(next.c_str());
+      ++i;
     } else if (a == "--fft-peak-handoff") {
       fftPeakHandoff = true;
     } else if (a == "--fft-peak-scan") {
@@ -296,17 +306,19 @@ int main(int argc, char** argv) {
       else
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
-                   "usage: bench_stream [--host-calls] [--banks] [--large] [--engine-pair]\n"
+                   "usage: bench_stream [--host-calls] [--banks] [--large] [--lanes N] [--lanes-ab] [--engine-pair]\n"
                    "                    [--gemm-templates auto|unsigned|zero-mean]\n"
                    "                    [--fft-peak-handoff | --fft-peak-scan]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
                    "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"
-                   "  GEMM-bank groups hold their templates; --engine-pair: one engine, 2 in flight, against two\n"
+                   "  GEMM-bank groups hold their templates; --lanes N: the engines' matching lanes; --lanes-ab:\n"
+                   "  1 lane against N, 2 in flight; --engine-pair: one engine, 2 in flight, against two\n"
                    "  engines taking alternate frames; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
                    "  peaks handed over / scanned, whatever the size plan picks\n");
       return 2;
     }
   }
+  const int lanes = lanesAsked ? *lanesAsked : lanesAb ? 2 : EngineOptions{}.cudaMatchingLanes;
   std::string why;
   if (!cudaAvailable(&why)) {
     std::printf("no GPU: %s\n", why.c_str());
@@ -314,13 +326,13 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s, GEMM-bank templates %s, float-fft peaks %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
+  std::printf("GPU: %s, matching lanes %d, GEMM-bank templates %s, float-fft peaks %s\n\nccoeff-normed, automatic numerator, microseconds per frame (median of %d runs, wall clock);\n"
               "match: one frame at a time; k in flight: submit/collect keeping k frames in flight; upload: one\n"
               "frame's host-to-device copy alone (events), the floor of a stream that uploads its frames;\n"
               "submit (host): time the host spends enqueueing one frame's work, 2 in flight;\n"
               "paced submit / collect (host): medians of each call's time, 2 in flight, frames coming 2x the\n"
               "2-in-flight time apart (a producer slower than the engine: collect finds its frame done).\n\n",
-              prop.name, cudaGemmTemplatesName(gemmTemplates),
+              prop.name, lanes, cudaGemmTemplatesName(gemmTemplates),
               !fftPeakHandoff ? "as the size plan picks" : *fftPeakHandoff ? "handed over" : "map scan",
               kRuns);
   std::mt19937 gen(12345);
@@ -331,6 +343,9 @@ int main(int argc, char** argv) {
   if (enginePair)
     std::printf("| frame | bank | one engine, 2 in flight | two engines, alternate frames, 1 in flight each | two / one |\n"
                 "|---|---|---|---|---|\n");
+  else if (lanesAb)
+    std::printf("| frame | bank | 1 lane, 2 in flight | %d lanes, 2 in flight | %d lanes / 1 |\n|---|---|---|---|---|\n",
+                lanes, lanes);
   else
     std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
                 "| paced submit (host) | paced collect (host) | match / best |\n"
@@ -363,6 +378,7 @@ int main(int argc, char** argv) {
       EngineOptions o;
       o.backend = Backend::Cuda;
       o.cudaGemmTemplates = gemmTemplates;
+      o.cudaMatchingLanes = lanes;
       std::unique_ptr<Engine> e;
       check(Engine::create(o, &e), "engine");
       if (auto* cudaEngine = dynamic_cast<cuda::CudaEngine*>(e.get()); cudaEngine && fftPeakHandoff)
@@ -386,6 +402,24 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         continue;
       }
+      if (lanesAb) {  // one lane against `lanes`, 2 in flight, run by run in the same process
+        EngineOptions oneLane = o;
+        oneLane.cudaMatchingLanes = 1;
+        std::unique_ptr<Engine> single;
+        check(Engine::create(oneLane, &single), "engine");
+        check(single->setTemplates(templates), "templates");
+        runMicrosPerFrame(*single, frames, p, 2);
+        runMicrosPerFrame(*e, frames, p, 2);
+        std::vector<double> one, many;
+        for (int i = 0; i < kRuns; ++i) {
+          one.push_back(runMicrosPerFrame(*single, frames, p, 2).perFrame);
+          many.push_back(runMicrosPerFrame(*e, frames, p, 2).perFrame);
+        }
+        std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side,
+                    median(one), median(many), median(many) / median(one));
+        std::fflush(stdout);
+        continue;
+      }
       const double single = medianMicrosPerFrame(*e, frames, p, 0).perFrame;
       double inFlight[3], submit = 0;
       for (int k = 1; k <= 3; ++k) {
@@ -402,6 +436,6 @@ int main(int argc, char** argv) {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  if (!banksOnly && !largeOnly && !enginePair) hostCallsTable(gen);
+  if (!banksOnly && !largeOnly && !enginePair && !lanesAb) hostCallsTable(gen);
   return 0;
 }

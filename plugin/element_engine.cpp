@@ -271,7 +271,9 @@ nccmatch::Status newEngine(GstNccMatch* self, nccmatch::Backend backend, int dev
   nccmatch::EngineOptions options;
   options.backend = backend;
   options.cudaDevice = deviceId;
-  options.threads = copySettings(self).cpuThreads;
+  const Settings settings = copySettings(self);
+  options.threads = settings.cpuThreads;
+  options.cudaMatchingLanes = settings.cudaLanes;
   options.useCurrentCudaContext = context != nullptr;
   // A pageable buffer (a producer that refused the pinned pool) is copied into the engine's
   // staging buffer by a host function on its copy stream, not in the streaming thread: the

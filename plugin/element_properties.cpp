@@ -44,6 +44,7 @@ enum {
   PROP_PYRAMID_LEVELS,
   PROP_REGISTER_UPSTREAM,
   PROP_WORKER_THREAD,
+  PROP_CUDA_LANES,
 };
 
 constexpr GParamFlags kPlayingFlags = static_cast<GParamFlags>(
@@ -188,6 +189,10 @@ void setProperty(GObject* object, guint prop_id, const GValue* value, GParamSpec
       readAtStartChanged = s.cpuThreads != int(g_value_get_uint(value));
       s.cpuThreads = int(g_value_get_uint(value));
       break;
+    case PROP_CUDA_LANES:
+      readAtStartChanged = s.cudaLanes != int(g_value_get_uint(value));
+      s.cudaLanes = int(g_value_get_uint(value));
+      break;
     case PROP_MODE:
       s.mode = static_cast<nccmatch::plugin::Mode>(g_value_get_enum(value));
       break;
@@ -298,6 +303,9 @@ void getProperty(GObject* object, guint prop_id, GValue* value, GParamSpec* pspe
       break;
     case PROP_CPU_THREADS:
       g_value_set_uint(value, guint(s.cpuThreads));
+      break;
+    case PROP_CUDA_LANES:
+      g_value_set_uint(value, guint(s.cudaLanes));
       break;
     case PROP_STATS:
       g_value_take_boxed(value, nccmatch::plugin::makeStatsStructure(self->published->stats, self->published->backend,
@@ -568,6 +576,17 @@ void installProperties(GObjectClass* gobject_class) {
                         "machine can share its cores this way; the CUDA backend matches on the GPU and "
                         "ignores it. Read at start; the stats' 'threads' field gives the number in use",
                         0, guint(nccmatch::plugin::kMaxCpuThreads), guint(nccmatch::plugin::kDefaultCpuThreads),
+                        kReadyFlags));
+  g_object_class_install_property(
+      gobject_class, PROP_CUDA_LANES,
+      g_param_spec_uint("cuda-lanes", "CUDA matching lanes",
+                        "Frames in flight the CUDA backend matches side by side, each on its own streams with its "
+                        "own copy of the per-frame-size buffers (score maps, tables, transforms): with 2 or more, "
+                        "frame n+1 is matched beside frame n's last steps (1080p: 11-19% less time a frame with 2 "
+                        "in flight on an H100; 2160p single large templates 8% more). 1: one frame after "
+                        "another, the least GPU memory. Useful up to frames-in-flight; the CPU backend ignores "
+                        "it. Read at start",
+                        1, guint(nccmatch::Engine::kMaxFramesInFlight), guint(nccmatch::plugin::kDefaultCudaLanes),
                         kReadyFlags));
   g_object_class_install_property(
       gobject_class, PROP_STATS,

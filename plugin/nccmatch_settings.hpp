@@ -28,6 +28,7 @@ inline constexpr nccmatch::Backend kDefaultDevice = nccmatch::Backend::Auto;
 inline constexpr int kDefaultCudaDeviceId = -1;  // the first device, or the incoming CUDA memory's
 inline constexpr int kDefaultFramesInFlight = 0;  // auto
 inline constexpr int kDefaultCpuThreads = 0;      // one per core
+inline constexpr int kDefaultCudaLanes = nccmatch::EngineOptions{}.cudaMatchingLanes;
 inline constexpr int kMaxCpuThreads = 1024;
 
 // `mode`: detect (each frame searched on its own, as templatematch) or track (matches followed
@@ -91,6 +92,7 @@ struct Settings {
   int cudaDeviceId = kDefaultCudaDeviceId;
   int framesInFlight = kDefaultFramesInFlight;
   int cpuThreads = kDefaultCpuThreads;
+  int cudaLanes = kDefaultCudaLanes;  // `cuda-lanes`: EngineOptions::cudaMatchingLanes (read at start)
   // Scale factors each template is matched at (`scales`); {1}: as loaded.
   std::vector<double> scales{1.0};
   // Angles in degrees each template is matched at (`angles`), ranges expanded; {0}: as loaded.

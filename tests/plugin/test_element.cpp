@@ -291,7 +291,7 @@ TEST_P(Element, TemplateChangeWhilePlayingTakesEffectOnTheNextFrame) {
   unrefMessages(&warnings);
 }
 
-// Properties read at start (device, cuda-device-id, cpu-threads, worker-thread) set to another
+// Properties read at start (device, cuda-device-id, cpu-threads, cuda-lanes, worker-thread) set to another
 // value while the element runs: a warning names the property and says when it applies; the frames
 // go on as before. The same value set again warns of nothing.
 TEST_P(Element, PropertiesReadAtStartWarnWhenChangedWhileRunning) {
@@ -303,16 +303,17 @@ TEST_P(Element, PropertiesReadAtStartWarnWhenChangedWhileRunning) {
   gst_buffer_unref(pushPull(makeFrame(layout, scene(64, 48, {{&t, {5, 6}}}))));
   std::vector<GstMessage*> before = popMessages(bus_, GST_MESSAGE_WARNING);
   unrefMessages(&before);
-  g_object_set(element_, "worker-thread", TRUE, "cpu-threads", 0u, nullptr);  // the values it has
+  g_object_set(element_, "worker-thread", TRUE, "cpu-threads", 0u, "cuda-lanes", 1u, nullptr);  // the values it has
   std::vector<GstMessage*> none = popMessages(bus_, GST_MESSAGE_WARNING);
   EXPECT_TRUE(none.empty()) << messageText(none.front());
   unrefMessages(&none);
-  g_object_set(element_, "worker-thread", FALSE, "cpu-threads", 3u, nullptr);
+  g_object_set(element_, "worker-thread", FALSE, "cpu-threads", 3u, "cuda-lanes", 2u, nullptr);
   std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
-  ASSERT_EQ(warnings.size(), 2u);
+  ASSERT_EQ(warnings.size(), 3u);
   EXPECT_NE(messageText(warnings[0]).find("'worker-thread' is read when the element starts"), std::string::npos)
       << messageText(warnings[0]);
   EXPECT_NE(messageText(warnings[1]).find("'cpu-threads'"), std::string::npos) << messageText(warnings[1]);
+  EXPECT_NE(messageText(warnings[2]).find("'cuda-lanes'"), std::string::npos) << messageText(warnings[2]);
   unrefMessages(&warnings);
   GstBuffer* out = pushPull(makeFrame(layout, scene(64, 48, {{&t, {30, 20}}})));
   ASSERT_NE(out, nullptr);
@@ -944,7 +945,7 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
       {"cpu-threads", G_TYPE_UINT, false},     {"masks", G_TYPE_STRING, true},
       {"angles", G_TYPE_STRING, true},        {"rotation-support", G_TYPE_ENUM, true},
       {"pyramid-levels", G_TYPE_UINT, true},   {"register-upstream", G_TYPE_BOOLEAN, true},
-      {"worker-thread", G_TYPE_BOOLEAN, false},
+      {"worker-thread", G_TYPE_BOOLEAN, false}, {"cuda-lanes", G_TYPE_UINT, false},
   };
   for (const Expected& e : expected) {
     SCOPED_TRACE(e.name);
@@ -979,6 +980,10 @@ TEST_P(Element, PropertiesAreDocumentedWithTheirDefaultsAndFlags) {
   EXPECT_EQ(g_value_get_uint(defaultOf("cpu-threads")), 0u);
   EXPECT_TRUE(g_value_get_boolean(defaultOf("worker-thread")));
   EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "frames-in-flight"))->maximum,
+            guint(Engine::kMaxFramesInFlight));
+  EXPECT_EQ(g_value_get_uint(defaultOf("cuda-lanes")), guint(EngineOptions{}.cudaMatchingLanes));
+  EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "cuda-lanes"))->minimum, 1u);
+  EXPECT_EQ(G_PARAM_SPEC_UINT(g_object_class_find_property(klass, "cuda-lanes"))->maximum,
             guint(Engine::kMaxFramesInFlight));
 
   auto* threshold = G_PARAM_SPEC_DOUBLE(g_object_class_find_property(klass, "threshold"));

@@ -35,12 +35,13 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
 
   // worker: the element's own thread matches and pushes (worker-thread), so outputs come at their
   // own pace, not with each push; the same outputs by EOS.
-  auto run = [&](guint depth, bool worker) {
+  // lanes: `cuda-lanes` (the CUDA backend's frames matched side by side; the CPU ignores it).
+  auto run = [&](guint depth, bool worker, guint lanes = 2) {
     FramesOut out;
     GstElement* e = gst_element_factory_make("nccmatch", nullptr);
     gst_object_ref_sink(e);
     g_object_set(e, "device", int(GetParam()), "template", path.c_str(), "frames-in-flight", depth, "worker-thread",
-                 gboolean(worker), nullptr);
+                 gboolean(worker), "cuda-lanes", lanes, nullptr);
     gst_element_set_bus(e, bus_);
     GstHarness* h = gst_harness_new_with_element(e, "sink", "src");
     gst_harness_set_src_caps(h, capsFor(layout));
@@ -50,8 +51,9 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
       GST_BUFFER_DURATION(in) = GST_SECOND / 30;
       EXPECT_EQ(gst_harness_push(h, in), GST_FLOW_OK);
       // Frame i goes out once depth - 1 later frames have been handed to the engine.
-      if (!worker)
+      if (!worker) {
         EXPECT_EQ(gst_harness_buffers_received(h), guint(std::max(0, i + 2 - int(depth)))) << "depth " << depth;
+      }
     }
     EXPECT_TRUE(gst_harness_push_event(h, gst_event_new_eos()));  // EOS pushes the frames held
     EXPECT_EQ(gst_harness_buffers_received(h), guint(frames));
@@ -89,6 +91,12 @@ TEST_P(Element, FramesInFlightKeepTheOrderAndContentOfEveryOutput) {
       EXPECT_EQ(held.stamps, one.stamps) << depth << " worker " << worker;
       EXPECT_TRUE(held.bytes == one.bytes) << "pixels (boxes drawn) differ at depth " << depth << " worker " << worker;
     }
+  }
+  for (guint lanes : {1u, 3u}) {
+    const FramesOut held = run(3, true, lanes);
+    EXPECT_EQ(held.boxes, one.boxes) << lanes << " lanes";
+    EXPECT_EQ(held.stamps, one.stamps) << lanes << " lanes";
+    EXPECT_TRUE(held.bytes == one.bytes) << "pixels (boxes drawn) differ with " << lanes << " lanes";
   }
 }
 

@@ -100,6 +100,16 @@ struct EngineOptions {
   CudaMappedFrames cudaMappedFrames = CudaMappedFrames::Gather;     // CUDA backend only
   CudaStagingCopy cudaStagingCopy = CudaStagingCopy::CallerThread;  // CUDA backend only
   CudaGemmTemplates cudaGemmTemplates = CudaGemmTemplates::Auto;  // CUDA backend only
+  // CUDA backend only: matching lanes, 1 to Engine::kMaxFramesInFlight (3). Each lane has its own
+  // streams and its own copy of everything prepared per frame size (score maps, SAT, the fft
+  // path's transforms and template spectra, the GEMM groups' layouts), and consecutive frames in
+  // flight (submit) take different lanes: one frame's latency-bound steps (peak selection, exact
+  // rescoring) run beside the next frame's transforms and scores instead of after them. match()
+  // keeps to one lane. 1 (default): every frame on one stream, the least device memory. 2: about
+  // twice the per-size memory; with 2 in flight on an H100 (bench/RESULTS.md, session 47) 1080p
+  // frames 11-19% less time a frame, 1440p 5-10%, but 2160p single fft templates 8-9% more, and a
+  // bank of 1024 x 16² at 1080p ran out of device memory: opt in where measured to pay.
+  int cudaMatchingLanes = 1;
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

@@ -17,8 +17,12 @@ Status createCudaEngine(const EngineOptions& options, std::unique_ptr<Engine>* e
 
 namespace cuda {
 
-CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext)
-    : device_(device), share_(device), useCurrentContext_(useCurrentContext), numeratorOption_(numerator) {}
+CudaEngine::CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext, int lanes)
+    : device_(device),
+      share_(device),
+      useCurrentContext_(useCurrentContext),
+      numeratorOption_(numerator),
+      laneCount_(lanes) {}
 
 Status CudaEngine::activate() const {
   // cudaSetDevice would bind the primary context, replacing a caller's current context.
@@ -29,16 +33,28 @@ Status CudaEngine::activate() const {
 // Work still enqueued reads the buffers the members free: it finishes first. The handles then
 // destroy the streams, events and graphs.
 CudaEngine::~CudaEngine() {
-  if (!streams_.stream) return;
+  if (!copy_) return;
   activate();
   for (const FrameSlot& slot : slots_) slot.upload.finishStaging();
-  cudaStreamSynchronize(streams_.stream.get());
-  if (streams_.copy) cudaStreamSynchronize(streams_.copy.get());
-  if (streams_.fft) cudaStreamSynchronize(streams_.fft.get());
+  synchronizeLanes();
+}
+
+cudaError_t CudaEngine::synchronizeLanes() const {
+  cudaError_t first = copy_ ? cudaStreamSynchronize(copy_.get()) : cudaSuccess;
+  for (const Lane& lane : lanes_) {
+    for (const Stream* s : {&lane.stream, &lane.fft}) {
+      const cudaError_t e = *s ? cudaStreamSynchronize(s->get()) : cudaSuccess;
+      if (first == cudaSuccess) first = e;
+    }
+  }
+  return first;
 }
 
 Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>* engine) {
   if (engine == nullptr) return Status::error("CudaEngine::create: engine pointer is null");
+  if (options.cudaMatchingLanes < 1 || options.cudaMatchingLanes > kMaxFramesInFlight)
+    return Status::error("cudaMatchingLanes " + std::to_string(options.cudaMatchingLanes) +
+                         " is out of range: 1 to " + std::to_string(kMaxFramesInFlight));
   NCC_RETURN_IF_ERROR(faults::applyEnvironment());  // NCCMATCH_CUDA_* faults, for tests of the element
   int count = 0;
   NCC_CUDA_CHECK(cudaGetDeviceCount(&count));
@@ -54,7 +70,8 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
   if (device >= count)
     return Status::error("CUDA device " + std::to_string(device) + " requested but only " +
                          std::to_string(count) + " present");
-  std::unique_ptr<CudaEngine> e(new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext));
+  std::unique_ptr<CudaEngine> e(
+      new CudaEngine(device, options.cudaNumerator, options.useCurrentCudaContext, options.cudaMatchingLanes));
   e->regions_ = RegionSearch(options.cudaPackedWindows, options.cudaMappedFrames);
   e->submitStaging_ = options.cudaStagingCopy;
   e->gemmTemplates_ = options.cudaGemmTemplates;
@@ -66,11 +83,14 @@ Status CudaEngine::create(const EngineOptions& options, std::unique_ptr<Engine>*
 }
 
 Status CudaEngine::createStreamsAndEvents() {
-  NCC_RETURN_IF_ERROR(createStream(&streams_.stream));
-  NCC_RETURN_IF_ERROR(createStream(&streams_.copy));
-  NCC_RETURN_IF_ERROR(createStream(&streams_.fft));
-  NCC_RETURN_IF_ERROR(createEvent(&streams_.uploaded));
-  NCC_RETURN_IF_ERROR(createEvent(&streams_.transformed));
+  NCC_RETURN_IF_ERROR(createStream(&copy_));
+  for (int i = 0; i < laneCount_; ++i) {
+    Lane& lane = lanes_[std::size_t(i)];
+    NCC_RETURN_IF_ERROR(createStream(&lane.stream));
+    NCC_RETURN_IF_ERROR(createStream(&lane.fft));
+    NCC_RETURN_IF_ERROR(createEvent(&lane.uploaded));
+    NCC_RETURN_IF_ERROR(createEvent(&lane.transformed));
+  }
   for (FrameSlot& slot : slots_) {
     NCC_RETURN_IF_ERROR(createEvent(&slot.done));
     NCC_RETURN_IF_ERROR(slot.upload.create());
@@ -79,13 +99,13 @@ Status CudaEngine::createStreamsAndEvents() {
 }
 
 CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
-  return i < size_.plan.numerator.size() ? size_.plan.numerator[i] : numeratorOption_;
+  return i < size().plan.numerator.size() ? size().plan.numerator[i] : numeratorOption_;
 }
 
 int CudaEngine::lastRecomputeCount() const {
   int count = 0;
   if (lastRecomputeCount_ == nullptr || !activate().ok()) return 0;
-  if (cudaStreamSynchronize(stream()) != cudaSuccess ||
+  if (synchronizeLanes() != cudaSuccess ||
       cudaMemcpy(&count, lastRecomputeCount_, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
     return -1;
   return count;
@@ -97,29 +117,31 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
                          " frames in flight; collect them first");
   NCC_RETURN_IF_ERROR(validateTemplates(bank));
   NCC_RETURN_IF_ERROR(activate());
-  NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));  // old buffers may still be in use
+  NCC_CUDA_CHECK(synchronizeLanes());  // old buffers may still be in use
   TemplateBank prepared;
   NCC_RETURN_IF_ERROR(TemplateBank::prepare(std::move(bank), &prepared));
   bank_ = std::move(prepared);
-  bankChanged_ = true;
-  size_.plan.numerator.clear();
+  ++bankGeneration_;
+  for (Lane& lane : lanes_) lane.size.plan.numerator.clear();
   return Status();
 }
 
 Status CudaEngine::prepareSize(int width, int height) {
-  if (!bankChanged_ && width == size_.width && height == size_.height) return Status();
+  Lane& lane = *lane_;
+  if (lane.bankGeneration == bankGeneration_ && width == lane.size.width && height == lane.size.height)
+    return Status();
   // Frames in flight still read the scratch on the compute stream: let them finish first.
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
-  ++scratchGeneration_;
-  const Status prepared = size_.prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
-                                        stream(), streams_.fft.get());
+  ++lane.scratchGeneration;
+  const Status prepared = size().prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
+                                        lane.stream.get(), lane.fft.get());
   if (!prepared.ok()) {
-    size_.width = size_.height = 0;
+    size().width = size().height = 0;
     return prepared;
   }
-  bankChanged_ = false;
+  lane.bankGeneration = bankGeneration_;
   return Status();
 }
 
@@ -130,35 +152,35 @@ Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, CudaStagi
   // Every fitting template fused and no other frame in flight: several bands, so scores start
   // with the first rows. Behind a frame in flight the whole upload overlaps that frame's work
   // anyway, and one launch over all rows beats one per band (no partial waves).
-  const bool banded = !size_.plan.needSat && inFlight_ == 0;
-  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, staging, slot.upload, streams_.copy.get(), uploaded));
-  if (!size_.plan.needSat) return Status();  // every fitting template fused: no SAT, no FFT
+  const bool banded = !size().plan.needSat && inFlight_ == 0;
+  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, staging, slot.upload, copy_.get(), uploaded));
+  if (!size().plan.needSat) return Status();  // every fitting template fused: no SAT, no FFT
   return buildTables(*uploaded);
 }
 
 Status CudaEngine::buildTables(UploadedFrame& frame) {
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
-  if (size_.plan.anyFft) {
+  if (size().plan.anyFft) {
     // The forward transform (offset: the frame's own mean) on the fft stream, beside the SAT. The
     // event orders it after the upload and after the previous frame's use of the spectrum.
-    NCC_CUDA_CHECK(cudaEventRecord(streams_.uploaded.get(), stream()));
-    NCC_CUDA_CHECK(cudaStreamWaitEvent(streams_.fft.get(), streams_.uploaded.get(), 0));
-    NCC_RETURN_IF_ERROR(size_.fft.transformFrame(frame.image, frame.pitch));
-    NCC_CUDA_CHECK(cudaEventRecord(streams_.transformed.get(), streams_.fft.get()));
+    NCC_CUDA_CHECK(cudaEventRecord(lane_->uploaded.get(), stream()));
+    NCC_CUDA_CHECK(cudaStreamWaitEvent(lane_->fft.get(), lane_->uploaded.get(), 0));
+    NCC_RETURN_IF_ERROR(size().fft.transformFrame(frame.image, frame.pitch));
+    NCC_CUDA_CHECK(cudaEventRecord(lane_->transformed.get(), lane_->fft.get()));
   }
-  NCC_RETURN_IF_ERROR(size_.sat.build(frame, stream()));
-  if (size_.plan.anyFft) NCC_CUDA_CHECK(cudaStreamWaitEvent(stream(), streams_.transformed.get(), 0));
+  NCC_RETURN_IF_ERROR(size().sat.build(frame, stream()));
+  if (size().plan.anyFft) NCC_CUDA_CHECK(cudaStreamWaitEvent(stream(), lane_->transformed.get(), 0));
   return Status();
 }
 
 ScoreInputs CudaEngine::scoreInputs(uint32_t i, Method method) const {
   const TemplateImage& t = bank_.image(i);
   ScoreInputs in;
-  in.sum = size_.sat.sum();
-  in.sumSq = size_.sat.sumSq();
-  in.sat32 = size_.sat.kind() == SatBuild::Fused32;
-  in.frameWidth = size_.width;
-  in.frameHeight = size_.height;
+  in.sum = size().sat.sum();
+  in.sumSq = size().sat.sumSq();
+  in.sat32 = size().sat.kind() == SatBuild::Fused32;
+  in.frameWidth = size().width;
+  in.frameHeight = size().height;
   in.templateWidth = t.width;
   in.templateHeight = t.height;
   in.stats = bank_.prepared(i).stats;
@@ -171,8 +193,8 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
                               const PeakHandoff& handoff) {
   const TemplateImage& t = bank_.image(i);
   const PreparedTemplate& prepared = bank_.prepared(i);
-  double* map = size_.scratch.map.as<double>();
-  if (size_.plan.fused[i]) {
+  double* map = size().scratch.map.as<double>();
+  if (size().plan.fused[i]) {
     FusedSpatialArgs a;
     a.image = frame.image;
     a.pitch = frame.pitch;
@@ -195,7 +217,7 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
                           stream());
   const ScoreInputs in = scoreInputs(i, method);
   if (scoredByFft(i)) return computeFftMap(frame, i, in, peaksHandedOver(i) ? &handoff : nullptr);
-  int64_t* numerator = size_.scratch.numerator.as<int64_t>();
+  int64_t* numerator = size().scratch.numerator.as<int64_t>();
   NCC_RETURN_IF_ERROR(spatialNumerator(frame.image, frame.pitch, frame.width, frame.height,
                                        prepared.packed.as<uint8_t>(), prepared.layout, numerator,
                                        stream()));
@@ -203,39 +225,39 @@ Status CudaEngine::computeMap(UploadedFrame& frame, uint32_t i, Method method,
 }
 
 bool CudaEngine::scoredByFft(uint32_t i) const {
-  return !size_.plan.fused[i] && !bank_.prepared(i).masked && size_.plan.numerator[i] != CudaNumerator::Spatial;
+  return !size().plan.fused[i] && !bank_.prepared(i).masked && size().plan.numerator[i] != CudaNumerator::Spatial;
 }
 
 bool CudaEngine::fftPeaksHandedOver(uint32_t i) const {
-  return i < size_.plan.numerator.size() && scoredByFft(i) && peaksHandedOver(i);
+  return i < size().plan.numerator.size() && scoredByFft(i) && peaksHandedOver(i);
 }
 
 bool CudaEngine::peaksHandedOver(uint32_t i) const {
-  if (size_.plan.fused[i]) return true;
-  if (size_.plan.numerator[i] != CudaNumerator::Fft || kFftPrecision != FftPrecision::Float || bank_.prepared(i).masked)
+  if (size().plan.fused[i]) return true;
+  if (size().plan.numerator[i] != CudaNumerator::Fft || kFftPrecision != FftPrecision::Float || bank_.prepared(i).masked)
     return false;
-  return fftPeakHandoff_.has_value() ? *fftPeakHandoff_ : bool(size_.plan.fftPeaksHandedOver[i]);
+  return fftPeakHandoff_.has_value() ? *fftPeakHandoff_ : bool(size().plan.fftPeaksHandedOver[i]);
 }
 
 Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const ScoreInputs& in,
                                  const PeakHandoff* handoff) {
-  double* map = size_.scratch.map.as<double>();
-  const int slot = size_.fftSlot[i];
-  const std::size_t fftPitch = std::size_t(size_.fft.fftWidth());
-  if (size_.fft.precision() == FftPrecision::Double) {
+  double* map = size().scratch.map.as<double>();
+  const int slot = size().fftSlot[i];
+  const std::size_t fftPitch = std::size_t(size().fft.fftWidth());
+  if (size().fft.precision() == FftPrecision::Double) {
     const double* centred = nullptr;
-    NCC_RETURN_IF_ERROR(size_.fft.correlate(slot, &centred));
+    NCC_RETURN_IF_ERROR(size().fft.correlate(slot, &centred));
     return scoreFromCentredNumerator(in, centred, fftPitch, map, stream());
   }
   const float* centred = nullptr;
-  NCC_RETURN_IF_ERROR(size_.fft.correlate(slot, &centred));
+  NCC_RETURN_IF_ERROR(size().fft.correlate(slot, &centred));
   const TemplateStats& stats = bank_.prepared(i).stats;
   const double templateNorm = std::sqrt(double(stats.centredSq()) / double(stats.n));
-  int* recompute = size_.scratch.recompute.as<int>();
-  int* recomputeCount = size_.scratch.recomputeCountFor(i, bank_.size());  // zeroed a frame
+  int* recompute = size().scratch.recompute.as<int>();
+  int* recomputeCount = size().scratch.recomputeCountFor(i, bank_.size());  // zeroed a frame
   lastRecomputeCount_ = recomputeCount;
-  NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(in, centred, fftPitch, size_.fft.errorScale(),
-                                                     size_.fft.frameNormSq(), templateNorm, map,
+  NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(in, centred, fftPitch, size().fft.errorScale(),
+                                                     size().fft.frameNormSq(), templateNorm, map,
                                                      recompute, recomputeCount, stream(), handoff));
   return recomputeExactScores(in, frame.image, frame.pitch, bank_.prepared(i).pixels.as<uint8_t>(),
                               recompute, recomputeCount, map, stream(), handoff);
@@ -260,13 +282,22 @@ Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& param
                          " frames already in flight; collect one first");
   NCC_RETURN_IF_ERROR(validateParams(params));
   NCC_RETURN_IF_ERROR(activate());
-  const Status status = submitInto(frame, params, staging, nextSlot());
+  FrameSlot& slot = nextSlot();
+  slot.lane = nextLane();
+  lane_ = &lanes_[std::size_t(slot.lane)];
+  const Status status = submitInto(frame, params, staging, slot);
   if (!status.ok()) {
     drainAfterError();
     return status;
   }
   ++inFlight_;
   return Status();
+}
+
+int CudaEngine::nextLane() const {
+  if (inFlight_ == 0) return lastLane();
+  const FrameSlot& newest = slots_[std::size_t((head_ + inFlight_ - 1) % kMaxFramesInFlight)];
+  return (newest.lane + 1) % laneCount_;
 }
 
 void CudaEngine::drainAfterError() {
@@ -278,9 +309,7 @@ void CudaEngine::drainAfterError() {
     if (abandoned != nullptr) cudaGraphDestroy(abandoned);
   }
   for (const FrameSlot& slot : slots_) slot.upload.finishStaging();  // they read the caller's frames
-  cudaStreamSynchronize(streams_.copy.get());
-  cudaStreamSynchronize(streams_.fft.get());
-  cudaStreamSynchronize(stream());
+  synchronizeLanes();
   cudaGetLastError();
 }
 
@@ -291,10 +320,10 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
   MatchParams bounded = params;
-  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size_.plan.maxPositions));
+  bounded.maxMatches = int(std::min<std::size_t>(std::size_t(params.maxMatches), size().plan.maxPositions));
   slot.results.maxMatches = std::size_t(bounded.maxMatches);
   slot.results.params = bounded;
-  slot.results.exactAfterRounding = size_.plan.exactAfterRounding;
+  slot.results.exactAfterRounding = size().plan.exactAfterRounding;
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
@@ -303,33 +332,33 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
     NCC_RETURN_IF_ERROR(enqueueMatching(uploaded, params, bounded, slot));
   }
   NCC_CUDA_CHECK(cudaEventRecord(slot.done.get(), stream()));
-  slot.results.frameWidth = size_.width;
-  slot.results.frameHeight = size_.height;
+  slot.results.frameWidth = size().width;
+  slot.results.frameHeight = size().height;
   return Status();
 }
 
 bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounded,
                            const FrameSlot& slot) const {
-  return !size_.plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
-         bounded.maxMatches <= kSelectRoundsLimit && !slot.graph.failedFor(scratchGeneration_);
+  return !size().plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
+         bounded.maxMatches <= kSelectRoundsLimit && !slot.graphs[std::size_t(slot.lane)].failedFor(lane_->scratchGeneration);
 }
 
 Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
                                        const MatchParams& bounded, FrameSlot& slot) {
   GraphKeyInputs key;
-  key.scratchGeneration = scratchGeneration_;
+  key.scratchGeneration = lane_->scratchGeneration;
   key.image = frame.image;
   key.pitch = frame.pitch;
   key.results = slot.results.device.as<void>();
   key.hostResults = slot.results.host.as<void>();
-  key.frameWidth = size_.width;
-  key.frameHeight = size_.height;
+  key.frameWidth = size().width;
+  key.frameHeight = size().height;
   key.method = params.method;
   key.threshold = params.threshold;
   key.nmsIou = params.nmsIou;
   key.maxMatches = bounded.maxMatches;
   key.slicedLaunches = share_.shared();
-  return slot.graph.launch(key, stream(),
+  return slot.graphs[std::size_t(slot.lane)].launch(key, stream(),
                            [&] { return enqueueMatching(frame, params, bounded, slot); });
 }
 
@@ -338,27 +367,27 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   const std::size_t T = bank_.size(), M = slot.results.maxMatches;
   const ResultsLayout layout = slot.results.layout(T);
   const ResultsOnDevice out = slot.results.onDevice(layout);
-  NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(T, stream()));
+  NCC_RETURN_IF_ERROR(size().scratch.zeroCounters(T, stream()));
   // Fused templates of a bank of two or more: one launch per band scores them all.
-  if (size_.fusedBank.active()) {
-    NCC_RETURN_IF_ERROR(size_.fusedBank.score(frame, bounded, share_.shared(), stream()));
-    NCC_RETURN_IF_ERROR(size_.fusedBank.findPeaks(bounded, frame, out.best, out.kept, out.counts, stream()));
+  if (size().fusedBank.active()) {
+    NCC_RETURN_IF_ERROR(size().fusedBank.score(frame, bounded, share_.shared(), stream()));
+    NCC_RETURN_IF_ERROR(size().fusedBank.findPeaks(bounded, frame, out.best, out.kept, out.counts, stream()));
   }
-  const double* map = size_.scratch.map.as<double>();
+  const double* map = size().scratch.map.as<double>();
   // One template's map and peaks (into its own result slots).
   const auto matchOne = [&](uint32_t i) -> Status {
     const TemplateImage& t = bank_.image(i);
-    const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
-    const PeakHandoff handoff = size_.scratch.handoffFor(i, bounded);
+    const int mapW = size().width - t.width + 1, mapH = size().height - t.height + 1;
+    const PeakHandoff handoff = size().scratch.handoffFor(i, bounded);
     NCC_RETURN_IF_ERROR(computeMap(frame, i, params.method, handoff));
     const DeviceScoreMap scores{map, mapW, mapH, t.width, t.height};
     const MatchSlots slots{out.best + i, out.kept + i * M, out.counts + i};
     if (peaksHandedOver(i)) {
-      const int partials = size_.plan.fused[i] ? fusedSpatialBlocks(mapW, mapH)
+      const int partials = size().plan.fused[i] ? fusedSpatialBlocks(mapW, mapH)
                                                : floatScoreHandoffSlots(mapW, mapH, smCount_);
-      NCC_RETURN_IF_ERROR(size_.scratch.peaks.findFromHandoff(scores, bounded, handoff, partials, slots, stream()));
+      NCC_RETURN_IF_ERROR(size().scratch.peaks.findFromHandoff(scores, bounded, handoff, partials, slots, stream()));
     } else {
-      NCC_RETURN_IF_ERROR(size_.scratch.peaks.find(scores, bounded, slots, stream()));
+      NCC_RETURN_IF_ERROR(size().scratch.peaks.find(scores, bounded, slots, stream()));
     }
     if (!scoredByFft(i)) return Status();
     // The transform rounds: the matches' scores and sub-pixel offsets made exact (the CPU
@@ -371,7 +400,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   // sums under the mask once, then each member's cross term alone), is one unit of a lane.
   const auto matchMasked = [&](uint32_t i, MaskedPass maskedPass, MaskedLane& lane) -> Status {
     const TemplateImage& t = bank_.image(i);
-    const int mapW = size_.width - t.width + 1, mapH = size_.height - t.height + 1;
+    const int mapW = size().width - t.width + 1, mapH = size().height - t.height + 1;
     NCC_RETURN_IF_ERROR(maskedScoreMap(frame.image, frame.pitch, frame.width, frame.height,
                                        bank_.prepared(i).maskedDevice(t), params.method, lane.map.as<double>(),
                                        lane.stream.get(), maskedPass, lane.windowSums.as<int64_t>()));
@@ -385,7 +414,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
     std::vector<bool> groupDone(bank_.maskGroupCount(), false);
     for (uint32_t i = 0; i < T; ++i) {
       const TemplateImage& t = bank_.image(i);
-      if (!size_.fits(t) || size_.fusedBank.contains(i)) continue;
+      if (!size().fits(t) || size().fusedBank.contains(i)) continue;
       if (!bank_.prepared(i).masked) {
         NCC_RETURN_IF_ERROR(matchOne(i));
         continue;
@@ -394,10 +423,10 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
       if (group >= 0 && groupDone[std::size_t(group)]) continue;
       if (!lanesForked) {  // the lanes read the whole frame
         NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));
-        NCC_RETURN_IF_ERROR(size_.maskedLanes.fork(stream()));
+        NCC_RETURN_IF_ERROR(size().maskedLanes.fork(stream()));
         lanesForked = true;
       }
-      MaskedLane& lane = size_.maskedLanes.lane(units++);
+      MaskedLane& lane = size().maskedLanes.lane(units++);
       if (group < 0) {
         NCC_RETURN_IF_ERROR(matchMasked(i, MaskedPass::Scores, lane));
         continue;
@@ -413,7 +442,7 @@ Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& para
   };
   const Status matched = matchEach();
   // Joined even after a failure, so that nothing of the lanes outlives the frame unordered.
-  if (lanesForked) NCC_RETURN_IF_ERROR(size_.maskedLanes.join(stream()));
+  if (lanesForked) NCC_RETURN_IF_ERROR(size().maskedLanes.join(stream()));
   NCC_RETURN_IF_ERROR(matched);
   NCC_RETURN_IF_ERROR(frame.waitForRows(frame.height, stream()));  // the slot's copies end before `done`
   return slot.results.copyToHost(layout, stream());
@@ -440,14 +469,14 @@ Status CudaEngine::scoreMap(const FrameView& frame, Method method, uint32_t temp
     return Status::error("scoreMap: " + std::to_string(inFlight_) + " frames in flight; collect them first");
   UploadedFrame uploaded;
   NCC_RETURN_IF_ERROR(buildFrame(frame, nextSlot(), CudaStagingCopy::CallerThread, &uploaded));
-  NCC_RETURN_IF_ERROR(size_.scratch.zeroCounters(bank_.size(), stream()));
+  NCC_RETURN_IF_ERROR(size().scratch.zeroCounters(bank_.size(), stream()));
   MatchParams noMatches;
   noMatches.method = method;
   noMatches.maxMatches = 0;
-  NCC_RETURN_IF_ERROR(computeMap(uploaded, templateIndex, method, size_.scratch.handoffFor(0, noMatches)));
+  NCC_RETURN_IF_ERROR(computeMap(uploaded, templateIndex, method, size().scratch.handoffFor(0, noMatches)));
   NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
   map->resize(std::size_t(frame.width - t.width + 1) * (frame.height - t.height + 1));
-  NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), size_.scratch.map.as<double>(),
+  NCC_CUDA_CHECK(cudaMemcpyAsync(map->data(), size().scratch.map.as<double>(),
                                  map->size() * sizeof(double), cudaMemcpyDeviceToHost, stream()));
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
   return Status();

@@ -1,9 +1,11 @@
 // The CUDA backend of the engine: frames uploaded on a copy stream (from pinned memory directly,
 // pageable memory through a pinned staging buffer) or used in place when already on the device,
 // SAT from SatBuilder, per-template numerator (spatial or fft, by the cost model or by option),
-// score map and peaks on the GPU, all on one compute stream; the host waits once per frame, when
+// score map and peaks on the GPU, on a lane's compute stream; the host waits once per frame, when
 // the few matches come back (collect). Each frame in flight has its own slot (device copy of the
-// frame, upload events, results), so frame n+1 uploads while frame n is matched. Spatial
+// frame, upload events, results), so frame n+1 uploads while frame n is matched, and consecutive
+// frames in flight take different lanes (EngineOptions::cudaMatchingLanes), each with its own
+// streams and scratch, so frame n+1 is matched beside frame n's last steps. Spatial
 // templates up to 64x64 take one fused kernel (numerator, window sums, score, peak handoff) that
 // needs no SAT (two or more of them: one bank launch and one bank peak search); when every
 // template of the bank does and no other frame is in flight, a host frame is uploaded in bands of
@@ -62,9 +64,13 @@ class CudaEngine final : public Engine {
   // The numerator template i uses for frames of the last size seen (Spatial or Fft), and the SAT
   // build in use: for tests, tools and the benchmark.
   CudaNumerator numeratorFor(uint32_t templateIndex) const;
-  SatBuild satBuild() const { return size_.sat.kind(); }
+  SatBuild satBuild() const { return size().sat.kind(); }
   // Whether frames of the last size build a SAT (false when every fitting template is fused).
-  bool usesSat() const { return size_.plan.needSat; }
+  bool usesSat() const { return size().plan.needSat; }
+  // Matching lanes (EngineOptions::cudaMatchingLanes), and the lane the newest frame took: for
+  // tests and the benchmark.
+  int matchingLanes() const { return laneCount_; }
+  int lastLane() const { return int(lane_ - lanes_.data()); }
   // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;
@@ -79,28 +85,42 @@ class CudaEngine final : public Engine {
   bool fftPeaksHandedOver(uint32_t templateIndex) const;
 
  private:
-  // The compute stream (stream) runs every frame's matching; copy uploads host frames; fft runs
-  // the frame's forward transform beside the SAT build, ordered by the two events.
-  struct Streams {
-    Stream stream, copy, fft;
+  // Where a frame is matched: the compute stream (stream) runs its matching; fft runs the frame's
+  // forward transform beside the SAT build, ordered by the two events; `size` is everything
+  // prepared for the bank and frame size that a frame's matching writes (scratch, SAT, spectra).
+  // Frames on one lane run one after another; frames on two lanes side by side.
+  struct Lane {
+    Stream stream, fft;
     Event uploaded, transformed;
+    PreparedSize size;
+    uint64_t bankGeneration = 0;     // the bank `size` was prepared for (0: none yet)
+    uint64_t scratchGeneration = 0;  // bumped whenever prepareSize (re)lays out the scratch
   };
 
   // One frame in flight: what its upload and matching write, and what collect() reads.
   struct FrameSlot {
     UploadBuffers upload;
     FrameResults results;
-    Event done;  // on the compute stream: results.host is complete
-    // The slot's matching (every template fused, host frame uploaded in one band).
-    MatchingGraph graph;
+    Event done;  // on its lane's compute stream: results.host is complete
+    int lane = 0;  // the lane its frame is matched on
+    // The slot's matching on each lane (every template fused, host frame uploaded in one band).
+    std::array<MatchingGraph, kMaxFramesInFlight> graphs;
   };
 
-  CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext);
+  CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext, int lanes);
   // Makes the engine's context current: the device's primary context, or nothing to do when the
   // caller keeps its own context current (EngineOptions::useCurrentCudaContext).
   Status activate() const;
   Status createStreamsAndEvents();
-  cudaStream_t stream() const { return streams_.stream.get(); }
+  // The current lane (lane_): the one the call in progress enqueues on, between calls the newest
+  // frame's; its compute stream and prepared size.
+  cudaStream_t stream() const { return lane_->stream.get(); }
+  PreparedSize& size() const { return lane_->size; }
+  // The lane a frame submitted now takes: the lane after the newest frame in flight's; with none
+  // in flight, the current one (match() keeps to one lane).
+  int nextLane() const;
+  // Waits for the copy stream and every lane's streams; the first error.
+  cudaError_t synchronizeLanes() const;
 
   // Per bank and frame size: a no-op while neither changes.
   Status prepareSize(int width, int height);
@@ -145,12 +165,13 @@ class CudaEngine final : public Engine {
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
   std::optional<bool> fftPeakHandoff_;                               // setFftPeakHandoff; unset: the plan's
   CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Auto;       // EngineOptions::cudaGemmTemplates
-  Streams streams_;
+  Stream copy_;  // uploads host frames, every lane's
 
   TemplateBank bank_;
-  bool bankChanged_ = true;
-  PreparedSize size_;
-  uint64_t scratchGeneration_ = 0;  // bumped whenever prepareSize (re)lays out the scratch
+  uint64_t bankGeneration_ = 1;  // bumped by setTemplates; a lane prepared for another re-prepares
+  int laneCount_ = 1;            // EngineOptions::cudaMatchingLanes
+  std::array<Lane, kMaxFramesInFlight> lanes_;
+  Lane* lane_ = &lanes_[0];
 
   // Frames in flight: slots_[head_] is the oldest, inFlight_ of them are in use.
   std::array<FrameSlot, kMaxFramesInFlight> slots_;

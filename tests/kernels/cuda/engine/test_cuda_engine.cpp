@@ -1202,6 +1202,125 @@ TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
   }
 }
 
+// The lane count is checked before any device is touched: the error names the option on any host.
+TEST(CudaEngine, MatchingLanesOutOfRangeAreRefused) {
+  for (int lanes : {0, -1, Engine::kMaxFramesInFlight + 1}) {
+    EngineOptions o;
+    o.backend = Backend::Cuda;
+    o.cudaMatchingLanes = lanes;
+    std::unique_ptr<Engine> e;
+    const Status s = cuda::CudaEngine::create(o, &e);
+    ASSERT_FALSE(s.ok()) << lanes;
+    EXPECT_NE(s.message().find("cudaMatchingLanes " + std::to_string(lanes) + " is out of range"), std::string::npos)
+        << s.message();
+    EXPECT_EQ(e, nullptr);
+  }
+}
+
+// Frames in flight on 1, 2 or 3 matching lanes (each its own streams and scratch): the lanes taken
+// (consecutive frames in flight on different lanes, match() on one) and every frame's matches the
+// same as one lane's, for banks through each path: fused alone, a GEMM group, the float fft with
+// its exact rescoring, a masked template (its lanes fork from the matching lane's stream), and a
+// frame size that changes in the stream (each lane prepares it on its own).
+TEST(CudaEngine, EveryLaneCountGivesOneLanesMatches) {
+  SKIP_WITHOUT_GPU();
+  struct BankCase {
+    const char* name;
+    std::vector<std::pair<int, int>> sizes;
+    CudaNumerator numerator;
+    bool masked;
+  };
+  const BankCase banks[] = {
+      {"fused", {{24, 24}, {9, 40}}, CudaNumerator::Spatial, false},
+      {"GEMM group", std::vector<std::pair<int, int>>(16, {16, 16}), CudaNumerator::Spatial, false},
+      {"fft", {{100, 70}, {128, 128}}, CudaNumerator::Fft, false},
+      {"masked and fused", {{31, 31}, {16, 12}}, CudaNumerator::Auto, true},
+  };
+  const std::pair<int, int> frameSizes[] = {{640, 480}, {640, 480}, {640, 480}, {333, 401}, {640, 480},
+                                            {640, 480}, {640, 480}};
+  for (const BankCase& bc : banks) {
+    SCOPED_TRACE(bc.name);
+    std::vector<TemplateImage> bank;
+    for (auto [w, h] : bc.sizes) bank.push_back(makeTemplate(w, h, Fill::Random));
+    if (bc.masked) {  // a disc: the corners ignored
+      TemplateImage& t = bank[0];
+      t.mask.assign(std::size_t(t.width) * t.height, 0);
+      for (int y = 0; y < t.height; ++y)
+        for (int x = 0; x < t.width; ++x)
+          if ((2 * x - t.width + 1) * (2 * x - t.width + 1) + (2 * y - t.height + 1) * (2 * y - t.height + 1) <=
+              t.width * t.width)
+            t.mask[std::size_t(y) * t.width + x] = 1;
+    }
+    std::vector<Image> frames;
+    for (std::size_t f = 0; f < std::size(frameSizes); ++f) {
+      frames.push_back(makeImage(frameSizes[f].first, frameSizes[f].second, Fill::Random));
+      for (std::size_t i = 0; i < bank.size(); ++i)
+        paste(&frames.back(), bank[i], int(13 * f + 37 * i) % (frameSizes[f].first - bank[i].width),
+              int(7 * f + 23 * i) % (frameSizes[f].second - bank[i].height));
+    }
+    MatchParams p;
+    p.maxMatches = 2;
+    p.threshold = 0.6;
+    const auto run = [&](int lanes, int depth, std::vector<int>* lanesTaken) {
+      EngineOptions o;
+      o.backend = Backend::Cuda;
+      o.cudaNumerator = bc.numerator;
+      o.cudaMatchingLanes = lanes;
+      std::unique_ptr<Engine> e;
+      const Status created = cuda::CudaEngine::create(o, &e);
+      EXPECT_TRUE(created.ok()) << created.message();
+      auto* engine = static_cast<cuda::CudaEngine*>(e.get());
+      EXPECT_EQ(engine->matchingLanes(), lanes);
+      EXPECT_TRUE(e->setTemplates(bank).ok());
+      std::vector<FrameResult> collected;
+      for (std::size_t f = 0; f < frames.size(); ++f) {
+        if (e->framesInFlight() == depth) {
+          collected.emplace_back();
+          const Status s = e->collect(&collected.back());
+          EXPECT_TRUE(s.ok()) << s.message();
+        }
+        const Status s = e->submit(frames[f].view(), p);
+        EXPECT_TRUE(s.ok()) << s.message();
+        lanesTaken->push_back(engine->lastLane());
+      }
+      while (e->framesInFlight() > 0) {
+        collected.emplace_back();
+        const Status s = e->collect(&collected.back());
+        EXPECT_TRUE(s.ok()) << s.message();
+      }
+      FrameResult again;  // match() keeps to the lane it finds
+      const int before = engine->lastLane();
+      EXPECT_TRUE(e->match(frames[0].view(), p, &again).ok());
+      EXPECT_EQ(engine->lastLane(), before);
+      expectSameMatches(again, collected[0], true);
+      return collected;
+    };
+    std::vector<int> oneLane;
+    const std::vector<FrameResult> want = run(1, 2, &oneLane);
+    for (int lane : oneLane) EXPECT_EQ(lane, 0);
+    for (int lanes : {2, 3}) {
+      for (int depth : {1, 2, 3}) {
+        SCOPED_TRACE(std::to_string(lanes) + " lanes, " + std::to_string(depth) + " in flight");
+        std::vector<int> taken;
+        const std::vector<FrameResult> got = run(lanes, depth, &taken);
+        ASSERT_EQ(got.size(), want.size());
+        for (std::size_t f = 0; f < got.size(); ++f) {
+          SCOPED_TRACE("frame " + std::to_string(f));
+          expectSameMatches(got[f], want[f], true);
+        }
+        for (std::size_t f = 0; f < taken.size(); ++f) {
+          EXPECT_GE(taken[f], 0);
+          EXPECT_LT(taken[f], lanes);
+          // A frame submitted behind another in flight takes the next lane; alone, the same one.
+          if (f > 0) {
+            EXPECT_EQ(taken[f], depth == 1 ? taken[f - 1] : (taken[f - 1] + 1) % lanes) << f;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CudaEngine, AutoUsesTheCudaBackendAndReportsErrors) {
   SKIP_WITHOUT_GPU();
   auto e = makeEngine(Backend::Auto);
