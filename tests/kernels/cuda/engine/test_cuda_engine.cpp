@@ -1349,7 +1349,9 @@ TEST(CudaEngine, LargeFftFramesKeepToOneLane) {
     std::vector<int> taken;
     FrameResult r;
     for (int f = 0; f < 6; ++f) {
-      if (e->framesInFlight() == 2) ASSERT_TRUE(e->collect(&r).ok());
+      if (e->framesInFlight() == 2) {
+        ASSERT_TRUE(e->collect(&r).ok());
+      }
       ASSERT_TRUE(e->submit(frame.view(), p).ok());
       taken.push_back(engine->lastLane());
     }
@@ -1410,7 +1412,9 @@ TEST(CudaEngine, SpareLaneWithoutMemoryLeavesTheFramesOnTheFirst) {
   std::vector<int> taken;
   FrameResult r;
   for (int f = 0; f < 4; ++f) {
-    if (e->framesInFlight() == 2) ASSERT_TRUE(e->collect(&r).ok());
+    if (e->framesInFlight() == 2) {
+      ASSERT_TRUE(e->collect(&r).ok());
+    }
     ASSERT_TRUE(e->submit(frame.view(), p).ok());
     taken.push_back(engine->lastLane());
   }
