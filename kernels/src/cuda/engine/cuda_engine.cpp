@@ -140,10 +140,10 @@ Status CudaEngine::prepareSize(int width, int height) {
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
   ++lane.scratchGeneration;
-  const Status prepared = size().prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
-                                        lane.stream.get(), lane.fft.get());
+  const Status prepared = lane.size->prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
+                                            lane.stream.get(), lane.fft.get());
   if (!prepared.ok()) {
-    size().width = size().height = 0;
+    lane.size->width = lane.size->height = 0;
     return prepared;
   }
   lane.bankGeneration = bankGeneration_;
@@ -373,7 +373,7 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
 bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounded,
                            const FrameSlot& slot) const {
   return !size().plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
-         bounded.maxMatches <= kSelectRoundsLimit && !slot.graphs[std::size_t(slot.lane)].failedFor(lane_->scratchGeneration);
+         bounded.maxMatches <= kSelectRoundsLimit && !slot.graph().failedFor(lane_->scratchGeneration);
 }
 
 Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
@@ -391,8 +391,7 @@ Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& 
   key.nmsIou = params.nmsIou;
   key.maxMatches = bounded.maxMatches;
   key.slicedLaunches = share_.shared();
-  return slot.graphs[std::size_t(slot.lane)].launch(key, stream(),
-                           [&] { return enqueueMatching(frame, params, bounded, slot); });
+  return slot.graph().launch(key, stream(), [&] { return enqueueMatching(frame, params, bounded, slot); });
 }
 
 Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& params,

@@ -19,8 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuda/engine/cuda_handles.hpp"
@@ -105,6 +105,8 @@ class CudaEngine final : public Engine {
     int lane = 0;  // the lane its frame is matched on
     // The slot's matching on each lane (every template fused, host frame uploaded in one band).
     std::array<MatchingGraph, kMaxFramesInFlight> graphs;
+    MatchingGraph& graph() { return graphs[std::size_t(lane)]; }
+    const MatchingGraph& graph() const { return graphs[std::size_t(lane)]; }
   };
 
   CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext, int lanes);
