@@ -11,6 +11,7 @@
 // Usage: bench_fft_callbacks [--reps R]
 #include <cuda_runtime.h>
 #include <cufftXt.h>
+#include <nvJitLink.h>
 
 #include <algorithm>
 #include <chrono>
@@ -89,23 +90,43 @@ const void* callbackFatbin() {
 }
 
 // A 2-D plan of fftHeight x fftWidth on `stream`, with the load callback `symbol` (nullptr: none)
-// reading `info`; *makeMs: host ms to make it.
+// reading `info`; *makeMs: host ms to make it. 0 (and the failure printed) when cuFFT refuses it.
 cufftHandle makePlan(int fftWidth, int fftHeight, cufftType type, const char* symbol, void* info,
                      cudaStream_t stream, double* makeMs) {
   const auto begin = std::chrono::steady_clock::now();
   cufftHandle plan = 0;
   checkFft(cufftCreate(&plan), "cufftCreate");
+  const auto refused = [&](const char* call, cufftResult r) {
+    std::printf("%s for %s (%dx%d) refused: cufftResult %d\n", call, symbol ? symbol : "no callback", fftWidth,
+                fftHeight, int(r));
+    cufftDestroy(plan);
+    return cufftHandle(0);
+  };
   if (symbol != nullptr) {
     void* infos[1] = {info};
-    checkFft(cufftXtSetJITCallback(plan, symbol, callbackFatbin(), sizeof(nccFftCallbacksFatbin),
-                                   type == CUFFT_C2R ? CUFFT_CB_LD_COMPLEX : CUFFT_CB_LD_REAL, infos),
-             "cufftXtSetJITCallback");
+    const cufftResult r = cufftXtSetJITCallback(plan, symbol, callbackFatbin(), sizeof(nccFftCallbacksFatbin),
+                                                type == CUFFT_C2R ? CUFFT_CB_LD_COMPLEX : CUFFT_CB_LD_REAL, infos);
+    if (r != CUFFT_SUCCESS) return refused("cufftXtSetJITCallback", r);
   }
   std::size_t work = 0;
-  checkFft(cufftMakePlan2d(plan, fftHeight, fftWidth, type, &work), "cufftMakePlan2d");
+  const cufftResult r = cufftMakePlan2d(plan, fftHeight, fftWidth, type, &work);
+  if (r != CUFFT_SUCCESS) return refused("cufftMakePlan2d", r);
   checkFft(cufftSetStream(plan, stream), "cufftSetStream");
   *makeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
   return plan;
+}
+
+// The versions that decide whether cuFFT can link LTO callbacks: cuFFT's, the runtime's, the
+// driver's, and nvJitLink's (the library the process loads, if any).
+void printVersions() {
+  int cufft = 0, runtime = 0, driver = 0;
+  cufftGetVersion(&cufft);
+  cudaRuntimeGetVersion(&runtime);
+  cudaDriverGetVersion(&driver);
+  unsigned major = 0, minor = 0;
+  const bool jitLink = nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS;
+  std::printf("cuFFT %d, CUDA runtime %d, driver %d, nvJitLink %s%u.%u\n", cufft, runtime, driver,
+              jitLink ? "" : "(no answer) ", major, minor);
 }
 
 // max |a - b| / max |a| over n floats (device).
@@ -144,7 +165,9 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("GPU: %s; GPU µs, medians of %d; rel. diff: max |plain - callback| / max |plain|\n\n", prop.name, reps);
+  std::printf("GPU: %s; GPU µs, medians of %d; rel. diff: max |plain - callback| / max |plain|\n", prop.name, reps);
+  printVersions();
+  std::printf("\n");
   std::printf("| frame | plane | product + C2R | C2R, product in its load | rel. diff | place + R2C | R2C, frame in its load "
               "| rel. diff | callback plans made (ms) |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   std::mt19937 gen(2026);
@@ -181,12 +204,21 @@ int main(int argc, char** argv) {
     double ms = 0, callbackMs = 0;
     const cufftHandle forward = makePlan(s.fftWidth, s.fftHeight, CUFFT_R2C, nullptr, nullptr, stream, &ms);
     const cufftHandle inverse = makePlan(s.fftWidth, s.fftHeight, CUFFT_C2R, nullptr, nullptr, stream, &ms);
-    const cufftHandle forwardCb =
-        makePlan(s.fftWidth, s.fftHeight, CUFFT_R2C, "nccPlaceFrameLoad", placeInfoDevice, stream, &ms);
-    callbackMs += ms;
+    if (forward == 0 || inverse == 0) return 1;
+    const cufftHandle identity =
+        makePlan(s.fftWidth, s.fftHeight, CUFFT_C2R, "nccIdentityLoad", productInfoDevice, stream, &ms);
+    if (identity != 0) std::printf("identity load callback plan made in %.0f ms\n", ms);
     const cufftHandle inverseCb =
         makePlan(s.fftWidth, s.fftHeight, CUFFT_C2R, "nccConjugateProductLoad", productInfoDevice, stream, &ms);
     callbackMs += ms;
+    const cufftHandle forwardCb =
+        makePlan(s.fftWidth, s.fftHeight, CUFFT_R2C, "nccPlaceFrameLoad", placeInfoDevice, stream, &ms);
+    callbackMs += ms;
+    if (inverseCb == 0 || forwardCb == 0) {
+      for (cufftHandle p : {forward, inverse, identity, forwardCb, inverseCb})
+        if (p != 0) cufftDestroy(p);
+      continue;
+    }
 
     // A template spectrum: the transform of random values in the plane.
     std::vector<float> hostPlane(plane);
@@ -224,7 +256,8 @@ int main(int argc, char** argv) {
     std::printf("| %dx%d | %dx%d | %.1f | %.1f | %.1e | %.1f | %.1f | %.1e | %.0f |\n", s.width, s.height, s.fftWidth,
                 s.fftHeight, iPlain, iCallback, iDiff, fPlain, fCallback, fDiff, callbackMs);
     std::fflush(stdout);
-    for (cufftHandle p : {forward, inverse, forwardCb, inverseCb}) cufftDestroy(p);
+    for (cufftHandle p : {forward, inverse, identity, forwardCb, inverseCb})
+      if (p != 0) cufftDestroy(p);
     for (void* p : std::initializer_list<void*>{image, offset, real, real2, outPlain, outCallback, frameSpectrum,
                                                 frameSpectrum2, tplSpectrum, product, productInfoDevice, placeInfoDevice})
       BENCH_CUDA_CHECK(cudaFree(p));

@@ -7,10 +7,14 @@
 
 #include "fft_callbacks_info.hpp"
 
+// C++ functions at global scope, named to cufftXtSetJITCallback without their parameters: cuFFT
+// forms the symbol from the name and the callback type's signature (an extern "C" name is not
+// found: cufftMakePlan then fails with CUFFT_INTERNAL_ERROR, session 48 on an H100).
+
 // The inverse transform's input: frame spectrum times the conjugate template spectrum (what the
 // library's conjugateProductKernel writes). dataIn (the plan's own input buffer, which a C2R plan
 // may overwrite) is not read.
-extern "C" __device__ cufftComplex nccConjugateProductLoad(void*, unsigned long long offset, void* info, void*) {
+__device__ cufftComplex nccConjugateProductLoad(void*, unsigned long long offset, void* info, void*) {
   const auto* p = static_cast<const nccmatch::bench::ProductCallbackInfo*>(info);
   const float2 f = p->frame[offset], t = p->tpl[offset];
   cufftComplex r;
@@ -19,9 +23,14 @@ extern "C" __device__ cufftComplex nccConjugateProductLoad(void*, unsigned long 
   return r;
 }
 
+// The plain input through a callback: whether cuFFT links a callback at all where the others fail.
+__device__ cufftComplex nccIdentityLoad(void* dataIn, unsigned long long offset, void*, void*) {
+  return static_cast<const cufftComplex*>(dataIn)[offset];
+}
+
 // The forward transform's input: the 8-bit frame minus the offset (read from device memory, as
 // the library finds it on the device), zero in the padding (what the placement kernel writes).
-extern "C" __device__ cufftReal nccPlaceFrameLoad(void*, unsigned long long offset, void* info, void*) {
+__device__ cufftReal nccPlaceFrameLoad(void*, unsigned long long offset, void* info, void*) {
   const auto* p = static_cast<const nccmatch::bench::PlaceCallbackInfo*>(info);
   const unsigned i = unsigned(offset);
   const unsigned y = i / unsigned(p->fftWidth), x = i - y * unsigned(p->fftWidth);
