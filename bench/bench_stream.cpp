@@ -33,6 +33,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_check.hpp"
@@ -61,32 +62,44 @@ struct RunTimes {
   double submit = 0;    // of which the host spends in submit() (enqueueing the frame's work)
 };
 
+// Calls step(done) until it has run >= 20 times and >= 0.3 s have passed; microseconds per call.
+template <typename Step>
+double timedMicrosPerStep(Step step) {
+  using Clock = std::chrono::steady_clock;
+  const auto begin = Clock::now();
+  int done = 0;
+  double elapsed = 0;
+  while (done < 20 || elapsed < 3e5) {
+    step(done);
+    ++done;
+    elapsed = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
+  }
+  return elapsed / done;
+}
+
 // Microseconds per frame over one run of >= 0.3 s, keeping `depth` frames in flight
 // (depth 0: match() per frame).
 RunTimes runMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
   using Clock = std::chrono::steady_clock;
   FrameResult r;
-  const auto begin = Clock::now();
-  int done = 0, submitted = 0;
+  int submitted = 0;
   std::size_t next = 0;
-  double elapsed = 0, inSubmit = 0;
-  while (done < 20 || elapsed < 3e5) {
+  double inSubmit = 0;
+  const double perFrame = timedMicrosPerStep([&](int) {
     if (depth == 0) {
       check(e.match(frames[next++ % frames.size()], p, &r), "match");
-    } else {
-      while (e.framesInFlight() < depth) {
-        const auto a = Clock::now();
-        check(e.submit(frames[next++ % frames.size()], p), "submit");
-        inSubmit += std::chrono::duration<double, std::micro>(Clock::now() - a).count();
-        ++submitted;
-      }
-      check(e.collect(&r), "collect");
+      return;
     }
-    ++done;
-    elapsed = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
-  }
+    while (e.framesInFlight() < depth) {
+      const auto a = Clock::now();
+      check(e.submit(frames[next++ % frames.size()], p), "submit");
+      inSubmit += std::chrono::duration<double, std::micro>(Clock::now() - a).count();
+      ++submitted;
+    }
+    check(e.collect(&r), "collect");
+  });
   while (e.framesInFlight() > 0) check(e.collect(&r), "collect");
-  return RunTimes{elapsed / done, submitted > 0 ? inSubmit / submitted : 0.0};
+  return RunTimes{perFrame, submitted > 0 ? inSubmit / submitted : 0.0};
 }
 
 // `count` random templates of side x side, the first pasted at (200, 100) into every frame (whose
@@ -150,24 +163,32 @@ HostCalls pacedHostMicros(Engine& e, const std::vector<FrameView>& frames, const
 // one engine with 2 frames in flight would gain if its frames' matching did not share one
 // compute stream.
 double pairMicrosPerFrame(Engine& a, Engine& b, const std::vector<FrameView>& frames, const MatchParams& p) {
-  using Clock = std::chrono::steady_clock;
   FrameResult r;
   Engine* engines[2] = {&a, &b};
   std::size_t next = 0;
   for (Engine* e : engines) check(e->submit(frames[next++ % frames.size()], p), "submit");
-  const auto begin = Clock::now();
-  int done = 0;
-  double elapsed = 0;
-  while (done < 20 || elapsed < 3e5) {
+  const double perFrame = timedMicrosPerStep([&](int done) {
     Engine& e = *engines[done % 2];
     check(e.collect(&r), "collect");
     check(e.submit(frames[next++ % frames.size()], p), "submit");
-    ++done;
-    elapsed = std::chrono::duration<double, std::micro>(Clock::now() - begin).count();
-  }
+  });
   for (Engine* e : engines)
     while (e->framesInFlight() > 0) check(e->collect(&r), "collect");
-  return elapsed / done;
+  return perFrame;
+}
+
+// Two ways of running the same frames and bank, each warmed once, then alternating run by run in
+// the same process (kRuns each): their medians, microseconds per frame.
+template <typename RunA, typename RunB>
+std::pair<double, double> alternatingMedians(RunA runA, RunB runB) {
+  runA();
+  runB();
+  std::vector<double> a, b;
+  for (int i = 0; i < kRuns; ++i) {
+    a.push_back(runA());
+    b.push_back(runB());
+  }
+  return {median(a), median(b)};
 }
 
 RunTimes medianMicrosPerFrame(Engine& e, const std::vector<FrameView>& frames, const MatchParams& p, int depth) {
@@ -386,37 +407,21 @@ int main(int argc, char** argv) {
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
-      if (enginePair) {  // the two forms alternate, run by run, in the same process
+      if (enginePair || lanesAb) {
+        // enginePair: one engine with 2 in flight against two engines taking alternate frames;
+        // lanesAb: one lane against `lanes`, 2 in flight. The second engine has the same bank.
+        EngineOptions second = o;
+        if (lanesAb) second.cudaMatchingLanes = 1;
         std::unique_ptr<Engine> other;
-        check(Engine::create(o, &other), "engine");
+        check(Engine::create(second, &other), "engine");
         check(other->setTemplates(templates), "templates");
-        runMicrosPerFrame(*e, frames, p, 2);
-        pairMicrosPerFrame(*e, *other, frames, p);
-        std::vector<double> one, two;
-        for (int i = 0; i < kRuns; ++i) {
-          one.push_back(runMicrosPerFrame(*e, frames, p, 2).perFrame);
-          two.push_back(pairMicrosPerFrame(*e, *other, frames, p));
-        }
-        std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side,
-                    median(one), median(two), median(two) / median(one));
-        std::fflush(stdout);
-        continue;
-      }
-      if (lanesAb) {  // one lane against `lanes`, 2 in flight, run by run in the same process
-        EngineOptions oneLane = o;
-        oneLane.cudaMatchingLanes = 1;
-        std::unique_ptr<Engine> single;
-        check(Engine::create(oneLane, &single), "engine");
-        check(single->setTemplates(templates), "templates");
-        runMicrosPerFrame(*single, frames, p, 2);
-        runMicrosPerFrame(*e, frames, p, 2);
-        std::vector<double> one, many;
-        for (int i = 0; i < kRuns; ++i) {
-          one.push_back(runMicrosPerFrame(*single, frames, p, 2).perFrame);
-          many.push_back(runMicrosPerFrame(*e, frames, p, 2).perFrame);
-        }
-        std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side,
-                    median(one), median(many), median(many) / median(one));
+        const auto runOne = [&](Engine& engine) { return runMicrosPerFrame(engine, frames, p, 2).perFrame; };
+        const auto [base, tried] =
+            enginePair ? alternatingMedians([&] { return runOne(*e); },
+                                            [&] { return pairMicrosPerFrame(*e, *other, frames, p); })
+                       : alternatingMedians([&] { return runOne(*other); }, [&] { return runOne(*e); });
+        std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side, base,
+                    tried, tried / base);
         std::fflush(stdout);
         continue;
       }

@@ -582,10 +582,10 @@ void installProperties(GObjectClass* gobject_class) {
       g_param_spec_uint("cuda-lanes", "CUDA matching lanes",
                         "Frames in flight the CUDA backend matches side by side, each on its own streams with its "
                         "own copy of the per-frame-size buffers (score maps, tables, transforms): with 2 or more, "
-                        "frame n+1 is matched beside frame n's last steps (1080p: 11-19% less time a frame with 2 "
-                        "in flight on an H100; 2160p single large templates 8% more). 1: one frame after "
-                        "another, the least GPU memory. Useful up to frames-in-flight; the CPU backend ignores "
-                        "it. Read at start",
+                        "frame n+1 is matched beside frame n's last steps (1080p: 10-15% less time a frame with 2 "
+                        "in flight on an H100). Extra lanes only where they pay (not for fft templates above 4 M "
+                        "pixels) and while GPU memory lasts. 1: one frame after another, the least GPU memory. "
+                        "Useful up to frames-in-flight; the CPU backend ignores it. Read at start",
                         1, guint(nccmatch::Engine::kMaxFramesInFlight), guint(nccmatch::plugin::kDefaultCudaLanes),
                         kReadyFlags));
   g_object_class_install_property(

@@ -44,6 +44,7 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
     >"$pack/code.txt"
 fi
 for b in bench_sat bench_ncc bench_stream bench_driver_calls bench_window_copy bench_bank bench_pipeline bench_track bench_live bench_producers \
+    bench_fft_callbacks \
     bench_two_pipelines; do
   [ -x "$build/bench/$b" ] && cp "$build/bench/$b" "$pack/bench/"
 done

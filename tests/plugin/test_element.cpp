@@ -303,11 +303,11 @@ TEST_P(Element, PropertiesReadAtStartWarnWhenChangedWhileRunning) {
   gst_buffer_unref(pushPull(makeFrame(layout, scene(64, 48, {{&t, {5, 6}}}))));
   std::vector<GstMessage*> before = popMessages(bus_, GST_MESSAGE_WARNING);
   unrefMessages(&before);
-  g_object_set(element_, "worker-thread", TRUE, "cpu-threads", 0u, "cuda-lanes", 1u, nullptr);  // the values it has
+  g_object_set(element_, "worker-thread", TRUE, "cpu-threads", 0u, "cuda-lanes", 2u, nullptr);  // the values it has
   std::vector<GstMessage*> none = popMessages(bus_, GST_MESSAGE_WARNING);
   EXPECT_TRUE(none.empty()) << messageText(none.front());
   unrefMessages(&none);
-  g_object_set(element_, "worker-thread", FALSE, "cpu-threads", 3u, "cuda-lanes", 2u, nullptr);
+  g_object_set(element_, "worker-thread", FALSE, "cpu-threads", 3u, "cuda-lanes", 1u, nullptr);
   std::vector<GstMessage*> warnings = popMessages(bus_, GST_MESSAGE_WARNING);
   ASSERT_EQ(warnings.size(), 3u);
   EXPECT_NE(messageText(warnings[0]).find("'worker-thread' is read when the element starts"), std::string::npos)

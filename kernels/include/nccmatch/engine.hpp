@@ -105,11 +105,12 @@ struct EngineOptions {
   // path's transforms and template spectra, the GEMM groups' layouts), and consecutive frames in
   // flight (submit) take different lanes: one frame's latency-bound steps (peak selection, exact
   // rescoring) run beside the next frame's transforms and scores instead of after them. match()
-  // keeps to one lane. 1 (default): every frame on one stream, the least device memory. 2: about
-  // twice the per-size memory; with 2 in flight on an H100 (bench/RESULTS.md, session 47) 1080p
-  // frames 11-19% less time a frame, 1440p 5-10%, but 2160p single fft templates 8-9% more, and a
-  // bank of 1024 x 16² at 1080p ran out of device memory: opt in where measured to pay.
-  int cudaMatchingLanes = 1;
+  // keeps to one lane. 1: every frame on one stream, the least device memory. 2 (default): with 2
+  // in flight on H100s (bench/RESULTS.md, sessions 47 and 48) 1080p frames 10-19% less time a
+  // frame, 2160p banks 9-12%. Extra lanes are taken only where they pay (not for fft templates on
+  // frames above 4 M pixels, where they cost 8-9%) and only while the device has memory for them
+  // (a spare lane that cannot be prepared is freed and its frames keep to the first lane).
+  int cudaMatchingLanes = 2;
   // CUDA backend only: run in the CUDA context current on the calling thread when create() is
   // called (e.g. a driver-API context made current by the application or by GStreamer's gstcuda)
   // instead of selecting cudaDevice's primary context. That context must be current on every

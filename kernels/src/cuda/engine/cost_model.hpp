@@ -32,4 +32,15 @@ CudaNumerator chooseNumerator(int templateWidth, int templateHeight, int frameWi
 inline constexpr std::size_t kFftHandoffMinPositions = 5'000'000;
 bool fftPeakHandoffPays(int mapWidth, int mapHeight);
 
+// Whether a frame of width x height may take a matching lane beyond the first
+// (EngineOptions::cudaMatchingLanes). Measured (session 47, bench_stream --lanes-ab on an H100,
+// 2 in flight; two engines on the H200): 1080p and 1440p 5-19 % less time a frame with two lanes,
+// banks at 2160p 10-12 % less (H200), but 2160p single fft templates 8-9 % more (two frames'
+// 4096 x 2304 transforms at once): extra lanes on frames up to kExtraLanesMaxFftPixels when the
+// bank has fft templates, on any frame otherwise.
+inline constexpr long long kExtraLanesMaxFftPixels = 4'000'000;
+inline bool extraLanesPay(int frameWidth, int frameHeight, bool anyFft) {
+  return !anyFft || (long long)frameWidth * frameHeight <= kExtraLanesMaxFftPixels;
+}
+
 }  // namespace nccmatch::cuda

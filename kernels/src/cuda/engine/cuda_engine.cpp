@@ -7,6 +7,7 @@
 #include "common/validate.hpp"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
+#include "cuda/engine/cost_model.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 
 namespace nccmatch {
@@ -122,23 +123,27 @@ Status CudaEngine::setTemplates(std::vector<TemplateImage> bank) {
   NCC_RETURN_IF_ERROR(TemplateBank::prepare(std::move(bank), &prepared));
   bank_ = std::move(prepared);
   ++bankGeneration_;
-  for (Lane& lane : lanes_) lane.size.plan.numerator.clear();
+  for (Lane& lane : lanes_) lane.size->plan.numerator.clear();
   return Status();
 }
 
 Status CudaEngine::prepareSize(int width, int height) {
   Lane& lane = *lane_;
-  if (lane.bankGeneration == bankGeneration_ && width == lane.size.width && height == lane.size.height)
+  if (lane.bankGeneration == bankGeneration_ && width == lane.size->width && height == lane.size->height)
     return Status();
   // Frames in flight still read the scratch on the compute stream: let them finish first.
   NCC_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  // Lane 0 takes each new size or bank first: the other lanes' buffers (for another size or bank)
+  // are freed, so that they never hold device memory lane 0 needs.
+  if (&lane == &lanes_[0])
+    for (int i = 1; i < laneCount_; ++i) releaseLane(lanes_[std::size_t(i)]);
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
   ++lane.scratchGeneration;
-  const Status prepared = size().prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
-                                        lane.stream.get(), lane.fft.get());
+  const Status prepared = lane.size->prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
+                                            lane.stream.get(), lane.fft.get());
   if (!prepared.ok()) {
-    size().width = size().height = 0;
+    lane.size->width = lane.size->height = 0;
     return prepared;
   }
   lane.bankGeneration = bankGeneration_;
@@ -283,8 +288,17 @@ Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& param
   NCC_RETURN_IF_ERROR(validateParams(params));
   NCC_RETURN_IF_ERROR(activate());
   FrameSlot& slot = nextSlot();
-  slot.lane = nextLane();
+  slot.lane = nextLane(frame.width, frame.height);
   lane_ = &lanes_[std::size_t(slot.lane)];
+  if (slot.lane != 0 && validateFrame(frame).ok() && !prepareSize(frame.width, frame.height).ok()) {
+    // A spare lane that cannot be prepared (device memory) is not a failed frame: it is freed and
+    // this bank and size keep to lane 0, as with one lane.
+    cudaGetLastError();  // a refused cudaMalloc's error is not left for the next launch check
+    releaseLane(*lane_);
+    spareLanesRefused_ = SizeKey{bankGeneration_, frame.width, frame.height};
+    slot.lane = 0;
+    lane_ = &lanes_[0];
+  }
   const Status status = submitInto(frame, params, staging, slot);
   if (!status.ok()) {
     drainAfterError();
@@ -294,7 +308,26 @@ Status CudaEngine::submitStaged(const FrameView& frame, const MatchParams& param
   return Status();
 }
 
-int CudaEngine::nextLane() const {
+bool CudaEngine::extraLanesFor(int width, int height) const {
+  const Lane& first = lanes_[0];
+  if (laneCount_ < 2 || first.bankGeneration != bankGeneration_ || first.size->width != width ||
+      first.size->height != height)
+    return false;
+  if (spareLanesRefused_ == SizeKey{bankGeneration_, width, height}) return false;
+  return extraLanesPay(width, height, first.size->plan.anyFft);
+}
+
+void CudaEngine::releaseLane(Lane& lane) {
+  if (lane.bankGeneration == 0 && lane.size->width == 0) return;  // nothing prepared
+  if (lane.stream) cudaStreamSynchronize(lane.stream.get());
+  if (lane.fft) cudaStreamSynchronize(lane.fft.get());
+  lane.size = std::make_unique<PreparedSize>();
+  lane.bankGeneration = 0;
+  ++lane.scratchGeneration;  // no captured graph replays the freed buffers
+}
+
+int CudaEngine::nextLane(int width, int height) const {
+  if (!extraLanesFor(width, height)) return 0;
   if (inFlight_ == 0) return lastLane();
   const FrameSlot& newest = slots_[std::size_t((head_ + inFlight_ - 1) % kMaxFramesInFlight)];
   return (newest.lane + 1) % laneCount_;
@@ -340,7 +373,7 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
 bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounded,
                            const FrameSlot& slot) const {
   return !size().plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
-         bounded.maxMatches <= kSelectRoundsLimit && !slot.graphs[std::size_t(slot.lane)].failedFor(lane_->scratchGeneration);
+         bounded.maxMatches <= kSelectRoundsLimit && !slot.graph().failedFor(lane_->scratchGeneration);
 }
 
 Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
@@ -358,8 +391,7 @@ Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& 
   key.nmsIou = params.nmsIou;
   key.maxMatches = bounded.maxMatches;
   key.slicedLaunches = share_.shared();
-  return slot.graphs[std::size_t(slot.lane)].launch(key, stream(),
-                           [&] { return enqueueMatching(frame, params, bounded, slot); });
+  return slot.graph().launch(key, stream(), [&] { return enqueueMatching(frame, params, bounded, slot); });
 }
 
 Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& params,

@@ -19,8 +19,8 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cuda/engine/cuda_handles.hpp"
@@ -92,7 +92,7 @@ class CudaEngine final : public Engine {
   struct Lane {
     Stream stream, fft;
     Event uploaded, transformed;
-    PreparedSize size;
+    std::unique_ptr<PreparedSize> size = std::make_unique<PreparedSize>();
     uint64_t bankGeneration = 0;     // the bank `size` was prepared for (0: none yet)
     uint64_t scratchGeneration = 0;  // bumped whenever prepareSize (re)lays out the scratch
   };
@@ -105,6 +105,8 @@ class CudaEngine final : public Engine {
     int lane = 0;  // the lane its frame is matched on
     // The slot's matching on each lane (every template fused, host frame uploaded in one band).
     std::array<MatchingGraph, kMaxFramesInFlight> graphs;
+    MatchingGraph& graph() { return graphs[std::size_t(lane)]; }
+    const MatchingGraph& graph() const { return graphs[std::size_t(lane)]; }
   };
 
   CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext, int lanes);
@@ -115,10 +117,18 @@ class CudaEngine final : public Engine {
   // The current lane (lane_): the one the call in progress enqueues on, between calls the newest
   // frame's; its compute stream and prepared size.
   cudaStream_t stream() const { return lane_->stream.get(); }
-  PreparedSize& size() const { return lane_->size; }
-  // The lane a frame submitted now takes: the lane after the newest frame in flight's; with none
-  // in flight, the current one (match() keeps to one lane).
-  int nextLane() const;
+  PreparedSize& size() const { return *lane_->size; }
+  // The lane a frame of width x height submitted now takes: lane 0 unless extraLanesFor; else the
+  // lane after the newest frame in flight's, with none in flight the current one (match() keeps
+  // to one lane).
+  int nextLane(int width, int height) const;
+  // Whether frames of width x height may take lanes beyond the first: lane 0 holds this bank and
+  // size (a new size or bank is prepared on lane 0 first), no spare lane failed to prepare for
+  // them, and extraLanesPay for its plan.
+  bool extraLanesFor(int width, int height) const;
+  // Frees what a lane prepared (after its streams are idle): a spare lane that could not be
+  // prepared, or one whose size lane 0 left.
+  void releaseLane(Lane& lane);
   // Waits for the copy stream and every lane's streams; the first error.
   cudaError_t synchronizeLanes() const;
 
@@ -172,6 +182,16 @@ class CudaEngine final : public Engine {
   int laneCount_ = 1;            // EngineOptions::cudaMatchingLanes
   std::array<Lane, kMaxFramesInFlight> lanes_;
   Lane* lane_ = &lanes_[0];
+  // The bank generation and frame size for which a spare lane could not be prepared (device
+  // memory): their frames keep to lane 0.
+  struct SizeKey {
+    uint64_t bankGeneration = 0;
+    int width = 0, height = 0;
+    bool operator==(const SizeKey& o) const {
+      return bankGeneration == o.bankGeneration && width == o.width && height == o.height;
+    }
+  };
+  SizeKey spareLanesRefused_;
 
   // Frames in flight: slots_[head_] is the oldest, inFlight_ of them are in use.
   std::array<FrameSlot, kMaxFramesInFlight> slots_;

@@ -92,5 +92,15 @@ TEST(CudaCostModel, FftPeakHandoffOnLargeMapsOnly) {
   EXPECT_TRUE(cuda::fftPeakHandoffPays(1 << 16, 1 << 16));  // no int overflow
 }
 
+TEST(CudaCostModel, ExtraLanesPayExceptFftOnLargeFrames) {
+  EXPECT_TRUE(cuda::extraLanesPay(1920, 1080, true));
+  EXPECT_TRUE(cuda::extraLanesPay(2560, 1440, true));
+  EXPECT_FALSE(cuda::extraLanesPay(3840, 2160, true));
+  EXPECT_TRUE(cuda::extraLanesPay(3840, 2160, false));  // banks at 2160p gained (two engines, H200)
+  EXPECT_TRUE(cuda::extraLanesPay(2000, int(cuda::kExtraLanesMaxFftPixels / 2000), true));
+  EXPECT_FALSE(cuda::extraLanesPay(2001, int(cuda::kExtraLanesMaxFftPixels / 2000), true));
+  EXPECT_FALSE(cuda::extraLanesPay(1 << 16, 1 << 16, true));  // no int overflow
+}
+
 }  // namespace
 }  // namespace nccmatch::test

@@ -13,6 +13,7 @@
 #include "cuda/engine/cuda_engine.hpp"
 #include "cuda/engine/device_sharing.hpp"
 #include "cuda/engine/template_bank.hpp"
+#include "cuda/fault_injection.hpp"
 #include "nccmatch/scales.hpp"
 #include "rules/peak_rules.hpp"
 #include "gpu_test_support.hpp"
@@ -1311,14 +1312,114 @@ TEST(CudaEngine, EveryLaneCountGivesOneLanesMatches) {
         for (std::size_t f = 0; f < taken.size(); ++f) {
           EXPECT_GE(taken[f], 0);
           EXPECT_LT(taken[f], lanes);
-          // A frame submitted behind another in flight takes the next lane; alone, the same one.
-          if (f > 0) {
+          // A new size is prepared on lane 0 first; after a frame of the same size, a frame
+          // submitted behind another in flight takes the next lane, alone the same one.
+          if (f == 0 || frameSizes[f] != frameSizes[f - 1]) {
+            EXPECT_EQ(taken[f], 0) << f;
+          } else if (f >= 2 && frameSizes[f - 1] == frameSizes[f - 2]) {
             EXPECT_EQ(taken[f], depth == 1 ? taken[f - 1] : (taken[f - 1] + 1) % lanes) << f;
           }
+        }
+        if (depth >= 2) {
+          EXPECT_TRUE(std::any_of(taken.begin(), taken.end(), [](int lane) { return lane != 0; }))
+              << "no frame took a second lane";
         }
       }
     }
   }
+}
+
+// 2160p frames of an fft template keep to one lane (extraLanesPay: two lanes were slower there);
+// 1080p frames of the same template take both.
+TEST(CudaEngine, LargeFftFramesKeepToOneLane) {
+  SKIP_WITHOUT_GPU();
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  o.cudaMatchingLanes = 2;
+  std::unique_ptr<Engine> e;
+  ASSERT_TRUE(cuda::CudaEngine::create(o, &e).ok());
+  auto* engine = static_cast<cuda::CudaEngine*>(e.get());
+  const TemplateImage t = makeTemplate(128, 128, Fill::Random);
+  ASSERT_TRUE(e->setTemplates({t}).ok());
+  MatchParams p;
+  p.threshold = 0.9;
+  for (auto [w, h] : {std::pair{3840, 2160}, std::pair{1920, 1080}}) {
+    Image frame = makeImage(w, h, Fill::Random);
+    paste(&frame, t, 300, 200);
+    std::vector<int> taken;
+    FrameResult r;
+    for (int f = 0; f < 6; ++f) {
+      if (e->framesInFlight() == 2) {
+        ASSERT_TRUE(e->collect(&r).ok());
+      }
+      ASSERT_TRUE(e->submit(frame.view(), p).ok());
+      taken.push_back(engine->lastLane());
+    }
+    while (e->framesInFlight() > 0) {
+      ASSERT_TRUE(e->collect(&r).ok());
+      ASSERT_TRUE(r.best[0].has_value());
+      EXPECT_EQ(r.best[0]->x, 300);
+    }
+    ASSERT_EQ(engine->numeratorFor(0), CudaNumerator::Fft);
+    const bool second = std::any_of(taken.begin(), taken.end(), [](int lane) { return lane != 0; });
+    EXPECT_EQ(second, w == 1920) << w << "x" << h;
+  }
+}
+
+// A spare lane the device has no memory for: freed, and the frames keep to lane 0 with the same
+// matches, instead of failing (one lane would have matched them).
+TEST(CudaEngine, SpareLaneWithoutMemoryLeavesTheFramesOnTheFirst) {
+  SKIP_WITHOUT_GPU();
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  o.cudaMatchingLanes = 2;
+  std::unique_ptr<Engine> e;
+  ASSERT_TRUE(cuda::CudaEngine::create(o, &e).ok());
+  auto* engine = static_cast<cuda::CudaEngine*>(e.get());
+  std::vector<TemplateImage> bank = {makeTemplate(24, 24, Fill::Random), makeTemplate(100, 70, Fill::Random)};
+  ASSERT_TRUE(e->setTemplates(bank).ok());
+  Image frame = makeImage(640, 480, Fill::Random);
+  paste(&frame, bank[0], 40, 30);
+  paste(&frame, bank[1], 300, 200);
+  MatchParams p;
+  p.threshold = 0.8;
+  FrameResult want;
+  for (int i = 0; i < Engine::kMaxFramesInFlight + 1; ++i)  // lane 0 and every slot prepared
+    ASSERT_TRUE(e->match(frame.view(), p, &want).ok());
+  cuda::faults::FaultPlan plan;
+  plan.deviceByteLimit = cuda::faults::deviceBytesHeld() + 4096;  // not a lane's worth
+  cuda::faults::arm(plan);
+  std::vector<FrameResult> got;
+  for (int f = 0; f < 5; ++f) {
+    if (e->framesInFlight() == 2) {
+      got.emplace_back();
+      const Status s = e->collect(&got.back());
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    const Status s = e->submit(frame.view(), p);
+    ASSERT_TRUE(s.ok()) << "frame " << f << ": " << s.message();
+    EXPECT_EQ(engine->lastLane(), 0) << f;
+  }
+  while (e->framesInFlight() > 0) {
+    got.emplace_back();
+    ASSERT_TRUE(e->collect(&got.back()).ok());
+  }
+  cuda::faults::lift();
+  for (const FrameResult& r : got) expectSameMatches(r, want, true);
+  // Memory back: the refusal holds for this bank and size only; a new bank takes both lanes again.
+  ASSERT_TRUE(e->setTemplates(bank).ok());
+  ASSERT_TRUE(e->match(frame.view(), p, &want).ok());
+  std::vector<int> taken;
+  FrameResult r;
+  for (int f = 0; f < 4; ++f) {
+    if (e->framesInFlight() == 2) {
+      ASSERT_TRUE(e->collect(&r).ok());
+    }
+    ASSERT_TRUE(e->submit(frame.view(), p).ok());
+    taken.push_back(engine->lastLane());
+  }
+  while (e->framesInFlight() > 0) ASSERT_TRUE(e->collect(&r).ok());
+  EXPECT_TRUE(std::any_of(taken.begin(), taken.end(), [](int lane) { return lane != 0; }));
 }
 
 TEST(CudaEngine, AutoUsesTheCudaBackendAndReportsErrors) {
