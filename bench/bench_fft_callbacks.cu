@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bench_check.hpp"
+#include "cuda/numerator/conjugate_product.cuh"
 #include "fft_callbacks_fatbin.h"
 #include "fft_callbacks_info.hpp"
 #include "median.hpp"
@@ -45,8 +46,7 @@ __global__ void conjugateProduct(const float2* __restrict__ frame, const float2*
                                  float2* __restrict__ out, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const float2 f = frame[i], t = tpl[i];
-    out[i] = make_float2(f.x * t.x + f.y * t.y, f.y * t.x - f.x * t.y);
+    out[i] = nccmatch::cuda::conjugateProduct(frame[i], tpl[i]);
   }
 }
 

@@ -10,6 +10,7 @@
 // frames, after warm-up. The last table: the host's time a frame by where the frames lie (pinned,
 // device, pageable with either staging copy).
 //   bench_stream [--host-calls] [--banks] [--large] [--lanes N] [--lanes-ab] [--engine-pair]
+//                [--fft-product-ab]
 //                [--gemm-templates auto|unsigned|zero-mean]
 //                [--fft-peak-handoff | --fft-peak-scan]
 //   --lanes N: EngineOptions::cudaMatchingLanes of the engines (default: the library's);
@@ -17,6 +18,9 @@
 //   in flight;
 //   --engine-pair: instead of the table, one engine with 2 frames in flight against two engines of
 //   the same bank taking alternate frames (pairMicrosPerFrame);
+//   --fft-product-ab: instead of the table, the float fft path's conjugate product by its kernel
+//   against the product in the inverse transform's load (CudaEngine::setFftProductInLoad), 2
+//   frames in flight;
 //   --host-calls: that table only; --banks: only the banks of 16 or more templates, --large: only
 //   the single templates of 128² and 256² (issue 12's rows, and 2560x1440 frames between the two
 //   sizes; either leaves the host-calls table out); --gemm-templates:
@@ -292,7 +296,8 @@ void hostCallsTable(std::mt19937& gen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false, lanesAb = false;
+  bool hostCallsOnly = false, banksOnly = false, largeOnly = false, enginePair = false, lanesAb = false,
+       productAb = false;
   std::optional<int> lanesAsked;  // --lanes; unset: the library's default (2 for --lanes-ab)
   std::optional<bool> fftPeakHandoff;  // unset: the size plan's choice
   CudaGemmTemplates gemmTemplates = CudaGemmTemplates::Auto;
@@ -309,6 +314,8 @@ int main(int argc, char** argv) {
       enginePair = true;
     } else if (a == "--lanes-ab") {
       lanesAb = true;
+    } else if (a == "--fft-product-ab") {
+      productAb = true;
     } else if (a == "--lanes" && !next.empty() && next.find_first_not_of("0123456789") == std::string::npos) {
       lanesAsked = std::atoi(next.c_str());
       ++i;
@@ -328,13 +335,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_stream: unknown argument '%s'\n", a.c_str());
       std::fprintf(stderr,
                    "usage: bench_stream [--host-calls] [--banks] [--large] [--lanes N] [--lanes-ab] [--engine-pair]\n"
+                   "                    [--fft-product-ab]\n"
                    "                    [--gemm-templates auto|unsigned|zero-mean]\n"
                    "                    [--fft-peak-handoff | --fft-peak-scan]\n"
                    "  --host-calls: only the host's time by frame memory; --banks: only the banks of 16 or\n"
                    "  more templates; --large: only single templates of 128 and 256; --gemm-templates: how\n"
                    "  GEMM-bank groups hold their templates; --lanes N: the engines' matching lanes; --lanes-ab:\n"
                    "  1 lane against N, 2 in flight; --engine-pair: one engine, 2 in flight, against two\n"
-                   "  engines taking alternate frames; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
+                   "  engines taking alternate frames; --fft-product-ab: the fft product by its kernel against\n"
+                   "  in the inverse transform's load; --fft-peak-handoff / --fft-peak-scan: float-fft\n"
                    "  peaks handed over / scanned, whatever the size plan picks\n");
       return 2;
     }
@@ -367,6 +376,9 @@ int main(int argc, char** argv) {
   else if (lanesAb)
     std::printf("| frame | bank | 1 lane, 2 in flight | %d lanes, 2 in flight | %d lanes / 1 |\n|---|---|---|---|---|\n",
                 lanes, lanes);
+  else if (productAb)
+    std::printf("| frame | bank | fft product kernel, 2 in flight | product in the inverse's load, 2 in flight | load / "
+                "kernel |\n|---|---|---|---|---|\n");
   else
     std::printf("| frame | bank | match | 1 in flight | 2 in flight | 3 in flight | upload | submit (host) "
                 "| paced submit (host) | paced collect (host) | match / best |\n"
@@ -407,13 +419,18 @@ int main(int argc, char** argv) {
       check(e->setTemplates(templates), "templates");
       MatchParams p;
       p.threshold = 0.9;
-      if (enginePair || lanesAb) {
+      if (enginePair || lanesAb || productAb) {
         // enginePair: one engine with 2 in flight against two engines taking alternate frames;
-        // lanesAb: one lane against `lanes`, 2 in flight. The second engine has the same bank.
+        // lanesAb: one lane against `lanes`, 2 in flight; productAb: the fft product by its kernel
+        // (the second engine) against in the inverse's load. The second engine has the same bank.
         EngineOptions second = o;
         if (lanesAb) second.cudaMatchingLanes = 1;
         std::unique_ptr<Engine> other;
         check(Engine::create(second, &other), "engine");
+        if (auto* cudaOther = dynamic_cast<cuda::CudaEngine*>(other.get())) {
+          if (fftPeakHandoff) cudaOther->setFftPeakHandoff(*fftPeakHandoff);
+          if (productAb) cudaOther->setFftProductInLoad(false);
+        }
         check(other->setTemplates(templates), "templates");
         const auto runOne = [&](Engine& engine) { return runMicrosPerFrame(engine, frames, p, 2).perFrame; };
         const auto [base, tried] =
@@ -422,6 +439,9 @@ int main(int argc, char** argv) {
                        : alternatingMedians([&] { return runOne(*other); }, [&] { return runOne(*e); });
         std::printf("| %dx%d | %dx %dx%d | %.1f | %.1f | %.2f |\n", W, H, bank.count, bank.side, bank.side, base,
                     tried, tried / base);
+        if (auto* cudaEngine = dynamic_cast<cuda::CudaEngine*>(e.get()); cudaEngine && productAb &&
+                                                                         !cudaEngine->fftProductInLoadRefusal().empty())
+          std::printf("(product in the load refused: %s)\n", cudaEngine->fftProductInLoadRefusal().c_str());
         std::fflush(stdout);
         continue;
       }
@@ -441,6 +461,6 @@ int main(int argc, char** argv) {
     }
     for (void* b : blocks) freePinnedHost(b);
   }
-  if (!banksOnly && !largeOnly && !enginePair && !lanesAb) hostCallsTable(gen);
+  if (!banksOnly && !largeOnly && !enginePair && !lanesAb && !productAb) hostCallsTable(gen);
   return 0;
 }

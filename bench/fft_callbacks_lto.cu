@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "cuda/numerator/conjugate_product.cuh"
 #include "fft_callbacks_info.hpp"
 
 // C++ functions at global scope, named to cufftXtSetJITCallback without their parameters: cuFFT
@@ -16,11 +17,7 @@
 // may overwrite) is not read.
 __device__ cufftComplex nccConjugateProductLoad(void*, unsigned long long offset, void* info, void*) {
   const auto* p = static_cast<const nccmatch::bench::ProductCallbackInfo*>(info);
-  const float2 f = p->frame[offset], t = p->tpl[offset];
-  cufftComplex r;
-  r.x = f.x * t.x + f.y * t.y;
-  r.y = f.y * t.x - f.x * t.y;
-  return r;
+  return nccmatch::cuda::conjugateProduct(p->frame[offset], p->tpl[offset]);
 }
 
 // The plain input through a callback: whether cuFFT links a callback at all where the others fail.

@@ -140,6 +140,7 @@ Status CudaEngine::prepareSize(int width, int height) {
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
   ++lane.scratchGeneration;
+  if (fftProductInLoad_) lane.size->fft.setProductInLoad(*fftProductInLoad_);
   const Status prepared = lane.size->prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
                                             lane.stream.get(), lane.fft.get());
   if (!prepared.ok()) {

@@ -21,6 +21,7 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cuda/engine/cuda_handles.hpp"
@@ -83,6 +84,14 @@ class CudaEngine final : public Engine {
   // Whether template i's peaks came from the hand-off on frames of the last size seen (false for
   // templates not scored through the float fft). For tests and the benchmark.
   bool fftPeaksHandedOver(uint32_t templateIndex) const;
+  // The float fft path's conjugate product formed in the inverse transform's load callback (on,
+  // the default where built) or by the product kernel (off): FftCorrelator::setProductInLoad. For
+  // tests and the benchmark; takes effect for sizes prepared afterwards (set it before the first
+  // frame). fftProductInLoad(): whether the last size prepared on the current lane has it
+  // (false where cuFFT refused the callback: fftProductInLoadRefusal() says why).
+  void setFftProductInLoad(bool on) { fftProductInLoad_ = on; }
+  bool fftProductInLoad() const { return size().fft.productInLoad(); }
+  const std::string& fftProductInLoadRefusal() const { return size().fft.productInLoadRefusal(); }
 
  private:
   // Where a frame is matched: the compute stream (stream) runs its matching; fft runs the frame's
@@ -173,6 +182,7 @@ class CudaEngine final : public Engine {
   int smCount_ = 1;
   CudaNumerator numeratorOption_;
   CudaStagingCopy submitStaging_ = CudaStagingCopy::CallerThread;  // EngineOptions::cudaStagingCopy, for submit()
+  std::optional<bool> fftProductInLoad_;  // setFftProductInLoad; unset: the correlator's default
   std::optional<bool> fftPeakHandoff_;                               // setFftPeakHandoff; unset: the plan's
   CudaGemmTemplates gemmTemplates_ = CudaGemmTemplates::Auto;       // EngineOptions::cudaGemmTemplates
   Stream copy_;  // uploads host frames, every lane's

@@ -1,6 +1,7 @@
 #include "cuda/numerator/numerator_fft.hpp"
 
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -10,7 +11,12 @@
 #include "cuda/block_arrival.cuh"
 #include "cuda/cuda_check.hpp"
 #include "cuda/device_info.hpp"
+#include "cuda/numerator/conjugate_product.cuh"
+#include "cuda/numerator/fft_product_load.hpp"
 #include "rules/fft_offset.hpp"
+#ifdef NCC_FFT_PRODUCT_LOAD
+#include "cuda/fft_product_load_fatbin.h"  // nccFftProductLoadFatbin (generated, kernels/src/cuda/meson.build)
+#endif
 
 namespace nccmatch::cuda {
 
@@ -219,11 +225,7 @@ __global__ void conjugateProductKernel(const Complex* __restrict__ frame,
                                        std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const Complex f = frame[i], t = tpl[i];
-    Complex r;
-    r.x = f.x * t.x + f.y * t.y;
-    r.y = f.y * t.x - f.x * t.y;
-    out[i] = r;
+    out[i] = conjugateProduct(frame[i], tpl[i]);
   }
 }
 
@@ -281,11 +283,32 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   const bool single = precision == FftPrecision::Float;
   fftWidth_ = preferredFftSize(width, true);
   fftHeight_ = preferredFftSize(height, false);
+  const std::size_t nComplex = spectrumElements(fftWidth_, fftHeight_);
+  const std::size_t realBytes = single ? sizeof(float) : sizeof(double);
+  NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
+  productInLoad_ = false;
+  productInLoadRefusal_.clear();
+  productSlot_ = -1;
+  spectrumPointers_.clear();
   cufftHandle forward = 0, inverse = 0;
   NCC_RETURN_IF_ERROR(cufftStatus(makePlan(&forward, fftHeight_, fftWidth_, single ? CUFFT_R2C : CUFFT_D2Z), "cufftPlan2d(forward)"));
-  Status s = cufftStatus(makePlan(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");
+  Status s;
+  if (single && productInLoadAsked_) {
+    int plan = 0;
+    s = makeProductLoadPlan(&plan);
+    productInLoad_ = s.ok();
+    inverse = cufftHandle(plan);
+    // Out of memory stays an error; anything else cuFFT refuses falls back to the product kernel.
+    if (!s.ok() && s.message().find("CUFFT_ALLOC_FAILED") == std::string::npos) {
+      productInLoadRefusal_ = s.message();
+      s = Status();
+    }
+  }
+  if (s.ok() && !productInLoad_)
+    s = cufftStatus(makePlan(&inverse, fftHeight_, fftWidth_, single ? CUFFT_C2R : CUFFT_Z2D), "cufftPlan2d(inverse)");
   if (!s.ok()) {
     cufftDestroy(forward);
+    productInLoad_ = false;
     return s;
   }
   planForward_ = int(forward);
@@ -294,10 +317,9 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(forward, stream), "cufftSetStream"));
   NCC_RETURN_IF_ERROR(cufftStatus(cufftSetStream(inverse, stream), "cufftSetStream"));
   const std::size_t nReal = std::size_t(fftWidth_) * fftHeight_;
-  const std::size_t nComplex = spectrumElements(fftWidth_, fftHeight_);
-  const std::size_t realBytes = single ? sizeof(float) : sizeof(double);
   NCC_RETURN_IF_ERROR(real_.reserve(nReal * realBytes));
-  NCC_RETURN_IF_ERROR(frameSpectrum_.reserve(nComplex * 2 * realBytes));
+  // With the product in the load, product_ is the inverse plan's input buffer all the same: a C2R
+  // plan may overwrite its input, which must then not be the frame's spectrum.
   NCC_RETURN_IF_ERROR(product_.reserve(nComplex * 2 * realBytes));
   NCC_RETURN_IF_ERROR(frameSums_.reserve(std::size_t(kPartialsAt + frameBlocks()) * sizeof(double)));
   // The arrival counter starts at 0; each placement's last block sets it back to 0.
@@ -305,6 +327,34 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   width_ = width;
   height_ = height;
   return Status();
+}
+
+Status FftCorrelator::makeProductLoadPlan(int* plan) {
+#ifdef NCC_FFT_PRODUCT_LOAD
+  if (faults::deviceAllocationAllowed() != cudaSuccess) return cufftStatus(CUFFT_ALLOC_FAILED, "cufftMakePlan2d(inverse)");
+  // What the callback reads: the frame's spectrum, and the template's (set by correlateInto).
+  NCC_RETURN_IF_ERROR(productInfo_.reserve(sizeof(FftProductLoadInfo)));
+  const FftProductLoadInfo info{frameSpectrum_.as<float2>(), nullptr};
+  // On stream_, the stream that later correlates (prepareFft): ordered before any inverse transform.
+  NCC_CUDA_CHECK(cudaMemcpyAsync(productInfo_.as<void>(), &info, sizeof info, cudaMemcpyHostToDevice, stream_));
+  cufftHandle handle = 0;
+  NCC_RETURN_IF_ERROR(cufftStatus(cufftCreate(&handle), "cufftCreate(inverse)"));
+  void* callerInfo = productInfo_.as<void>();
+  cufftResult r = cufftXtSetJITCallback(handle, kFftProductLoadSymbol, nccFftProductLoadFatbin,
+                                        sizeof(nccFftProductLoadFatbin), CUFFT_CB_LD_COMPLEX, &callerInfo);
+  std::size_t workBytes = 0;
+  if (r == CUFFT_SUCCESS) r = cufftMakePlan2d(handle, fftHeight_, fftWidth_, CUFFT_C2R, &workBytes);
+  if (r != CUFFT_SUCCESS) {
+    cufftDestroy(handle);
+    return cufftStatus(r, r == CUFFT_ALLOC_FAILED ? "cufftMakePlan2d(inverse, product in its load)"
+                                                  : "cufftXtSetJITCallback / cufftMakePlan2d(inverse, product in its load)");
+  }
+  *plan = int(handle);
+  return Status();
+#else
+  *plan = 0;
+  return Status::error("the product in the inverse transform's load is not built (no bin2c)");
+#endif
 }
 
 Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, double mean,
@@ -331,6 +381,12 @@ Status FftCorrelator::addTemplate(const uint8_t* pixels, int width, int height, 
   }
   spectra_.push_back(std::move(spectrum));
   *slot = int(spectra_.size()) - 1;
+  if (productInLoad_) {  // the slots' spectra where correlateInto copies the callback's from
+    spectrumPointers_.push_back(spectra_.back()->as<void>());
+    NCC_RETURN_IF_ERROR(spectrumTable_.reserve(spectrumPointers_.size() * sizeof(void*)));
+    NCC_CUDA_CHECK(cudaMemcpyAsync(spectrumTable_.as<void>(), spectrumPointers_.data(),
+                                   spectrumPointers_.size() * sizeof(void*), cudaMemcpyHostToDevice, stream_));
+  }
   return Status();
 }
 
@@ -385,6 +441,17 @@ Status FftCorrelator::correlateInto(int slot) {
   const std::size_t n = spectrumElements(fftWidth_, fftHeight_);
   const int threads = 256;
   const int blocks = int(std::min<std::size_t>((n + threads - 1) / threads, 132 * 16));
+  if (precision_ == FftPrecision::Float && productInLoad_) {
+    // The callback's template spectrum, copied on the correlating stream when the slot changes.
+    if (productSlot_ != slot) {
+      NCC_CUDA_CHECK(cudaMemcpyAsync(&productInfo_.as<FftProductLoadInfo>()->tpl,
+                                     spectrumTable_.as<const float2*>() + slot, sizeof(const float2*),
+                                     cudaMemcpyDeviceToDevice, correlateStream_));
+      productSlot_ = slot;
+    }
+    return cufftStatus(cufftExecC2R(cufftHandle(planInverse_), product_.as<cufftComplex>(), real_.as<cufftReal>()),
+                       "cufftExecC2R");
+  }
   if (precision_ == FftPrecision::Float) {
     conjugateProductKernel<<<blocks, threads, 0, correlateStream_>>>(
         frameSpectrum_.as<float2>(), spectra_[slot]->as<float2>(), product_.as<float2>(), n);

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cuda/engine/device_buffer.hpp"
@@ -42,6 +43,15 @@ class FftCorrelator {
   FftCorrelator(const FftCorrelator&) = delete;
   FftCorrelator& operator=(const FftCorrelator&) = delete;
   ~FftCorrelator();
+
+  // Whether a float correlator's inverse transform forms the conjugate product in its load
+  // callback (fft_product_load.hpp) instead of reading what a product kernel wrote: read by the
+  // next configure(); on where the build has the callback. A plan cuFFT cannot link the callback
+  // into (no nvJitLink, an older cuFFT) falls back to the product kernel: productInLoad() is then
+  // false and productInLoadRefusal() says why.
+  void setProductInLoad(bool on) { productInLoadAsked_ = on; }
+  bool productInLoad() const { return productInLoad_; }
+  const std::string& productInLoadRefusal() const { return productInLoadRefusal_; }
 
   // Plans and work buffers for frames of width x height; drops every template spectrum.
   Status configure(int width, int height, cudaStream_t stream,
@@ -79,6 +89,8 @@ class FftCorrelator {
  private:
   void destroyPlans();
   Status correlateInto(int slot);
+  // The float inverse plan with the product in its load callback, reading productInfo_.
+  Status makeProductLoadPlan(int* plan);
 
   // Blocks of the placement: four per SM, each thread with several loads in flight, and few
   // enough blocks that their partial norms and the sample grid each block reads stay cheap.
@@ -100,6 +112,21 @@ class FftCorrelator {
   DeviceBuffer frameSpectrum_;  // fftHeight x (fftWidth/2+1) complex
   DeviceBuffer product_;        // same
   std::vector<std::unique_ptr<DeviceBuffer>> spectra_;
+  // The product in the inverse transform's load (setProductInLoad): what the callback reads
+  // (FftProductLoadInfo), each slot's spectrum pointer (device copy of spectrumPointers_), and the
+  // slot whose spectrum productInfo_ names now (-1: none).
+  bool productInLoadAsked_ = kProductLoadBuilt;
+  bool productInLoad_ = false;
+  std::string productInLoadRefusal_;
+  DeviceBuffer productInfo_;
+  DeviceBuffer spectrumTable_;
+  std::vector<const void*> spectrumPointers_;
+  int productSlot_ = -1;
+#ifdef NCC_FFT_PRODUCT_LOAD
+  static constexpr bool kProductLoadBuilt = true;
+#else
+  static constexpr bool kProductLoadBuilt = false;
+#endif
 };
 
 }  // namespace nccmatch::cuda
