@@ -1329,16 +1329,21 @@ TEST(CudaEngine, EveryLaneCountGivesOneLanesMatches) {
   }
 }
 
+// A CUDA engine with two matching lanes (the lane policy's tests).
+std::unique_ptr<Engine> makeTwoLaneEngine() {
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  o.cudaMatchingLanes = 2;
+  return makeEngine(o);
+}
+
 // 2160p frames of an fft template keep to one lane (extraLanesPay: two lanes were slower there);
 // 1080p frames of the same template take both.
 TEST(CudaEngine, LargeFftFramesKeepToOneLane) {
   SKIP_WITHOUT_GPU();
-  EngineOptions o;
-  o.backend = Backend::Cuda;
-  o.cudaMatchingLanes = 2;
-  std::unique_ptr<Engine> e;
-  ASSERT_TRUE(cuda::CudaEngine::create(o, &e).ok());
-  auto* engine = static_cast<cuda::CudaEngine*>(e.get());
+  std::unique_ptr<Engine> e = makeTwoLaneEngine();
+  auto* engine = dynamic_cast<cuda::CudaEngine*>(e.get());
+  ASSERT_NE(engine, nullptr);
   const TemplateImage t = makeTemplate(128, 128, Fill::Random);
   ASSERT_TRUE(e->setTemplates({t}).ok());
   MatchParams p;
@@ -1370,12 +1375,9 @@ TEST(CudaEngine, LargeFftFramesKeepToOneLane) {
 // matches, instead of failing (one lane would have matched them).
 TEST(CudaEngine, SpareLaneWithoutMemoryLeavesTheFramesOnTheFirst) {
   SKIP_WITHOUT_GPU();
-  EngineOptions o;
-  o.backend = Backend::Cuda;
-  o.cudaMatchingLanes = 2;
-  std::unique_ptr<Engine> e;
-  ASSERT_TRUE(cuda::CudaEngine::create(o, &e).ok());
-  auto* engine = static_cast<cuda::CudaEngine*>(e.get());
+  std::unique_ptr<Engine> e = makeTwoLaneEngine();
+  auto* engine = dynamic_cast<cuda::CudaEngine*>(e.get());
+  ASSERT_NE(engine, nullptr);
   std::vector<TemplateImage> bank = {makeTemplate(24, 24, Fill::Random), makeTemplate(100, 70, Fill::Random)};
   ASSERT_TRUE(e->setTemplates(bank).ok());
   Image frame = makeImage(640, 480, Fill::Random);
