@@ -295,11 +295,12 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   Status s;
   if (single && productInLoadAsked_) {
     int plan = 0;
-    s = makeProductLoadPlan(&plan);
+    bool outOfMemory = false;
+    s = makeProductLoadPlan(&plan, &outOfMemory);
     productInLoad_ = s.ok();
     inverse = cufftHandle(plan);
     // Out of memory stays an error; anything else cuFFT refuses falls back to the product kernel.
-    if (!s.ok() && s.message().find("CUFFT_ALLOC_FAILED") == std::string::npos) {
+    if (!s.ok() && !outOfMemory) {
       productInLoadRefusal_ = s.message();
       s = Status();
     }
@@ -329,9 +330,13 @@ Status FftCorrelator::configure(int width, int height, cudaStream_t stream, FftP
   return Status();
 }
 
-Status FftCorrelator::makeProductLoadPlan(int* plan) {
+Status FftCorrelator::makeProductLoadPlan(int* plan, bool* outOfMemory) {
+  *outOfMemory = false;
 #ifdef NCC_FFT_PRODUCT_LOAD
-  if (faults::deviceAllocationAllowed() != cudaSuccess) return cufftStatus(CUFFT_ALLOC_FAILED, "cufftMakePlan2d(inverse)");
+  if (faults::deviceAllocationAllowed() != cudaSuccess) {
+    *outOfMemory = true;
+    return cufftStatus(CUFFT_ALLOC_FAILED, "cufftMakePlan2d(inverse)");
+  }
   // What the callback reads: the frame's spectrum, and the template's (set by correlateInto).
   NCC_RETURN_IF_ERROR(productInfo_.reserve(sizeof(FftProductLoadInfo)));
   const FftProductLoadInfo info{frameSpectrum_.as<float2>(), nullptr};
@@ -346,6 +351,7 @@ Status FftCorrelator::makeProductLoadPlan(int* plan) {
   if (r == CUFFT_SUCCESS) r = cufftMakePlan2d(handle, fftHeight_, fftWidth_, CUFFT_C2R, &workBytes);
   if (r != CUFFT_SUCCESS) {
     cufftDestroy(handle);
+    *outOfMemory = r == CUFFT_ALLOC_FAILED;
     return cufftStatus(r, r == CUFFT_ALLOC_FAILED ? "cufftMakePlan2d(inverse, product in its load)"
                                                   : "cufftXtSetJITCallback / cufftMakePlan2d(inverse, product in its load)");
   }

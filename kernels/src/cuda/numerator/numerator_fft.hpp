@@ -89,8 +89,9 @@ class FftCorrelator {
  private:
   void destroyPlans();
   Status correlateInto(int slot);
-  // The float inverse plan with the product in its load callback, reading productInfo_.
-  Status makeProductLoadPlan(int* plan);
+  // The float inverse plan with the product in its load callback, reading productInfo_;
+  // *outOfMemory: whether it failed for want of device memory (an error, not a fallback).
+  Status makeProductLoadPlan(int* plan, bool* outOfMemory);
 
   // Blocks of the placement: four per SM, each thread with several loads in flight, and few
   // enough blocks that their partial norms and the sample grid each block reads stay cheap.
