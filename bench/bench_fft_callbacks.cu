@@ -26,6 +26,7 @@
 
 #include "bench_check.hpp"
 #include "cuda/numerator/conjugate_product.cuh"
+#include "cuda/numerator/fft_product_load.hpp"
 #include "fft_callbacks_fatbin.h"
 #include "fft_callbacks_info.hpp"
 #include "median.hpp"
@@ -34,7 +35,7 @@ namespace {
 
 using nccmatch::bench::median;
 using nccmatch::bench::PlaceCallbackInfo;
-using nccmatch::bench::ProductCallbackInfo;
+using nccmatch::cuda::FftProductLoadInfo;
 
 void checkFft(cufftResult r, const char* call) {
   if (r == CUFFT_SUCCESS) return;
@@ -192,9 +193,9 @@ int main(int argc, char** argv) {
     for (float** p : {&real, &real2, &outPlain, &outCallback}) BENCH_CUDA_CHECK(cudaMalloc(p, plane * sizeof(float)));
     for (float2** p : {&frameSpectrum, &frameSpectrum2, &tplSpectrum, &product})
       BENCH_CUDA_CHECK(cudaMalloc(p, spectrum * sizeof(float2)));
-    ProductCallbackInfo productInfo{frameSpectrum, tplSpectrum};
+    FftProductLoadInfo productInfo{frameSpectrum, tplSpectrum};
     PlaceCallbackInfo placeInfo{image, std::size_t(s.width), s.width, s.height, s.fftWidth, offset};
-    ProductCallbackInfo* productInfoDevice;
+    FftProductLoadInfo* productInfoDevice;
     PlaceCallbackInfo* placeInfoDevice;
     BENCH_CUDA_CHECK(cudaMalloc(&productInfoDevice, sizeof productInfo));
     BENCH_CUDA_CHECK(cudaMalloc(&placeInfoDevice, sizeof placeInfo));

@@ -1,4 +1,5 @@
-// What bench_fft_callbacks' cuFFT load callbacks (fft_callbacks_lto.cu) read, in device memory.
+// What bench_fft_callbacks' placement callback (fft_callbacks_lto.cu) reads, in device memory (the
+// product callback reads the library's cuda::FftProductLoadInfo).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,11 +8,6 @@
 #include <cstdint>
 
 namespace nccmatch::bench {
-
-struct ProductCallbackInfo {
-  const float2* frame;  // the frame's spectrum
-  const float2* tpl;    // the template's spectrum
-};
 
 struct PlaceCallbackInfo {
   const uint8_t* image;

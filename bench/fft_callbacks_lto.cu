@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cuda/numerator/conjugate_product.cuh"
+#include "cuda/numerator/fft_product_load.hpp"
 #include "fft_callbacks_info.hpp"
 
 // C++ functions at global scope, named to cufftXtSetJITCallback without their parameters: cuFFT
@@ -16,7 +17,7 @@
 // library's conjugateProductKernel writes). dataIn (the plan's own input buffer, which a C2R plan
 // may overwrite) is not read.
 __device__ cufftComplex nccConjugateProductLoad(void*, unsigned long long offset, void* info, void*) {
-  const auto* p = static_cast<const nccmatch::bench::ProductCallbackInfo*>(info);
+  const auto* p = static_cast<const nccmatch::cuda::FftProductLoadInfo*>(info);
   return nccmatch::cuda::conjugateProduct(p->frame[offset], p->tpl[offset]);
 }
 
