@@ -105,9 +105,9 @@ CudaNumerator CudaEngine::numeratorFor(uint32_t i) const {
 
 int CudaEngine::lastRecomputeCount() const {
   int count = 0;
-  if (lastRecomputeCount_ == nullptr || !activate().ok()) return 0;
+  if (lane_->lastRecomputeCount == nullptr || !activate().ok()) return 0;
   if (synchronizeLanes() != cudaSuccess ||
-      cudaMemcpy(&count, lastRecomputeCount_, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
+      cudaMemcpy(&count, lane_->lastRecomputeCount, sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess)
     return -1;
   return count;
 }
@@ -140,6 +140,7 @@ Status CudaEngine::prepareSize(int width, int height) {
   // Buffers move even when the preparation fails part way (out of memory): no captured graph may
   // replay them, and the next frame prepares again.
   ++lane.scratchGeneration;
+  lane.lastRecomputeCount = nullptr;
   if (fftProductInLoad_) lane.size->fft.setProductInLoad(*fftProductInLoad_);
   const Status prepared = lane.size->prepare(bank_, width, height, numeratorOption_, gemmTemplates_, smCount_,
                                             lane.stream.get(), lane.fft.get());
@@ -261,7 +262,7 @@ Status CudaEngine::computeFftMap(const UploadedFrame& frame, uint32_t i, const S
   const double templateNorm = std::sqrt(double(stats.centredSq()) / double(stats.n));
   int* recompute = size().scratch.recompute.as<int>();
   int* recomputeCount = size().scratch.recomputeCountFor(i, bank_.size());  // zeroed a frame
-  lastRecomputeCount_ = recomputeCount;
+  lane_->lastRecomputeCount = recomputeCount;
   NCC_RETURN_IF_ERROR(scoreFromFloatCentredNumerator(in, centred, fftPitch, size().fft.errorScale(),
                                                      size().fft.frameNormSq(), templateNorm, map,
                                                      recompute, recomputeCount, stream(), handoff));
@@ -325,6 +326,7 @@ void CudaEngine::releaseLane(Lane& lane) {
   lane.size = std::make_unique<PreparedSize>();
   lane.bankGeneration = 0;
   ++lane.scratchGeneration;  // no captured graph replays the freed buffers
+  lane.lastRecomputeCount = nullptr;
 }
 
 int CudaEngine::nextLane(int width, int height) const {
@@ -359,9 +361,11 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   slot.results.params = bounded;
   slot.results.exactAfterRounding = size().plan.exactAfterRounding;
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
+  lastFrameGraphed_ = false;
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
     NCC_RETURN_IF_ERROR(launchMatchingGraph(uploaded, params, bounded, slot));
+    lastFrameGraphed_ = !slot.graph().failedFor(lane_->scratchGeneration);
   } else {
     NCC_RETURN_IF_ERROR(enqueueMatching(uploaded, params, bounded, slot));
   }
@@ -373,7 +377,7 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
 
 bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounded,
                            const FrameSlot& slot) const {
-  return !size().plan.needSat && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
+  return size().plan.maxMaskedPositions == 0 && frame.image == slot.upload.frame.as<uint8_t>() && frame.bands == 1 &&
          bounded.maxMatches <= kSelectRoundsLimit && !slot.graph().failedFor(lane_->scratchGeneration);
 }
 
@@ -392,7 +396,12 @@ Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& 
   key.nmsIou = params.nmsIou;
   key.maxMatches = bounded.maxMatches;
   key.slicedLaunches = share_.shared();
-  return slot.graph().launch(key, stream(), [&] { return enqueueMatching(frame, params, bounded, slot); });
+  key.fftPeakHandoff = fftPeakHandoff_.has_value() ? (*fftPeakHandoff_ ? 2 : 1) : 0;
+  return slot.graph().launch(key, stream(), [&] {
+    // A graph sets the fft callback's template pointer itself (FftCorrelator::forgetProductSlot).
+    size().fft.forgetProductSlot();
+    return enqueueMatching(frame, params, bounded, slot);
+  });
 }
 
 Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& params,

@@ -75,6 +75,10 @@ class CudaEngine final : public Engine {
   // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;
+  // Whether the newest frame's matching (after its upload, SAT and forward transform) was one
+  // replayed or freshly captured CUDA graph rather than calls one by one. For tests and the
+  // benchmark.
+  bool lastFrameGraphed() const { return lastFrameGraphed_; }
   // Float-fft templates' peaks: from the score and recompute kernels' hand-off (on) or from a
   // scan of the whole map afterwards (off). By default the size plan picks per template
   // (fftPeakHandoffPays: the hand-off on maps of 5 M positions or more). The same matches
@@ -104,6 +108,9 @@ class CudaEngine final : public Engine {
     std::unique_ptr<PreparedSize> size = std::make_unique<PreparedSize>();
     uint64_t bankGeneration = 0;     // the bank `size` was prepared for (0: none yet)
     uint64_t scratchGeneration = 0;  // bumped whenever prepareSize (re)lays out the scratch
+    // The recompute count of the last fft template its frames score (lastRecomputeCount): set
+    // when a frame's matching is enqueued or captured, so a replayed graph's too.
+    int* lastRecomputeCount = nullptr;
   };
 
   // One frame in flight: what its upload and matching write, and what collect() reads.
@@ -151,8 +158,9 @@ class CudaEngine final : public Engine {
   Status submitStaged(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging);
   Status submitInto(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging, FrameSlot& slot);
   // Whether the slot's matching can replay a graph: fixed pointers and no event from outside it
-  // (a host frame in the slot's own buffer, uploaded in one band, no SAT, whose build is stamped
-  // per call), and no allocation inside (the sorted NMS above kSelectRoundsLimit sizes its
+  // (a host frame in the slot's own buffer, uploaded in one band; the SAT build, stamped per
+  // call, and the forward transform stay outside, in buildTables), no masked template (its
+  // lanes' streams), and no allocation inside (the sorted NMS above kSelectRoundsLimit sizes its
   // scratch on first use).
   bool graphable(const UploadedFrame& frame, const MatchParams& bounded, const FrameSlot& slot) const;
   Status launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
@@ -206,7 +214,7 @@ class CudaEngine final : public Engine {
   // Frames in flight: slots_[head_] is the oldest, inFlight_ of them are in use.
   std::array<FrameSlot, kMaxFramesInFlight> slots_;
   int head_ = 0, inFlight_ = 0;
-  int* lastRecomputeCount_ = nullptr;  // the recompute count of the last fft template scored
+  bool lastFrameGraphed_ = false;      // lastFrameGraphed()
   RegionSearch regions_;               // matchRegions' buffers
   RegionTemplateSets<PreparedRegionTemplates> regionSets_;  // prepareRegionTemplates' sets
 };

@@ -20,7 +20,8 @@ std::vector<uint64_t> keyOf(const GraphKeyInputs& in) {
   return {in.scratchGeneration,     address(in.image),       uint64_t(in.pitch),
           address(in.results),      address(in.hostResults), uint64_t(in.frameWidth),
           uint64_t(in.frameHeight), uint64_t(in.method),     bits(in.threshold),
-          uint64_t(in.maxMatches),  bits(in.nmsIou),         uint64_t(in.slicedLaunches)};
+          uint64_t(in.maxMatches),  bits(in.nmsIou),         uint64_t(in.slicedLaunches),
+          uint64_t(in.fftPeakHandoff)};
 }
 
 }  // namespace

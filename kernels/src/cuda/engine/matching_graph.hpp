@@ -28,6 +28,7 @@ struct GraphKeyInputs {
   double threshold = 0.0, nmsIou = 0.0;
   int maxMatches = 0;  // bounded by the positions
   bool slicedLaunches = false;  // long launches cut into slices (DeviceShare::shared)
+  int fftPeakHandoff = 0;       // CudaEngine::setFftPeakHandoff: 0 the plan's, 1 off, 2 on
 };
 
 class MatchingGraph {

@@ -52,6 +52,10 @@ class FftCorrelator {
   void setProductInLoad(bool on) { productInLoadAsked_ = on; }
   bool productInLoad() const { return productInLoad_; }
   const std::string& productInLoadRefusal() const { return productInLoadRefusal_; }
+  // The next correlate() copies its template's spectrum pointer into the callback's info even
+  // when the slot is the one copied last: a captured frame (CUDA graph) then sets it itself,
+  // whatever a replay finds there.
+  void forgetProductSlot() { productSlot_ = -1; }
 
   // Plans and work buffers for frames of width x height; drops every template spectrum.
   Status configure(int width, int height, cudaStream_t stream,

@@ -1107,32 +1107,39 @@ TEST(CudaEngine, HugeMaxMatchesOnAFlatFrameFinishesWithTheCpuMatches) {
   }
 }
 
-// Frames in flight of an all-fused bank replay a captured graph per slot; whatever changes
-// between frames (the rule, max-matches, the frame size, the bank) must give the CPU's matches.
-TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
-  SKIP_WITHOUT_GPU();
-  auto gpu = makeEngine(Backend::Cuda, CudaNumerator::Spatial);
+// Frames in flight replay a captured graph per slot and lane (for frames with a SAT, what
+// follows the upload, the SAT and the forward transform); whatever changes between frames (the
+// rule, max-matches, the frame size, the bank, the fft peak hand-off) must give the CPU's
+// matches, and every host frame's matching behind a frame in flight is a graph.
+struct GraphedBanks {
+  const char* name;
+  CudaNumerator numerator;
+  std::vector<TemplateImage> first, second;
+};
+
+void expectGraphedFramesFollowEveryChange(const GraphedBanks& banks) {
+  SCOPED_TRACE(banks.name);
+  auto gpu = makeEngine(Backend::Cuda, banks.numerator);
   auto cpu = makeEngine(Backend::Cpu);
-  std::vector<TemplateImage> bank = {makeTemplate(16, 16, Fill::Random), makeTemplate(24, 9, Fill::Random)};
-  ASSERT_TRUE(gpu->setTemplates(bank).ok());
-  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+  ASSERT_NE(cuda, nullptr);
   struct Step {
     int w, h;
     Method method;
     double threshold;
     int maxMatches;
     double nmsIou;
+    int peakHandoff;  // fft peaks: 0 the plan's, 1 scanned, 2 handed over
   };
-  const Step steps[] = {{640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3},
-                        {640, 360, Method::CCoeffNormed, 0.5, 4, 0.3}, {640, 360, Method::SqDiff, 1e9, 3, 0.0},
-                        {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},  {801, 333, Method::CCorrNormed, 0.9, 2, 0.5},
-                        {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3}};
+  const Step steps[] = {{640, 360, Method::CCoeffNormed, 0.8, 1, 0.3, 0}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3, 0},
+                        {640, 360, Method::CCoeffNormed, 0.5, 4, 0.3, 2}, {640, 360, Method::SqDiff, 1e9, 3, 0.0, 2},
+                        {801, 333, Method::CCorrNormed, 0.9, 2, 0.5, 1},  {801, 333, Method::CCorrNormed, 0.9, 2, 0.5, 2},
+                        {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3, 0}, {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3, 0},
+                        {640, 360, Method::CCoeffNormed, 0.8, 1, 0.3, 0}};
   for (int round = 0; round < 2; ++round) {
-    if (round == 1) {  // a new bank: every graph must be captured again
-      bank = {makeTemplate(32, 20, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)};
-      ASSERT_TRUE(gpu->setTemplates(bank).ok());
-      ASSERT_TRUE(cpu->setTemplates(bank).ok());
-    }
+    const std::vector<TemplateImage>& bank = round == 0 ? banks.first : banks.second;  // a new bank: new graphs
+    ASSERT_TRUE(gpu->setTemplates(bank).ok());
+    ASSERT_TRUE(cpu->setTemplates(bank).ok());
     std::vector<Image> frames;
     std::vector<MatchParams> params;
     for (const Step& st : steps) {
@@ -1152,8 +1159,15 @@ TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
         collected.emplace_back();
         ASSERT_TRUE(gpu->collect(&collected.back()).ok());
       }
+      if (steps[f].peakHandoff == 0) cuda->setFftPeakHandoffAuto();
+      else cuda->setFftPeakHandoff(steps[f].peakHandoff == 2);
       Status s = gpu->submit(frames[f].view(), params[f]);
       ASSERT_TRUE(s.ok()) << s.message();
+      // Alone in flight, an all-fused bank's frame is uploaded in bands (scores start with the
+      // first rows): calls one by one.
+      if (f > 0 || cuda->usesSat()) {
+        EXPECT_TRUE(cuda->lastFrameGraphed()) << "round " << round << " frame " << f;
+      }
     }
     while (gpu->framesInFlight() > 0) {
       collected.emplace_back();
@@ -1166,6 +1180,24 @@ TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
       expectSameMatches(collected[f], want, true);
     }
   }
+}
+
+TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
+  SKIP_WITHOUT_GPU();
+  const GraphedBanks cases[] = {
+      {"all fused", CudaNumerator::Spatial,
+       {makeTemplate(16, 16, Fill::Random), makeTemplate(24, 9, Fill::Random)},
+       {makeTemplate(32, 20, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)}},
+      // Larger than the fused kernel takes: the SAT and the spatial numerator.
+      {"spatial with a SAT", CudaNumerator::Spatial,
+       {makeTemplate(72, 65, Fill::Random), makeTemplate(16, 16, Fill::Random)},
+       {makeTemplate(80, 70, Fill::Random)}},
+      // The float fft path: the callback's template pointer, the recompute list, scan and hand-off.
+      {"fft", CudaNumerator::Fft,
+       {makeTemplate(37, 29, Fill::Random), makeTemplate(64, 64, Fill::Random)},
+       {makeTemplate(96, 80, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)}},
+  };
+  for (const GraphedBanks& banks : cases) ASSERT_NO_FATAL_FAILURE(expectGraphedFramesFollowEveryChange(banks));
 }
 
 TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
