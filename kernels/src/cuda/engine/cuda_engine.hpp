@@ -119,7 +119,7 @@ class CudaEngine final : public Engine {
     FrameResults results;
     Event done;  // on its lane's compute stream: results.host is complete
     int lane = 0;  // the lane its frame is matched on
-    // The slot's matching on each lane (every template fused, host frame uploaded in one band).
+    // The slot's matching on each lane (a host frame uploaded in one band, no masked template).
     std::array<MatchingGraph, kMaxFramesInFlight> graphs;
     MatchingGraph& graph() { return graphs[std::size_t(lane)]; }
     const MatchingGraph& graph() const { return graphs[std::size_t(lane)]; }
