@@ -154,15 +154,19 @@ Status CudaEngine::prepareSize(int width, int height) {
 
 Status CudaEngine::buildFrame(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging,
                               UploadedFrame* uploaded) {
+  NCC_RETURN_IF_ERROR(uploadIntoSlot(frame, slot, staging, uploaded));
+  return size().plan.needSat ? buildTables(*uploaded) : Status();
+}
+
+Status CudaEngine::uploadIntoSlot(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging,
+                                  UploadedFrame* uploaded) {
   NCC_RETURN_IF_ERROR(validateFrame(frame));
   NCC_RETURN_IF_ERROR(prepareSize(frame.width, frame.height));
   // Every fitting template fused and no other frame in flight: several bands, so scores start
   // with the first rows. Behind a frame in flight the whole upload overlaps that frame's work
   // anyway, and one launch over all rows beats one per band (no partial waves).
   const bool banded = !size().plan.needSat && inFlight_ == 0;
-  NCC_RETURN_IF_ERROR(uploadFrame(frame, banded, staging, slot.upload, copy_.get(), uploaded));
-  if (!size().plan.needSat) return Status();  // every fitting template fused: no SAT, no FFT
-  return buildTables(*uploaded);
+  return uploadFrame(frame, banded, staging, slot.upload, copy_.get(), uploaded);
 }
 
 Status CudaEngine::buildTables(UploadedFrame& frame) {
@@ -352,7 +356,7 @@ void CudaEngine::drainAfterError() {
 Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging,
                               FrameSlot& slot) {
   UploadedFrame uploaded;
-  NCC_RETURN_IF_ERROR(buildFrame(frame, slot, staging, &uploaded));
+  NCC_RETURN_IF_ERROR(uploadIntoSlot(frame, slot, staging, &uploaded));
   // No template can keep more matches than it has positions: bounding M by that keeps the
   // results buffer finite for any max-matches (the element allows up to INT_MAX).
   MatchParams bounded = params;
@@ -361,12 +365,18 @@ Status CudaEngine::submitInto(const FrameView& frame, const MatchParams& params,
   slot.results.params = bounded;
   slot.results.exactAfterRounding = size().plan.exactAfterRounding;
   NCC_RETURN_IF_ERROR(slot.results.reserve(bank_.size(), stream()));
-  lastFrameGraphed_ = false;
+  lastFrameGraphed_ = lastFrameTablesGraphed_ = false;
   if (graphable(uploaded, bounded, slot)) {
     NCC_RETURN_IF_ERROR(uploaded.waitForRows(uploaded.height, stream()));
-    NCC_RETURN_IF_ERROR(launchMatchingGraph(uploaded, params, bounded, slot));
+    // The SAT and the forward transform join the graph where the SAT build can be restamped
+    // before each replay (SatTables::replayable); else they are enqueued before it.
+    const bool tablesInGraph = size().plan.needSat && size().sat.replayable();
+    if (size().plan.needSat && !tablesInGraph) NCC_RETURN_IF_ERROR(buildTables(uploaded));
+    NCC_RETURN_IF_ERROR(launchMatchingGraph(uploaded, params, bounded, slot, tablesInGraph));
     lastFrameGraphed_ = !slot.graph().failedFor(lane_->scratchGeneration);
+    lastFrameTablesGraphed_ = lastFrameGraphed_ && tablesInGraph;
   } else {
+    if (size().plan.needSat) NCC_RETURN_IF_ERROR(buildTables(uploaded));
     NCC_RETURN_IF_ERROR(enqueueMatching(uploaded, params, bounded, slot));
   }
   NCC_CUDA_CHECK(cudaEventRecord(slot.done.get(), stream()));
@@ -382,7 +392,7 @@ bool CudaEngine::graphable(const UploadedFrame& frame, const MatchParams& bounde
 }
 
 Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
-                                       const MatchParams& bounded, FrameSlot& slot) {
+                                       const MatchParams& bounded, FrameSlot& slot, bool tablesInGraph) {
   GraphKeyInputs key;
   key.scratchGeneration = lane_->scratchGeneration;
   key.image = frame.image;
@@ -397,11 +407,26 @@ Status CudaEngine::launchMatchingGraph(UploadedFrame& frame, const MatchParams& 
   key.maxMatches = bounded.maxMatches;
   key.slicedLaunches = share_.shared();
   key.fftPeakHandoff = fftPeakHandoff_.has_value() ? (*fftPeakHandoff_ ? 2 : 1) : 0;
-  return slot.graph().launch(key, stream(), [&] {
+  key.tablesInGraph = tablesInGraph;
+  cudaGraphNode_t& satNode = slot.satNode();
+  const auto enqueue = [&]() -> Status {
     // A graph sets the fft callback's template pointer itself (FftCorrelator::forgetProductSlot).
     size().fft.forgetProductSlot();
+    if (tablesInGraph) {
+      NCC_RETURN_IF_ERROR(buildTables(frame));
+      satNode = size().sat.capturedNode();
+      cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+      NCC_CUDA_CHECK(cudaStreamIsCapturing(stream(), &capturing));
+      // Without its node a replay would reuse the captured stamp: capture fails, calls one by one.
+      if (capturing == cudaStreamCaptureStatusActive && satNode == nullptr)
+        return Status::error("the SAT build's kernel node was not found in the capture");
+    }
     return enqueueMatching(frame, params, bounded, slot);
-  });
+  };
+  const auto restampSat = [&](cudaGraphExec_t exec) {
+    return tablesInGraph ? size().sat.restamp(exec, satNode, stream()) : Status();
+  };
+  return slot.graph().launch(key, stream(), enqueue, restampSat);
 }
 
 Status CudaEngine::enqueueMatching(UploadedFrame& frame, const MatchParams& params,

@@ -75,10 +75,11 @@ class CudaEngine final : public Engine {
   // Windows the last float-fft score map recomputed exactly (its rounding bound did not clear
   // them); synchronises. For tests and the benchmark.
   int lastRecomputeCount() const;
-  // Whether the newest frame's matching (after its upload, SAT and forward transform) was one
-  // replayed or freshly captured CUDA graph rather than calls one by one. For tests and the
-  // benchmark.
+  // Whether the newest frame's matching after its upload was one replayed or freshly captured
+  // CUDA graph rather than calls one by one, and whether that graph also built its SAT and
+  // forward transform (else enqueued before it). For tests and the benchmark.
   bool lastFrameGraphed() const { return lastFrameGraphed_; }
+  bool lastFrameTablesGraphed() const { return lastFrameTablesGraphed_; }
   // Float-fft templates' peaks: from the score and recompute kernels' hand-off (on) or from a
   // scan of the whole map afterwards (off). By default the size plan picks per template
   // (fftPeakHandoffPays: the hand-off on maps of 5 M positions or more). The same matches
@@ -121,8 +122,11 @@ class CudaEngine final : public Engine {
     int lane = 0;  // the lane its frame is matched on
     // The slot's matching on each lane (a host frame uploaded in one band, no masked template).
     std::array<MatchingGraph, kMaxFramesInFlight> graphs;
+    // The SAT build's kernel node in each lane's graph (SatTables::restamp), where it holds one.
+    std::array<cudaGraphNode_t, kMaxFramesInFlight> satNodes{};
     MatchingGraph& graph() { return graphs[std::size_t(lane)]; }
     const MatchingGraph& graph() const { return graphs[std::size_t(lane)]; }
+    cudaGraphNode_t& satNode() { return satNodes[std::size_t(lane)]; }
   };
 
   CudaEngine(int device, CudaNumerator numerator, bool useCurrentContext, int lanes);
@@ -151,20 +155,21 @@ class CudaEngine final : public Engine {
   // Per bank and frame size: a no-op while neither changes.
   Status prepareSize(int width, int height);
   // Validation, preparation, upload into the slot (a pageable frame staged by `staging`), SAT and
-  // forward FFT.
+  // forward FFT; uploadIntoSlot: all but the SAT and forward FFT (buildTables).
   Status buildFrame(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging, UploadedFrame* uploaded);
+  Status uploadIntoSlot(const FrameView& frame, FrameSlot& slot, CudaStagingCopy staging, UploadedFrame* uploaded);
   Status buildTables(UploadedFrame& frame);
   // submit() with the staging copy made by `staging` (match() stages on the calling thread).
   Status submitStaged(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging);
   Status submitInto(const FrameView& frame, const MatchParams& params, CudaStagingCopy staging, FrameSlot& slot);
   // Whether the slot's matching can replay a graph: fixed pointers and no event from outside it
-  // (a host frame in the slot's own buffer, uploaded in one band; the SAT build, stamped per
-  // call, and the forward transform stay outside, in buildTables), no masked template (its
+  // (a host frame in the slot's own buffer, uploaded in one band), no masked template (its
   // lanes' streams), and no allocation inside (the sorted NMS above kSelectRoundsLimit sizes its
-  // scratch on first use).
+  // scratch on first use). The SAT build and forward transform join the graph where the build
+  // is restamped before each replay (tablesInGraph), else they are enqueued before it.
   bool graphable(const UploadedFrame& frame, const MatchParams& bounded, const FrameSlot& slot) const;
   Status launchMatchingGraph(UploadedFrame& frame, const MatchParams& params,
-                             const MatchParams& bounded, FrameSlot& slot);
+                             const MatchParams& bounded, FrameSlot& slot, bool tablesInGraph);
   // Everything a frame's matching enqueues on the compute stream after the upload and SAT/FFT:
   // scores, peaks, the copy of the results to the host.
   Status enqueueMatching(UploadedFrame& frame, const MatchParams& params,
@@ -215,6 +220,7 @@ class CudaEngine final : public Engine {
   std::array<FrameSlot, kMaxFramesInFlight> slots_;
   int head_ = 0, inFlight_ = 0;
   bool lastFrameGraphed_ = false;      // lastFrameGraphed()
+  bool lastFrameTablesGraphed_ = false;  // lastFrameTablesGraphed()
   RegionSearch regions_;               // matchRegions' buffers
   RegionTemplateSets<PreparedRegionTemplates> regionSets_;  // prepareRegionTemplates' sets
 };

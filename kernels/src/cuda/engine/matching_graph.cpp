@@ -21,7 +21,7 @@ std::vector<uint64_t> keyOf(const GraphKeyInputs& in) {
           address(in.results),      address(in.hostResults), uint64_t(in.frameWidth),
           uint64_t(in.frameHeight), uint64_t(in.method),     bits(in.threshold),
           uint64_t(in.maxMatches),  bits(in.nmsIou),         uint64_t(in.slicedLaunches),
-          uint64_t(in.fftPeakHandoff)};
+          uint64_t(in.fftPeakHandoff), uint64_t(in.tablesInGraph)};
 }
 
 }  // namespace
@@ -36,14 +36,18 @@ bool MatchingGraph::finishCapture(cudaStream_t stream, const Status& enqueued) {
       cudaGraphInstantiate(&exec, captured.get(), 0) != cudaSuccess)
     return false;
   exec_.reset(exec);
+  graph_ = std::move(captured);
   return true;
 }
 
-Status MatchingGraph::launch(const GraphKeyInputs& inputs, cudaStream_t stream,
-                             const std::function<Status()>& enqueue) {
+Status MatchingGraph::launch(const GraphKeyInputs& inputs, cudaStream_t stream, const std::function<Status()>& enqueue,
+                             const std::function<Status(cudaGraphExec_t)>& beforeReplay) {
   std::vector<uint64_t> key = keyOf(inputs);
-  if (!exec_ || key_ != key) {
+  if (exec_ && key_ == key) {
+    if (beforeReplay) NCC_RETURN_IF_ERROR(beforeReplay(exec_.get()));
+  } else {
     exec_.reset();
+    graph_.reset();
     NCC_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     const Status enqueued = enqueue();
     if (!finishCapture(stream, enqueued)) {

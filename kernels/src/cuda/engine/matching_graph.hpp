@@ -29,6 +29,7 @@ struct GraphKeyInputs {
   int maxMatches = 0;  // bounded by the positions
   bool slicedLaunches = false;  // long launches cut into slices (DeviceShare::shared)
   int fftPeakHandoff = 0;       // CudaEngine::setFftPeakHandoff: 0 the plan's, 1 off, 2 on
+  bool tablesInGraph = false;   // the SAT build and forward transform captured too
 };
 
 class MatchingGraph {
@@ -39,14 +40,17 @@ class MatchingGraph {
   }
   // Launches the graph of `inputs` on stream, capturing `enqueue` first when the inputs changed.
   // When the calls cannot be captured, runs `enqueue` directly and remembers the failure.
-  Status launch(const GraphKeyInputs& inputs, cudaStream_t stream,
-                const std::function<Status()>& enqueue);
+  // beforeReplay (optional) runs before each launch of a graph captured earlier (not the one just
+  // captured): what changes per launch written into its nodes.
+  Status launch(const GraphKeyInputs& inputs, cudaStream_t stream, const std::function<Status()>& enqueue,
+                const std::function<Status(cudaGraphExec_t)>& beforeReplay = nullptr);
 
  private:
   // Ends the capture on stream of what was enqueued and instantiates it into exec_; false when
   // the enqueueing, the capture or the instantiation failed.
   bool finishCapture(cudaStream_t stream, const Status& enqueued);
 
+  Graph graph_;  // kept while exec_ lives: beforeReplay addresses its nodes
   GraphExec exec_;
   std::vector<uint64_t> key_;
   int64_t failedAt_ = -1;  // the scratch generation capture failed at (-1: never)

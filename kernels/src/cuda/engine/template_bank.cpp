@@ -150,7 +150,9 @@ Status SatTables::prepare(bool sat32, int width, int height) {
   if (!builder_ || want != kind_ || width > maxWidth_ || height > maxHeight_) {
     builder_.reset();
     const int maxW = std::max(width, maxWidth_), maxH = std::max(height, maxHeight_);
+    replayable_ = nullptr;
     NCC_RETURN_IF_ERROR(SatBuilder::create(want, maxW, maxH, &builder_));
+    replayable_ = dynamic_cast<ReplayableSatBuild*>(builder_.get());
     kind_ = want;
     maxWidth_ = maxW;
     maxHeight_ = maxH;
@@ -163,6 +165,11 @@ Status SatTables::prepare(bool sat32, int width, int height) {
 Status SatTables::build(const UploadedFrame& frame, cudaStream_t stream) {
   return builder_->build(frame.image, frame.pitch, frame.width, frame.height, sum_.as<void>(),
                          sumSq_.as<void>(), stream);
+}
+
+Status SatTables::restamp(cudaGraphExec_t exec, cudaGraphNode_t node, cudaStream_t stream) {
+  if (replayable_ == nullptr || node == nullptr) return Status::error("SatTables::restamp: no captured SAT build");
+  return replayable_->restamp(exec, node, stream);
 }
 
 Status MapScratch::reserve(const SizePlan& plan, std::size_t templates) {

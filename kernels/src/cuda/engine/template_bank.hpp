@@ -20,6 +20,7 @@
 #include "cuda/numerator/spatial_scores.hpp"
 #include "cuda/peaks/peaks_kernels.hpp"
 #include "nccmatch/engine.hpp"
+#include "cuda/sat/sat_builders.hpp"
 #include "nccmatch/sat_cuda.hpp"
 #include "rules/score_rules.hpp"
 
@@ -109,11 +110,18 @@ class SatTables {
   Status prepare(bool sat32, int width, int height);
   Status build(const UploadedFrame& frame, cudaStream_t stream);
   SatBuild kind() const { return kind_; }
+  // Whether a captured graph may hold the build (ReplayableSatBuild); the kernel node the last
+  // build() added to a stream capture (null otherwise); the next build's stamps written into
+  // such a node of exec before it is replayed on stream.
+  bool replayable() const { return replayable_ != nullptr; }
+  cudaGraphNode_t capturedNode() const { return replayable_ ? replayable_->capturedNode() : nullptr; }
+  Status restamp(cudaGraphExec_t exec, cudaGraphNode_t node, cudaStream_t stream);
   const void* sum() const { return sum_.as<void>(); }
   const void* sumSq() const { return sumSq_.as<void>(); }
 
  private:
   std::unique_ptr<SatBuilder> builder_;
+  ReplayableSatBuild* replayable_ = nullptr;  // builder_'s, where it is one
   SatBuild kind_ = SatBuild::Fused;
   int maxWidth_ = 0, maxHeight_ = 0;
   DeviceBuffer sum_, sumSq_;

@@ -17,6 +17,21 @@ Status validateSatBuildArgs(const char* who, const uint8_t* image, std::size_t p
                             int height, const void* sum, const void* sumSq, int maxWidth,
                             int maxHeight);
 
+// A build a captured CUDA graph can replay (the fused builds): what changes from build to build
+// (the carry words' stamp, the tile flags' epoch) is a kernel argument, so before each replay it
+// is written into the graph's kernel node; no carry of an earlier build then reads as this one's.
+class ReplayableSatBuild {
+ public:
+  virtual ~ReplayableSatBuild() = default;
+  // The kernel node the last build() added to the stream capture it ran in (null when its stream
+  // was not capturing).
+  virtual cudaGraphNode_t capturedNode() const = 0;
+  // The next build's stamp and epoch (their words cleared on stream when they wrap around)
+  // written into `node` of exec, a graph instantiated from a capture of build() (capturedNode()),
+  // before exec is launched on stream.
+  virtual Status restamp(cudaGraphExec_t exec, cudaGraphNode_t node, cudaStream_t stream) = 0;
+};
+
 Status createNaiveSatBuilder(int maxWidth, int maxHeight, std::unique_ptr<SatBuilder>* out);
 Status createCubSatBuilder(int maxWidth, int maxHeight, std::unique_ptr<SatBuilder>* out);
 Status createDlbSatBuilder(int maxWidth, int maxHeight, std::unique_ptr<SatBuilder>* out);

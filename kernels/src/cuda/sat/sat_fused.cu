@@ -147,7 +147,7 @@ template <>
 WideLaunch<uint32_t> wideLaunch<uint32_t>(const FusedVariant& v) { return v.wide32; }
 
 template <typename Out>
-class FusedSatBuilder final : public SatBuilder {
+class FusedSatBuilder final : public SatBuilder, public ReplayableSatBuild {
  public:
   FusedSatBuilder(SatBuild kind, int maxWidth, int maxHeight, const FusedVariant& variant)
       : kind_(kind), maxWidth_(maxWidth), maxHeight_(maxHeight), config_(variant.config),
@@ -172,13 +172,11 @@ class FusedSatBuilder final : public SatBuilder {
                                                                        : "SatBuilder(fused32)::build",
                                              image, pitch, width, height, sum, sumSq, maxWidth_,
                                              maxHeight_));
+    capturedNode_ = nullptr;
     const std::size_t tiles = std::size_t(tilesAcross(maxWidth_)) * tilesDown(maxHeight_);
     auto* rows = static_cast<uint64_t*>(carries_.get());
     uint64_t* cols = rows + 2 * tiles * tileHeight();
-    if (++stamp_ >= kStampLimit) {  // once per 4095 builds: clear the words of the last cycle
-      stamp_ = 1;
-      NCC_CUDA_CHECK(cudaMemsetAsync(carries_.get(), 0, carryBytes_, stream));
-    }
+    NCC_RETURN_IF_ERROR(nextStamp(stream));
     const std::uintptr_t loadAlign = wide_ ? std::uintptr_t(config_.pixelsPerLane) : 2;
     const bool alignedLoads = ((reinterpret_cast<std::uintptr_t>(image) | pitch) & (loadAlign - 1)) == 0;
     const bool vectorStores =
@@ -222,10 +220,56 @@ class FusedSatBuilder final : public SatBuilder {
       launch_(p, grid, stream);
     }
     NCC_CUDA_CHECK(cudaGetLastError());
-    return Status();
+    return recordCapturedNode(stream);
+  }
+
+  cudaGraphNode_t capturedNode() const override { return capturedNode_; }
+
+  Status restamp(cudaGraphExec_t exec, cudaGraphNode_t node, cudaStream_t stream) override {
+    cudaKernelNodeParams k{};
+    NCC_CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &k));
+    if (k.kernelParams == nullptr || k.kernelParams[0] == nullptr)
+      return Status::error("SatBuilder(fused)::restamp: the node holds no kernel arguments");
+    NCC_RETURN_IF_ERROR(nextStamp(stream));
+    if (wide_) {
+      WideFusedParams<Out> p = *static_cast<const WideFusedParams<Out>*>(k.kernelParams[0]);
+      p.stamp = stamp_;
+      return setArguments(exec, node, k, &p);
+    }
+    FusedParams<Out> p = *static_cast<const FusedParams<Out>*>(k.kernelParams[0]);
+    p.stamp = stamp_;
+    NCC_RETURN_IF_ERROR(flags_.nextEpoch(stream, &p.epoch));
+    return setArguments(exec, node, k, &p);
   }
 
  private:
+  // The stamp of the next build; once per 4095 builds the words of the last cycle are cleared.
+  Status nextStamp(cudaStream_t stream) {
+    if (++stamp_ >= kStampLimit) {
+      stamp_ = 1;
+      NCC_CUDA_CHECK(cudaMemsetAsync(carries_.get(), 0, carryBytes_, stream));
+    }
+    return Status();
+  }
+  // In a stream capture the launch just made is the capture's only leaf: its node, for restamp.
+  Status recordCapturedNode(cudaStream_t stream) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const cudaGraphNode_t* leaves = nullptr;
+    std::size_t count = 0;
+    NCC_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &leaves, nullptr, &count));
+    if (status == cudaStreamCaptureStatusActive && count == 1) capturedNode_ = leaves[0];
+    return Status();
+  }
+  // The node's launch with `params` as its one argument.
+  template <typename Params>
+  static Status setArguments(cudaGraphExec_t exec, cudaGraphNode_t node, cudaKernelNodeParams k, Params* params) {
+    void* arguments[] = {params};
+    k.kernelParams = arguments;
+    k.extra = nullptr;
+    NCC_CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &k));
+    return Status();
+  }
+
   int tileHeight() const { return config_.warps * config_.rowsPerWarp; }
   int tilesAcross(int width) const { return (width + config_.tileWidth - 1) / config_.tileWidth; }
   int tilesDown(int height) const { return (height + tileHeight() - 1) / tileHeight(); }
@@ -239,6 +283,7 @@ class FusedSatBuilder final : public SatBuilder {
   DeviceMemory carries_;
   std::size_t carryBytes_ = 0;
   uint32_t stamp_ = 0;
+  cudaGraphNode_t capturedNode_ = nullptr;  // capturedNode()
 };
 
 bool sameConfig(const FusedSatConfig& a, const FusedSatConfig& b) {

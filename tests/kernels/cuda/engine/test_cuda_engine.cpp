@@ -1167,6 +1167,7 @@ void expectGraphedFramesFollowEveryChange(const GraphedBanks& banks) {
       // first rows): calls one by one.
       if (f > 0 || cuda->usesSat()) {
         EXPECT_TRUE(cuda->lastFrameGraphed()) << "round " << round << " frame " << f;
+        EXPECT_EQ(cuda->lastFrameTablesGraphed(), cuda->usesSat()) << "round " << round << " frame " << f;
       }
     }
     while (gpu->framesInFlight() > 0) {
@@ -1198,6 +1199,50 @@ TEST(CudaEngine, FramesInFlightFollowEveryChangeOfRuleSizeAndBank) {
        {makeTemplate(96, 80, Fill::Random), makeTemplate(8, 8, Fill::Random), makeTemplate(20, 32, Fill::Random)}},
   };
   for (const GraphedBanks& banks : cases) ASSERT_NO_FATAL_FAILURE(expectGraphedFramesFollowEveryChange(banks));
+}
+
+// A SAT built inside a replayed graph gets a new stamp each replay (SatTables::restamp): past the
+// stamps' cycle of 4095 builds (the carry words cleared) every frame still gets the CPU's matches.
+// One lane, so one builder sees every build.
+TEST(CudaEngine, GraphedSatBuildsStayExactPastTheStampCycle) {
+  SKIP_WITHOUT_GPU();
+  EngineOptions o;
+  o.backend = Backend::Cuda;
+  o.cudaNumerator = CudaNumerator::Fft;
+  o.cudaMatchingLanes = 1;
+  auto gpu = makeEngine(o);
+  auto cpu = makeEngine(Backend::Cpu);
+  auto* cuda = dynamic_cast<cuda::CudaEngine*>(gpu.get());
+  ASSERT_NE(cuda, nullptr);
+  const std::vector<TemplateImage> bank = {makeTemplate(24, 20, Fill::Random)};
+  ASSERT_TRUE(gpu->setTemplates(bank).ok());
+  ASSERT_TRUE(cpu->setTemplates(bank).ok());
+  std::vector<Image> frames = {makeImage(130, 70, Fill::Random), makeImage(130, 70, Fill::Random)};
+  paste(&frames[0], bank[0], 11, 7);
+  paste(&frames[1], bank[0], 97, 44);
+  MatchParams p;
+  p.threshold = 0.5;
+  p.maxMatches = 3;
+  std::vector<FrameResult> want(2);
+  for (int f = 0; f < 2; ++f) ASSERT_TRUE(cpu->match(frames[std::size_t(f)].view(), p, &want[std::size_t(f)]).ok());
+  constexpr int kFrames = 4300;  // past 4095 builds
+  int collected = 0, tablesGraphed = 0;
+  for (int f = 0; f < kFrames || gpu->framesInFlight() > 0;) {
+    if (f < kFrames && gpu->framesInFlight() < 2) {
+      Status s = gpu->submit(frames[std::size_t(f % 2)].view(), p);
+      ASSERT_TRUE(s.ok()) << s.message();
+      tablesGraphed += cuda->lastFrameTablesGraphed() ? 1 : 0;
+      ++f;
+      continue;
+    }
+    FrameResult got;
+    ASSERT_TRUE(gpu->collect(&got).ok());
+    SCOPED_TRACE("frame " + std::to_string(collected));
+    ASSERT_NO_FATAL_FAILURE(expectSameMatches(got, want[std::size_t(collected % 2)], true));
+    ++collected;
+  }
+  EXPECT_EQ(collected, kFrames);
+  EXPECT_EQ(tablesGraphed, kFrames);
 }
 
 TEST(CudaEngine, HugeMaxMatchesIsBoundedByThePositions) {
