@@ -119,6 +119,20 @@ void expectOneError(const PipelineRun& run, const std::string& reason) {
   EXPECT_FALSE(run.eos);
 }
 
+// Small frames through `engine` as the element streams them: frames in flight (each slot's
+// buffers, each matching lane's scratch), not one match() at a time (one slot, one lane).
+void streamSmallFrames(Engine& engine) {
+  Image small = makeImage(kSmall[0], kSmall[1], Fill::Smooth);
+  MatchParams params;
+  params.threshold = 0.8;
+  params.maxMatches = 2;
+  FrameResult result;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < Engine::kMaxFramesInFlight; ++i) ASSERT_TRUE(engine.submit(small.view(), params).ok());
+    for (int i = 0; i < Engine::kMaxFramesInFlight; ++i) ASSERT_TRUE(engine.collect(&result).ok());
+  }
+}
+
 // No device memory at all: the CUDA engine starts but cannot take the bank.
 TEST_F(ElementFaults, OutOfDeviceMemoryAtStart) {
   const PipelineRun cpu = runSmall("cpu");
@@ -208,12 +222,7 @@ TEST_F(ElementFaults, OutOfDeviceMemoryMidStream) {
     Status s = Engine::create(o, &engine);
     ASSERT_TRUE(s.ok()) << s.message();
     ASSERT_TRUE(engine->setTemplates({a_, b_}).ok());
-    Image small = makeImage(kSmall[0], kSmall[1], Fill::Smooth);
-    MatchParams params;
-    params.threshold = 0.8;
-    params.maxMatches = 2;
-    FrameResult result;
-    for (int i = 0; i < Engine::kMaxFramesInFlight + 1; ++i) ASSERT_TRUE(engine->match(small.view(), params, &result).ok());
+    ASSERT_NO_FATAL_FAILURE(streamSmallFrames(*engine));
     held = cuda::faults::deviceBytesHeld();
   }
   ASSERT_GT(held, 0u);
@@ -273,12 +282,7 @@ TEST_F(ElementFaults, OutOfDeviceMemoryForALargerBankWhilePlaying) {
     ASSERT_TRUE(s.ok()) << s.message();
     const std::uint64_t before = cuda::faults::deviceAllocationCount();
     ASSERT_TRUE(engine->setTemplates({a_, b_}).ok());
-    Image small = makeImage(kSmall[0], kSmall[1], Fill::Smooth);
-    MatchParams params;
-    params.threshold = 0.8;
-    params.maxMatches = 2;
-    FrameResult result;
-    for (int i = 0; i < Engine::kMaxFramesInFlight + 1; ++i) ASSERT_TRUE(engine->match(small.view(), params, &result).ok());
+    ASSERT_NO_FATAL_FAILURE(streamSmallFrames(*engine));
     allocations = cuda::faults::deviceAllocationCount() - before;
   }
   const TemplateImage c = makeTemplate(24, 20, Fill::Random, "c");
