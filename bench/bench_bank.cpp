@@ -5,8 +5,8 @@
 // timed alone with CUDA events (median after warm-up), and the achieved integer tensor
 // throughput of the sparse GEMM (2 ops per multiply-add of the template's w*h pixels, padding
 // not counted) as a share of the H200's dense INT8 peak. The whole per-frame cost through the
-// library is in bench_stream. --digest prints a hash of the sparse launch's outputs (the per-tile
-// bests, the above-threshold counts and bits: the order-independent ones) per case, with which
+// library is in bench_stream. --digest prints a hash of the sparse launch's outputs (each template's
+// best over its tiles, the above-threshold counts and bits: the order-independent ones) per case, with which
 // bench/gemm_stages.sh shows that its builds repeating a stage give the same results.
 // --zero-mean gives the bank its zero-mean screen (GemmBank::set's zeroMeanScreen: ccoeff-normed
 // from s8 templates with one bound a template and tile); its digests should be the plain bank's.
@@ -224,7 +224,8 @@ int main(int argc, char** argv) {
     BENCH_CUDA_CHECK(cudaMalloc(&o.above, positions * c.count * sizeof(int)));
     BENCH_CUDA_CHECK(cudaMalloc(&o.best, partials * c.count * sizeof(Ranked)));
     BENCH_CUDA_CHECK(cudaMalloc(&o.counts, c.count * sizeof(int)));
-    const std::size_t bitWords = (positions + 31) / 32;
+    // Per template its bits, then its frame floor (FusedBankTemplate::frameFloor): zeroed together.
+    const std::size_t bitWords = (positions + 31) / 32 + 1;
     BENCH_CUDA_CHECK(cudaMalloc(&o.bits, bitWords * c.count * sizeof(uint32_t)));
     std::vector<std::vector<uint8_t>> pixels(c.count, std::vector<uint8_t>(std::size_t(c.side) * c.side));
     std::vector<const uint8_t*> pixelPtrs;
@@ -248,6 +249,7 @@ int main(int argc, char** argv) {
       m.above = o.above + positions * i;
       m.aboveCount = o.counts + i;
       m.aboveBits = o.bits + bitWords * i;
+      m.frameFloor = m.aboveBits + bitWords - 1;
       members.push_back(m);
     }
     FusedBankRule rule;
@@ -286,15 +288,19 @@ int main(int argc, char** argv) {
       BENCH_CUDA_CHECK(cudaDeviceSynchronize());
       sparseDigest = deviceDigest(o.counts, c.count * sizeof(int), fnv1a(nullptr, 0));
       sparseDigest = deviceDigest(o.bits, bitWords * c.count * sizeof(uint32_t), sparseDigest);
-      // Each tile best's fields, not its padding (no kernel writes that).
+      // Each template's best over its tiles (a sparse launch leaves the tiles that cannot hold it
+      // empty), its fields, not its padding (no kernel writes that).
       std::vector<Ranked> best(gemmBankTiles(mapW, mapH));
       for (int i = 0; i < c.count; ++i) {
         BENCH_CUDA_CHECK(cudaMemcpy(best.data(), o.best + partials * i, best.size() * sizeof(Ranked),
                                     cudaMemcpyDeviceToHost));
-        for (const Ranked& r : best) {
-          sparseDigest = fnv1a(&r.goodness, sizeof r.goodness, sparseDigest);
-          sparseDigest = fnv1a(&r.index, sizeof r.index, sparseDigest);
-        }
+        Ranked top{0.0, -1};
+        for (const Ranked& r : best)
+          if (r.index >= 0 && (top.index < 0 || r.goodness > top.goodness ||
+                               (r.goodness == top.goodness && r.index < top.index)))
+            top = r;
+        sparseDigest = fnv1a(&top.goodness, sizeof top.goodness, sparseDigest);
+        sparseDigest = fnv1a(&top.index, sizeof top.index, sparseDigest);
       }
     }
     double slicedMicros = 0;

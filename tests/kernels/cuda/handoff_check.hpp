@@ -1,7 +1,9 @@
 // Checks of what a score kernel hands to peak finding, shared by the fused and GEMM bank tests:
 // the map bit-identical to the CPU's (a sparse map: at the positions that reach the threshold,
-// which are exactly those with their bit set), each tile's best the first best in raster order,
-// and the above-threshold list exactly the positions whose goodness reaches the threshold.
+// which are exactly those with their bit set), each tile's best the first best in raster order
+// (a sparse map's: empty, or one of the tile's positions with its exact goodness, and the best
+// over the tiles the map's first best), and the above-threshold list exactly the positions whose
+// goodness reaches the threshold.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,10 +34,12 @@ struct HandoffBuffers {
   cuda::Ranked* best = nullptr;
   int *above = nullptr, *count = nullptr;
   uint32_t* bits = nullptr;
+  uint32_t* frameFloor = nullptr;  // a sparse launch's running floor (FusedBankTemplate::frameFloor)
   std::size_t bitWords() const { return (std::size_t(mapW) * mapH + 31) / 32; }
   HandoffBuffers(int mapWidth, int mapHeight, int tileCount) : mapW(mapWidth), mapH(mapHeight), tiles(tileCount) {
     const std::size_t n = std::size_t(mapW) * mapH;
     EXPECT_EQ(cudaMalloc(&bits, bitWords() * sizeof(uint32_t)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&frameFloor, sizeof(uint32_t)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&map, n * sizeof(double)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&best, tiles * sizeof(cuda::Ranked)), cudaSuccess);
     EXPECT_EQ(cudaMalloc(&above, n * sizeof(int)), cudaSuccess);
@@ -48,10 +52,13 @@ struct HandoffBuffers {
     cudaFree(above);
     cudaFree(count);
     cudaFree(bits);
+    cudaFree(frameFloor);
   }
-  // NaN maps and bests, a zero count and no bits: what a kernel leaves unwritten shows.
+  // NaN maps and bests, a zero count, no bits and no frame floor: what a kernel leaves unwritten
+  // shows.
   void poison() const {
     EXPECT_EQ(cudaMemset(bits, 0, bitWords() * sizeof(uint32_t)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(frameFloor, 0, sizeof(uint32_t)), cudaSuccess);
     EXPECT_EQ(cudaMemset(map, 0xff, std::size_t(mapW) * mapH * sizeof(double)), cudaSuccess);
     EXPECT_EQ(cudaMemset(best, 0xff, tiles * sizeof(cuda::Ranked)), cudaSuccess);
     EXPECT_EQ(cudaMemset(count, 0, sizeof(int)), cudaSuccess);
@@ -86,17 +93,31 @@ inline void expectHandoff(const HandoffView& o, const std::vector<double>& want,
     }
   }
 
+  const auto firstBest = [&](int at, int i) { return at < 0 || good[i] > good[at] || (good[i] == good[at] && i < at); };
+  int overall = -1, reported = -1;  // the map's first best; the best of the tiles' bests
   for (int b = 0; b < tiles; ++b) {
     const int x0 = (b % tilesX) * o.tileW, y0 = (b / tilesX) * o.tileH;
     int at = -1;
     for (int y = y0; y < std::min(mapH, y0 + o.tileH); ++y)
       for (int x = x0; x < std::min(mapW, x0 + o.tileW); ++x) {
         const int i = y * mapW + x;
-        if (at < 0 || good[i] > good[at] || (good[i] == good[at] && i < at)) at = i;
+        if (firstBest(at, i)) at = i;
       }
+    if (firstBest(overall, at)) overall = at;
+    if (o.bits != nullptr) {
+      // Sparse: empty where the tile cannot hold the frame's best, else one of its positions,
+      // exactly scored.
+      if (best[b].index < 0) continue;
+      const int x = best[b].index % mapW, y = best[b].index / mapW;
+      ASSERT_TRUE(x >= x0 && x < x0 + o.tileW && y >= y0 && y < y0 + o.tileH && y < mapH) << "tile " << b;
+      ASSERT_EQ(best[b].goodness, good[best[b].index]) << "tile " << b;
+      if (firstBest(reported, best[b].index)) reported = best[b].index;
+      continue;
+    }
     ASSERT_EQ(best[b].index, at) << "tile " << b;
     ASSERT_EQ(best[b].goodness, good[at]) << "tile " << b;
   }
+  if (o.bits != nullptr) ASSERT_EQ(reported, overall) << "the best over the tiles";
 
   if (!collect) {
     ASSERT_EQ(count, 0);

@@ -228,7 +228,7 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
     const int mapW = frameWidth - t.width + 1, mapH = frameHeight - t.height + 1;
     positions += std::size_t(mapW) * mapH;
     blocks += tileBestSlots(mapW, mapH);
-    if (inGemm_[i]) bitWords_ += bitWords(mapW, mapH);
+    if (inGemm_[i]) bitWords_ += bitWords(mapW, mapH) + 1;  // its bits, then its frame floor
     maxHeight_ = std::max(maxHeight_, t.height);
     tallestMap_ = std::max(tallestMap_, mapH);
   }
@@ -277,9 +277,10 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     if (inGemm_[i]) {
       j.partials = gemmBankTiles(j.mapWidth, j.mapHeight);
       j.aboveBits = d.aboveBits = bits_.as<uint32_t>() + bitOffset;
+      d.frameFloor = d.aboveBits + bitWords(j.mapWidth, j.mapHeight);
       j.templatePixels = bank.prepared(i).pixels.as<uint8_t>();
       j.stats = d.stats;
-      bitOffset += bitWords(j.mapWidth, j.mapHeight);
+      bitOffset += bitWords(j.mapWidth, j.mapHeight) + 1;
       if (groups.empty() || groups.back().width != t.width || groups.back().height != t.height)
         groups.push_back(Group{t.width, t.height, {}, {}});
       groups.back().pixels.push_back(t.pixels.data());

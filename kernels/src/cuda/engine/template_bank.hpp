@@ -195,7 +195,7 @@ class FusedBankLaunch {
   BankPeakFinder peaks_;
   std::vector<bool> inBank_, inGemm_;
   int maxHeight_ = 0, tallestMap_ = 0;
-  std::size_t bitWords_ = 0;  // the GEMM groups' bits, all templates
+  std::size_t bitWords_ = 0;  // the GEMM groups' bits and frame floors (a word after each member's bits), zeroed a frame
   DeviceBuffer maps_, blockBest_, above_, bits_;
 };
 

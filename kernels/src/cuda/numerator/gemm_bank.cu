@@ -190,8 +190,13 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
     for (int c = 0; c < chunksHere; ++c) {
       const GemmShared sc = chunkOf(s, c, chunkBytes, kChunk);
       const int count = min(kChunk, groupCount - c * kChunk);
+      // A sparse launch starts each template's tile floor at its frame floor: only pairs that can
+      // still be the frame's best are pushed and scored (most tiles push none).
+      const bool frameFloors = !rule.everyScore;
+      int floorSeen = orderedBits(-INFINITY);  // thread t < count: template t's, as read here
+      if (frameFloors && int(threadIdx.x) < count) floorSeen = frameFloorBits(sc.desc[threadIdx.x].frameFloor);
       if (int(threadIdx.x) < kChunk) {
-        s.floorBits[threadIdx.x] = orderedBits(-INFINITY);
+        s.floorBits[threadIdx.x] = floorSeen;
         s.tieKeys[threadIdx.x] = 0;  // no tie
         s.bestKeys[threadIdx.x] = 0;  // no candidate scored
         s.bestIndex[threadIdx.x] = INT_MAX;
@@ -250,6 +255,10 @@ __global__ void __launch_bounds__(kGemmThreads, kNTiles <= 4 ? 2 : 1)
         }
         screen();
         __syncthreads();
+        // The tile's floors that rose above the frame's raise it (the tile then reports a best at
+        // least as good, scored below or by the row epilogue).
+        if (frameFloors && int(threadIdx.x) < count && s.floorBits[threadIdx.x] > floorSeen)
+          atomicMax(sc.desc[threadIdx.x].frameFloor, frameFloorKey(s.floorBits[threadIdx.x]));
         // The same for the whole block; read through a shuffle so the compiler sees it uniform
         // in the warp (wgmma stays unserialised only on uniform paths).
         const int candidates = __shfl_sync(0xffffffffu, *s.candidateCount, 0);
@@ -479,7 +488,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
     return Status::error("GemmBank::set: " + std::to_string(width) + "x" + std::to_string(height) +
                          " templates do not fit the device's shared memory");
   std::vector<MemberDesc> descs;
-  bool collect = true, sparse = true;
+  bool collect = true, sparse = true, floors = true;
   for (std::size_t i = 0; i < members.size(); ++i) {
     const FusedBankTemplate& t = members[i];
     if (t.templateWidth != width || t.templateHeight != height || pixels[i] == nullptr)
@@ -487,10 +496,11 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
                            std::to_string(height) + " with pixels");
     if (t.map == nullptr || t.blockBest == nullptr)
       return Status::error("GemmBank::set: map or tile-best buffer missing");
-    descs.push_back(MemberDesc{t.map, t.blockBest, t.above, t.aboveCount, t.aboveBits, t.stats,
+    descs.push_back(MemberDesc{t.map, t.blockBest, t.above, t.aboveCount, t.aboveBits, t.frameFloor, t.stats,
                                normedConstantsFor(t.stats), ScreenTemplate()});
     collect = collect && t.above != nullptr && t.aboveCount != nullptr;
     sparse = sparse && t.aboveBits != nullptr;
+    floors = floors && t.frameFloor != nullptr;
   }
   const std::vector<uint8_t> fragments = gemmBankFragments(pixels, shape);
   NCC_RETURN_IF_ERROR(fragments_.reserve(fragments.size()));
@@ -526,6 +536,7 @@ Status GemmBank::set(const std::vector<const uint8_t*>& pixels, int width, int h
   smCount_ = std::max(1, smCount);
   canCollect_ = collect;
   canSparse_ = collect && sparse;
+  hasFrameFloors_ = floors;
   return Status();
 }
 
@@ -547,6 +558,8 @@ Status GemmBank::score(const uint8_t* image, std::size_t pitch, int width, int h
   if (rule.collect && !canCollect_) return Status::error("GemmBank::score: above-threshold buffers missing");
   if (!rule.everyScore && rule.collect && !canSparse_)
     return Status::error("GemmBank::score: a sparse map needs every template's aboveBits");
+  if (!rule.everyScore && !hasFrameFloors_)
+    return Status::error("GemmBank::score: a sparse map needs every template's frameFloor");
   GemmGrid g{};
   g.image = image;
   g.pitch = pitch;

@@ -146,6 +146,7 @@ class GemmBank {
   int blocksPerSm_ = 1;
   bool canCollect_ = false;
   bool canSparse_ = false;  // every template has aboveBits as well
+  bool hasFrameFloors_ = false;  // every template has a frameFloor (sparse launches need them)
 };
 
 }  // namespace nccmatch::cuda

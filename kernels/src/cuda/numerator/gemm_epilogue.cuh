@@ -234,6 +234,16 @@ __device__ __forceinline__ int orderedBits(float f) {
 }
 __device__ __forceinline__ float orderedFloat(int i) { return __int_as_float(i >= 0 ? i : i ^ 0x7fffffff); }
 
+// A template's frame floor (FusedBankTemplate::frameFloor) as a word: orderedBits with its sign bit
+// flipped, so that unsigned order is the floats' and zeroed memory (0) lies below -inf. Blocks raise
+// it by atomicMax from the floors under their tiles' exact bests; any value it holds is at most the
+// exact goodness of a pair whose tile reports it, so a pair whose ceiling is below it is not the best.
+__device__ __forceinline__ uint32_t frameFloorKey(int floorBits) { return uint32_t(floorBits) ^ 0x80000000u; }
+__device__ __forceinline__ int frameFloorBits(const uint32_t* frameFloor) {
+  const uint32_t key = *reinterpret_cast<const volatile uint32_t*>(frameFloor);  // other blocks raise it
+  return int(max(key, frameFloorKey(orderedBits(-INFINITY))) ^ 0x80000000u);
+}
+
 // The tile epilogue (sparse maps), first tier: each warp screens its row's pairs, raises the
 // tile's running floor under each template's exact best (the highest screened goodness less its
 // bound, in floorBits) and pushes each pair whose ceiling reaches the floor it sees then, or the

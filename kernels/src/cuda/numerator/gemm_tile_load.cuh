@@ -40,6 +40,7 @@ struct alignas(16) MemberDesc {
   int* above;
   int* aboveCount;
   uint32_t* aboveBits;
+  uint32_t* frameFloor;  // sparse launches (FusedBankTemplate::frameFloor)
   TemplateStats stats;
   NormedConstants normed;
   ScreenTemplate screen;  // for the launch's method: set by each block as it loads the chunk

@@ -86,6 +86,11 @@ struct FusedBankTemplate {
   // Sparse maps only (FusedBankRule::everyScore false, GemmBank): one bit a map position, set
   // where the position reaches the threshold; zeroed before the launch.
   uint32_t* aboveBits = nullptr;
+  // Sparse maps only: one word, zeroed before the frame's first launch: the running floor under
+  // the template's best over the whole frame (a key of gemm_tiles::frameFloorKey). A tile whose
+  // pairs cannot reach it leaves its tile best empty (index -1): the best over the tiles stays the
+  // map's best, and what is scored exactly shrinks to the tiles that raise the floor.
+  uint32_t* frameFloor = nullptr;
 };
 
 // The threshold rule every template of a bank launch shares (PeakHandoff's last three fields).
@@ -95,7 +100,8 @@ struct FusedBankRule {
   bool collect = false;
   // true: every position's score is written to the map. false (GemmBank only): a sparse map:
   // only the positions that reach the threshold get their score (and their bit in aboveBits);
-  // the tile bests and above lists are the same either way.
+  // the above lists are the same either way, and so is the best over the tiles, but a tile best
+  // is empty (index -1) where none of the tile's pairs can reach the template's frame floor.
   bool everyScore = true;
 };
 

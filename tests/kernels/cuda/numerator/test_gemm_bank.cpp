@@ -1,5 +1,7 @@
 // The GEMM bank numerator: banks of 1 to 1000 templates of one size, every map bit-identical to
-// the CPU Reference engine's, every tile best and above-threshold list what the map implies, for
+// the CPU Reference engine's, every tile best (a sparse map's: empty where the tile cannot hold the
+// frame's best, and on a frame of more tiles than resident blocks some are) and above-threshold
+// list what the map implies, for
 // frames whose sizes are no multiple of a tile, odd strides, sub-frames at odd addresses, bands
 // of output rows, all-255 frames and templates, flat frames with textured templates (every window
 // flat: a template's pairs all tie at the rules' constant, and its tile best is the first), and
@@ -43,6 +45,13 @@ std::ostream& operator<<(std::ostream& os, const GemmCase& c) {
             << c.tplW << "x" << c.tplH << " bands " << c.bandRows << (c.texturedTemplates ? " textured" : "")
             << (c.zeroMean ? " zero-mean" : "") << (c.sprinkled ? " sprinkled" : "") << " n-tiles <= " << c.maxNTiles
             << " chunks a block <= " << c.maxGroupChunks;
+}
+
+// Tile bests a sparse launch left empty (index -1).
+std::size_t countEmptyTiles(const HandoffBuffers& o) {
+  std::vector<cuda::Ranked> best(o.tiles);
+  EXPECT_EQ(cudaMemcpy(best.data(), o.best, best.size() * sizeof(cuda::Ranked), cudaMemcpyDeviceToHost), cudaSuccess);
+  return std::size_t(std::count_if(best.begin(), best.end(), [](const cuda::Ranked& r) { return r.index < 0; }));
 }
 
 class GemmBankScores : public ::testing::TestWithParam<GemmCase> {};
@@ -90,6 +99,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
     m.above = outs.back()->above;
     m.aboveCount = outs.back()->count;
     m.aboveBits = outs.back()->bits;
+    m.frameFloor = outs.back()->frameFloor;
     members.push_back(m);
     pixels.push_back(t.pixels.data());
   }
@@ -129,6 +139,7 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
       rule.collect = mode.collect;
       rule.everyScore = mode.everyScore;
       for (const auto& o : outs) o->poison();
+      std::size_t emptyTiles = 0;
       const int band = c.bandRows > 0 ? c.bandRows : mapH;
       for (int y0 = 0; y0 < mapH; y0 += band) {
         s = bank.score(dImage, img.stride, img.width, img.height, method, rule, y0, std::min(mapH, y0 + band),
@@ -150,7 +161,12 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
         v.bits = mode.everyScore ? nullptr : outs[i]->bits;
         expectHandoff(v, want[i], rule.sign, rule.goodEnough, rule.collect);
         if (::testing::Test::HasFatalFailure()) return;
+        if (!mode.everyScore) emptyTiles += countEmptyTiles(*outs[i]);
       }
+      // The frame floors at work: past the first wave of blocks, tiles that cannot hold a
+      // template's best push nothing and report none.
+      if (!mode.everyScore && c.frameW * c.frameH >= 701 * 403 && c.fill == Fill::Random)
+        EXPECT_GT(emptyTiles, 0u);
     }
   }
   cudaFree(allocation);
