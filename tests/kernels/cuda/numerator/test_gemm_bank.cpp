@@ -164,8 +164,10 @@ TEST_P(GemmBankScores, EveryTemplateAsTheCpuScoresIt) {
         if (!mode.everyScore) emptyTiles += countEmptyTiles(*outs[i]);
       }
       // The frame floors at work: past the first wave of blocks, tiles that cannot hold a
-      // template's best push nothing and report none.
-      if (!mode.everyScore && c.frameW * c.frameH >= 701 * 403 && c.fill == Fill::Random)
+      // template's best and have no pair reaching the threshold push nothing and report none
+      // (with half the positions above the threshold every tile has some).
+      if (!mode.everyScore && (!mode.collect || mode.quantile > 0.9) && c.frameW * c.frameH >= 701 * 403 &&
+          c.fill == Fill::Random)
         EXPECT_GT(emptyTiles, 0u);
     }
   }
