@@ -498,11 +498,17 @@ __device__ __forceinline__ void screenZeroMeanCandidates(const uint32_t (&acc)[k
   }
 }
 
-// scoreCandidates' exact scores and its two rounds of shared atomics (the tile best per template
-// into bestKeys / bestIndex); ends past a barrier.
-__device__ __forceinline__ void scoreAndRank(const GemmShared& s, int candidates, int w, const TileGeometry& tile,
-                                             Method method, const FusedBankRule& rule, float goodEnoughFloor,
-                                             Ranked* exact) {
+// The tile epilogue, second tier (after a barrier, every candidate on the list): the block
+// scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
+// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them).
+// Each template's tile best among them is found by shared atomics in two rounds: the highest
+// goodness (atomicMax of goodnessKey), then the earliest index of that goodness (atomicMin); with
+// its exact tie (screenCandidates: a goodness below the final floor is never the best) it goes to
+// its blockBest[tile]. bestKeys/bestIndex were reset with the tile's floors.
+__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
+                                                const TileGeometry& tile, Method method, const FusedBankRule& rule,
+                                                float goodEnoughFloor, int tileIndex) {
+  Ranked* exact = s.best;
   for (int k = threadIdx.x; k < candidates; k += kGemmThreads) {
     const uint32_t where = s.where[k];
     const int member = int(where >> 16);
@@ -524,22 +530,6 @@ __device__ __forceinline__ void scoreAndRank(const GemmShared& s, int candidates
     if (r.index >= 0 && goodnessKey(r.goodness) == s.bestKeys[member]) atomicMin(s.bestIndex + member, r.index);
   }
   __syncthreads();
-}
-
-// The tile epilogue, second tier (after a barrier, every candidate on the list): the block
-// scores exactly, one candidate a thread, those whose ceiling still reaches the template's final
-// floor or the threshold (exactPair: map, above list and bits as the row epilogue writes them).
-// Each template's tile best among them is found by shared atomics in two rounds: the highest
-// goodness (atomicMax of goodnessKey), then the earliest index of that goodness (atomicMin); with
-// its exact tie (screenCandidates: a goodness below the final floor is never the best) it goes to
-// its blockBest[tile]. bestKeys/bestIndex were reset with the tile's floors.
-__device__ __forceinline__ void scoreCandidates(const GemmShared& s, int candidates, int count, int w,
-                                                const TileGeometry& tile, Method method, const FusedBankRule& rule,
-                                                float goodEnoughFloor, int tileIndex) {
-  Ranked* exact = s.best;
-  // No candidate (most tiles of a sparse launch past its first blocks: nothing reaches the frame
-  // floors): no exact score, no rounds; the ties alone below. candidates is the block's.
-  if (candidates > 0) scoreAndRank(s, candidates, w, tile, method, rule, goodEnoughFloor, exact);
   for (int member = threadIdx.x; member < count; member += kGemmThreads) {
     Ranked best{0.0, -1};
     if (s.bestIndex[member] != INT_MAX) best = Ranked{goodnessFromKey(s.bestKeys[member]), s.bestIndex[member]};
