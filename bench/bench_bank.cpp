@@ -26,6 +26,7 @@
 #include "bench_check.hpp"
 #include "cuda/numerator/gemm_bank.hpp"
 #include "npp_runtime.hpp"
+#include "rules/peak_rules.hpp"
 #include "cuda/numerator/spatial_scores.hpp"
 #include "median.hpp"
 #include "nccmatch/engine.hpp"
@@ -296,9 +297,7 @@ int main(int argc, char** argv) {
                                     cudaMemcpyDeviceToHost));
         Ranked top{0.0, -1};
         for (const Ranked& r : best)
-          if (r.index >= 0 && (top.index < 0 || r.goodness > top.goodness ||
-                               (r.goodness == top.goodness && r.index < top.index)))
-            top = r;
+          if (r.index >= 0 && (top.index < 0 || rankedBefore(r.goodness, r.index, top.goodness, top.index))) top = r;
         sparseDigest = fnv1a(&top.goodness, sizeof top.goodness, sparseDigest);
         sparseDigest = fnv1a(&top.index, sizeof top.index, sparseDigest);
       }

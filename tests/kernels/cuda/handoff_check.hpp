@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda/peaks/peaks_kernels.hpp"
+#include "rules/peak_rules.hpp"
 
 namespace nccmatch::test {
 
@@ -93,7 +94,7 @@ inline void expectHandoff(const HandoffView& o, const std::vector<double>& want,
     }
   }
 
-  const auto firstBest = [&](int at, int i) { return at < 0 || good[i] > good[at] || (good[i] == good[at] && i < at); };
+  const auto firstBest = [&](int at, int i) { return at < 0 || rankedBefore(good[i], i, good[at], at); };
   int overall = -1, reported = -1;  // the map's first best; the best of the tiles' bests
   for (int b = 0; b < tiles; ++b) {
     const int x0 = (b % tilesX) * o.tileW, y0 = (b / tilesX) * o.tileH;
