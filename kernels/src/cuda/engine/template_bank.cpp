@@ -65,6 +65,8 @@ std::size_t tileBestSlots(int mapWidth, int mapHeight) {
 }
 
 std::size_t bitWords(int mapWidth, int mapHeight) { return (std::size_t(mapWidth) * mapHeight + 31) / 32; }
+// A GEMM member's words of sparse-map state, zeroed each frame: its bits, then its frame floor.
+std::size_t sparseWords(int mapWidth, int mapHeight) { return bitWords(mapWidth, mapHeight) + 1; }
 
 }  // namespace
 
@@ -222,19 +224,19 @@ Status FusedBankLaunch::reserve(const TemplateBank& bank, const std::vector<uint
                                 int frameWidth, int frameHeight) {
   std::size_t positions = 0, blocks = 0;
   maxHeight_ = tallestMap_ = 0;
-  bitWords_ = 0;
+  sparseWords_ = 0;
   for (uint32_t i : members) {
     const TemplateImage& t = bank.image(i);
     const int mapW = frameWidth - t.width + 1, mapH = frameHeight - t.height + 1;
     positions += std::size_t(mapW) * mapH;
     blocks += tileBestSlots(mapW, mapH);
-    if (inGemm_[i]) bitWords_ += bitWords(mapW, mapH) + 1;  // its bits, then its frame floor
+    if (inGemm_[i]) sparseWords_ += sparseWords(mapW, mapH);
     maxHeight_ = std::max(maxHeight_, t.height);
     tallestMap_ = std::max(tallestMap_, mapH);
   }
   NCC_RETURN_IF_ERROR(maps_.reserve(positions * sizeof(double)));
   NCC_RETURN_IF_ERROR(above_.reserve(positions * sizeof(int)));
-  NCC_RETURN_IF_ERROR(bits_.reserve(std::max<std::size_t>(bitWords_, 1) * sizeof(uint32_t)));
+  NCC_RETURN_IF_ERROR(sparse_.reserve(std::max<std::size_t>(sparseWords_, 1) * sizeof(uint32_t)));
   return blockBest_.reserve(blocks * sizeof(Ranked));
 }
 
@@ -252,7 +254,7 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     std::vector<FusedBankTemplate> members;
   };
   std::vector<Group> groups;
-  std::size_t mapOffset = 0, blockOffset = 0, bitOffset = 0;
+  std::size_t mapOffset = 0, blockOffset = 0, sparseOffset = 0;
   for (uint32_t i : members) {
     const TemplateImage& t = bank.image(i);
     BankPeakJob j;
@@ -276,11 +278,11 @@ Status FusedBankLaunch::setMembers(const TemplateBank& bank, const std::vector<u
     d.aboveCount = aboveCounts + i;
     if (inGemm_[i]) {
       j.partials = gemmBankTiles(j.mapWidth, j.mapHeight);
-      j.aboveBits = d.aboveBits = bits_.as<uint32_t>() + bitOffset;
+      j.aboveBits = d.aboveBits = sparse_.as<uint32_t>() + sparseOffset;
       d.frameFloor = d.aboveBits + bitWords(j.mapWidth, j.mapHeight);
       j.templatePixels = bank.prepared(i).pixels.as<uint8_t>();
       j.stats = d.stats;
-      bitOffset += bitWords(j.mapWidth, j.mapHeight) + 1;
+      sparseOffset += sparseWords(j.mapWidth, j.mapHeight);
       if (groups.empty() || groups.back().width != t.width || groups.back().height != t.height)
         groups.push_back(Group{t.width, t.height, {}, {}});
       groups.back().pixels.push_back(t.pixels.data());
@@ -343,7 +345,8 @@ Status FusedBankLaunch::score(UploadedFrame& frame, const MatchParams& params, b
   rule.collect = params.maxMatches > 0;
   FusedBankRule sparse = rule;
   sparse.everyScore = false;
-  if (bitWords_ > 0) NCC_CUDA_CHECK(cudaMemsetAsync(bits_.as<uint32_t>(), 0, bitWords_ * sizeof(uint32_t), stream));
+  if (sparseWords_ > 0)
+    NCC_CUDA_CHECK(cudaMemsetAsync(sparse_.as<uint32_t>(), 0, sparseWords_ * sizeof(uint32_t), stream));
   // The bank's tallest template bounds the frame rows each band of output rows reads.
   return frame.forEachBand(tallestMap_, maxHeight_, stream, [&](int y0, int y1) {
     if (launch_.size() > 0)

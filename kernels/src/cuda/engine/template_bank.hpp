@@ -176,7 +176,7 @@ class FusedBankLaunch {
  private:
   // The fused templates by height, then width.
   static std::vector<uint32_t> orderedMembers(const TemplateBank& bank, const SizePlan& plan);
-  // The members' maps, block bests and above lists, one after another, and the GEMM groups' bits.
+  // The members' maps, block bests and above lists, one after another, and the GEMM groups' bits and frame floors.
   Status reserve(const TemplateBank& bank, const std::vector<uint32_t>& members, int frameWidth,
                  int frameHeight);
   // Uploads where each member's buffers lie to the score launches and the peak search.
@@ -195,8 +195,8 @@ class FusedBankLaunch {
   BankPeakFinder peaks_;
   std::vector<bool> inBank_, inGemm_;
   int maxHeight_ = 0, tallestMap_ = 0;
-  std::size_t bitWords_ = 0;  // the GEMM groups' bits and frame floors (a word after each member's bits), zeroed a frame
-  DeviceBuffer maps_, blockBest_, above_, bits_;
+  std::size_t sparseWords_ = 0;  // the GEMM groups' sparse-map state (sparseWords a member), zeroed a frame
+  DeviceBuffer maps_, blockBest_, above_, sparse_;
 };
 
 // Everything prepared for one bank and frame size.
