@@ -387,5 +387,38 @@ TEST(GemmBank, BadArgumentsAreErrors) {
   EXPECT_FALSE(bank.set({px.data()}, 8, 7, {t}, 1).ok());   // sizes disagree
 }
 
+// A sparse launch needs each template's frame floor: without it the launch is refused by name (a
+// dense launch, which keeps every tile's exact best, still runs).
+TEST(GemmBank, SparseLaunchWithoutFrameFloorsIsRefused) {
+  SKIP_WITHOUT_GPU();
+  const TemplateImage tpl = makeTemplate(8, 8, Fill::Random);
+  const int frame = 40, map = frame - 8 + 1;
+  HandoffBuffers out(map, map, cuda::gemmBankTiles(map, map));
+  cuda::FusedBankTemplate t;
+  t.templateWidth = t.templateHeight = 8;
+  t.stats = templateStats(tpl);
+  t.map = out.map;
+  t.blockBest = out.best;
+  t.above = out.above;
+  t.aboveCount = out.count;
+  t.aboveBits = out.bits;  // no frameFloor
+  cuda::GemmBank bank;
+  Status s = bank.set({tpl.pixels.data()}, 8, 8, {t}, 1);
+  ASSERT_TRUE(s.ok()) << s.message();
+  uint8_t* image = nullptr;
+  ASSERT_EQ(cudaMalloc(&image, frame * frame), cudaSuccess);
+  ASSERT_EQ(cudaMemset(image, 9, frame * frame), cudaSuccess);
+  cuda::FusedBankRule rule;
+  rule.collect = true;
+  s = bank.score(image, frame, frame, frame, Method::CCoeffNormed, rule, 0, map, nullptr);
+  EXPECT_TRUE(s.ok()) << s.message();  // every score: no floor needed
+  rule.everyScore = false;
+  s = bank.score(image, frame, frame, frame, Method::CCoeffNormed, rule, 0, map, nullptr);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("frameFloor"), std::string::npos) << s.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaFree(image);
+}
+
 }  // namespace
 }  // namespace nccmatch::test
